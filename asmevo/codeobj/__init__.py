@@ -1,0 +1,5 @@
+"""Code-object model: ELF, kernel descriptors, metadata, target id."""
+from .descriptor import KernelDescriptor
+from .elf import CodeObject, Kernel, TargetId
+
+__all__ = ["CodeObject", "Kernel", "KernelDescriptor", "TargetId"]
