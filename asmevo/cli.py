@@ -9,8 +9,7 @@ import sys
 
 from .errors import AsmEvoError
 
-COMMAND_MODULES = [
-    "recover", "rebuild", "roundtrip", "emulate",
+COMMAND_MODULES: list[str] = [
 ]
 
 
