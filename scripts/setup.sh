@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs everything AsmEvo needs on Debian/Ubuntu: LLVM 19 (llvm-mc, llvm-objdump, ld.lld, clang),
+# a virtualenv in .venv, and the Python dependencies (with Triton and the test tools). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+for tool in llvm-mc-19 llvm-objdump-19 ld.lld-19 clang-19; do
+  command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
+done
+if ((${#need_apt[@]})) && [[ -z "${ASMEVO_LLVM_BIN:-}" ]]; then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq llvm-19 lld-19 clang-19 python3-venv >/dev/null
+fi
+
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[triton,test]'
