@@ -1,0 +1,170 @@
+"""Bit-exact tests of asmevo.emu.numeric against hand-known patterns and independent
+formulas (Python float arithmetic or numpy's own float16, never the module's code)."""
+import math
+
+import numpy as np
+import pytest
+
+from asmevo.emu import numeric as nm
+
+RNG = np.random.default_rng(1234)
+
+
+def f32_bits(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32).view(np.uint32)
+
+
+def half_value(code: int) -> float:
+    """Value of an IEEE half code, by the textbook formula."""
+    s = -1.0 if code & 0x8000 else 1.0
+    e, m = (code >> 10) & 0x1F, code & 0x3FF
+    if e == 0x1F:
+        return s * math.inf if m == 0 else math.nan
+    if e == 0:
+        return s * m * 2.0 ** -24
+    return s * (1 + m / 1024) * 2.0 ** (e - 15)
+
+
+# ----------------------------------------------------------------------------------------- f16
+
+@pytest.mark.parametrize("code,f32", [
+    (0x3C00, 0x3F800000), (0x0000, 0x00000000), (0x8000, 0x80000000), (0x7BFF, 0x477FE000),
+    (0xC000, 0xC0000000), (0x0001, 0x33800000), (0x03FF, 0x387FC000), (0x0400, 0x38800000),
+    (0x7C00, 0x7F800000), (0xFC00, 0xFF800000), (0x7E00, 0x7FC00000), (0x7C01, 0x7FC02000),
+    (0xFE01, 0xFFC02000),
+])
+def test_f16_to_f32_known(code, f32):
+    assert int(nm.f16_to_f32(np.array([code], np.uint16))[0]) == f32
+
+
+def test_f16_to_f32_all_codes_formula():
+    codes = np.arange(65536, dtype=np.uint32)
+    got = nm.as_f32(nm.f16_to_f32(codes)).astype(np.float64)
+    want = np.array([half_value(c) for c in range(65536)])
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan], want[~nan])
+    assert np.array_equal(np.signbit(got[~nan]), np.signbit(want[~nan]))
+
+
+def test_f16_roundtrip_all_codes():
+    codes = np.arange(65536, dtype=np.uint16)
+    back = nm.f32_to_f16(nm.f16_to_f32(codes))
+    exp_all_ones = (codes & 0x7C00) == 0x7C00
+    is_nan = exp_all_ones & ((codes & 0x3FF) != 0)
+    assert np.array_equal(back[~is_nan], codes[~is_nan])
+    assert np.array_equal(back[is_nan], codes[is_nan] | 0x200)   # quieted, payload kept
+
+
+@pytest.mark.parametrize("f32,code", [
+    (1.0, 0x3C00), (65504.0, 0x7BFF), (65519.99, 0x7BFF), (65520.0, 0x7C00), (1e9, 0x7C00),
+    (-1e9, 0xFC00), (2.0 ** -24, 0x0001), (2.0 ** -25, 0x0000), (1.5 * 2.0 ** -25, 0x0001),
+    (3 * 2.0 ** -25, 0x0002), (-(2.0 ** -25), 0x8000), (1 + 2.0 ** -11, 0x3C00),
+    (1 + 3 * 2.0 ** -11, 0x3C02), (2.0 ** -14 - 2.0 ** -25, 0x0400), (1e-45, 0x0000),
+])
+def test_f32_to_f16_known_rne(f32, code):
+    assert int(nm.f32_to_f16(f32_bits([f32]))[0]) == code
+
+
+def test_f32_to_f16_special():
+    bits = np.array([0x7F800000, 0xFF800000, 0x7FC00000, 0xFF812345, 0x7F800001], np.uint32)
+    assert nm.f32_to_f16(bits).tolist() == [0x7C00, 0xFC00, 0x7E00, 0xFE09, 0x7E00]
+    assert nm.f32_to_f16(bits, "rtz").tolist() == [0x7C00, 0xFC00, 0x7E00, 0xFE09, 0x7E00]
+
+
+def test_f32_to_f16_rne_matches_numpy_random():
+    bits = RNG.integers(0, 2 ** 32, size=400_000, dtype=np.uint64).astype(np.uint32)
+    # bias toward the half range and its tie points
+    near = f32_bits(RNG.uniform(-7e4, 7e4, 200_000))
+    ties = nm.f16_to_f32(RNG.integers(0, 0x7C00, 100_000).astype(np.uint16)) + np.uint32(1 << 12)
+    tiny = f32_bits(RNG.uniform(-2.0 ** -13, 2.0 ** -13, 100_000))
+    x = np.concatenate([bits, near, ties, ties + np.uint32(1), tiny])
+    x = x[(x & 0x7FFFFFFF) <= 0x7F800000]                         # NaN payloads: see above
+    with np.errstate(over="ignore"):
+        want = nm.as_f32(x).astype(np.float16).view(np.uint16)
+    assert np.array_equal(nm.f32_to_f16(x), want)
+
+
+def test_f32_to_f16_rtz():
+    x = np.concatenate([f32_bits(RNG.uniform(-7e4, 7e4, 100_000)),
+                        f32_bits(RNG.uniform(-1e-4, 1e-4, 100_000))])
+    got = nm.f32_to_f16(x, "rtz")
+    v = np.abs(nm.as_f32(x).astype(np.float64))
+    r = np.abs(nm.as_f32(nm.f16_to_f32(got)).astype(np.float64))
+    nxt = np.abs(nm.as_f32(nm.f16_to_f32(got + np.uint16(1))).astype(np.float64))
+    sat = (got & 0x7FFF) == 0x7BFF
+    assert np.all(r <= v)
+    assert np.all((v < nxt) | sat)
+    assert np.all(((got >> 15) == (x >> 31)) | (r == 0))
+    assert nm.f32_to_f16(f32_bits([1e9, -7e4]), "rtz").tolist() == [0x7BFF, 0xFBFF]
+
+
+# ---------------------------------------------------------------------------------------- bf16
+
+def test_bf16_known():
+    assert nm.bf16_to_f32(np.array([0x3F80, 0xFF80, 0x0001], np.uint16)).tolist() == \
+        [0x3F800000, 0xFF800000, 0x00010000]
+    x = np.array([0x3F808000, 0x3F818000, 0x3F808001, 0x7F7FFFFF, 0x7F7F7FFF, 0x00008000,
+                  0x7F800001, 0xFFC00000, 0x7F800000, 0x80018000], np.uint32)
+    assert nm.f32_to_bf16(x).tolist() == [0x3F80, 0x3F82, 0x3F81, 0x7F80, 0x7F7F, 0x0000,
+                                          0x7FC0, 0xFFC0, 0x7F80, 0x8002]
+    assert nm.f32_to_bf16(x, "trunc").tolist() == [0x3F80, 0x3F81, 0x3F80, 0x7F7F, 0x7F7F,
+                                                   0x0000, 0x7F80, 0xFFC0, 0x7F80, 0x8001]
+
+
+def test_f32_to_bf16_nearest_even_formula():
+    x = np.concatenate([RNG.integers(0, 2 ** 32, 300_000, dtype=np.uint64).astype(np.uint32),
+                        (RNG.integers(0, 2 ** 16, 100_000).astype(np.uint32) << 16)
+                        | np.uint32(0x8000)])
+    x = x[(x & 0x7FFFFFFF) < 0x7F800000]
+    got = nm.f32_to_bf16(x)
+    v = nm.as_f32(x).astype(np.float64)
+    lo = nm.as_f32(x & np.uint32(0xFFFF0000)).astype(np.float64)
+    hi_bits = (x & np.uint32(0xFFFF0000)) + np.uint32(0x10000)
+    hi = np.where((hi_bits & 0x7FFFFFFF) == 0x7F800000, np.copysign(2.0 ** 128, v),
+                  nm.as_f32(hi_bits).astype(np.float64))
+    dlo, dhi = np.abs(v - lo), np.abs(hi - v)
+    lo_code = (x >> 16).astype(np.uint16)
+    want = np.where(dlo < dhi, lo_code,
+                    np.where(dhi < dlo, lo_code + np.uint16(1),
+                             np.where(lo_code & 1, lo_code + np.uint16(1), lo_code)))
+    assert np.array_equal(got, want)
+
+
+def test_bf16_roundtrip_all_codes():
+    codes = np.arange(65536, dtype=np.uint16)
+    back = nm.f32_to_bf16(nm.bf16_to_f32(codes))
+    nan = ((codes & 0x7F80) == 0x7F80) & ((codes & 0x7F) != 0)
+    assert np.array_equal(back[~nan], codes[~nan])
+    assert np.array_equal(back[nan], codes[nan] | 0x40)
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+def test_helpers():
+    x = np.array([1.5, -2.0, np.pi], np.float64)
+    lo, hi = nm.unpack_f64(x)
+    assert lo.dtype == np.uint32 and hi.dtype == np.uint32
+    assert int(hi[0]) == 0x3FF80000 and int(lo[0]) == 0
+    assert np.array_equal(nm.pack_f64(lo, hi), x)
+    assert nm.as_f32(np.array([0x3F800000], np.uint32))[0] == 1.0
+    assert nm.as_u32(np.float32([2.0]))[0] == 0x40000000
+
+
+def test_denorm_mode_and_flush():
+    assert nm.denorm_mode(0xF0, "f32") == (True, True)
+    assert nm.denorm_mode(0x30, "f16") == (False, False)
+    assert nm.denorm_mode(0x90, "f64") == (False, True)
+    assert nm.denorm_mode(0x10, "f32") == (True, False)
+    f32 = np.array([0x00000001, 0x807FFFFF, 0x00800000, 0x80000000, 0x7FC00000], np.uint32)
+    assert nm.flush_denorm(f32, "f32").tolist() == [0, 0x80000000, 0x00800000, 0x80000000,
+                                                    0x7FC00000]
+    f16 = np.array([0x0001, 0x83FF, 0x0400, 0x7C01], np.uint16)
+    assert nm.flush_denorm(f16, "f16").tolist() == [0, 0x8000, 0x0400, 0x7C01]
+    f64 = np.array([1, 0x8000000000000001, 0x0010000000000000], np.uint64)
+    assert nm.flush_denorm(f64, "f64").tolist() == [0, 0x8000000000000000, 0x0010000000000000]
+
+
+def test_rejects_float_input():
+    with pytest.raises(TypeError):
+        nm.f16_to_f32(np.array([1.0]))
