@@ -1,0 +1,21 @@
+"""Devices that run kernels (the CPU emulator, or real hardware through hip-python), the shared
+kernarg packing, and launch specs."""
+from __future__ import annotations
+
+from .base import Buffer, Device, DeviceError, LaunchResult, Module, Timing
+
+DEVICES = ("emu", "hip")
+
+
+def get_device(name: str = "emu", **options) -> Device:
+    """A new device: `emu` (options: budget, checked) or `hip` (option: device_id)."""
+    if name == "emu":
+        from .emu import EmuDevice
+        return EmuDevice(**options)
+    if name == "hip":
+        from .hip import HipDevice
+        return HipDevice(**options)
+    raise DeviceError(f"unknown device {name!r} (valid: {', '.join(DEVICES)})")
+
+
+__all__ = ["Buffer", "Device", "DeviceError", "LaunchResult", "Module", "Timing", "get_device"]

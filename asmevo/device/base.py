@@ -1,0 +1,129 @@
+"""The Device interface everything above the runtime uses: load a code object, manage buffers,
+launch a kernel (kernargs packed here, once, for every device) and time launches."""
+from __future__ import annotations
+
+import statistics
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..codeobj import CodeObject, Kernel
+from ..errors import AsmEvoError
+from .kernarg import Apertures, Geometry, check_geometry, make_geometry, pack_kernargs
+
+
+class DeviceError(AsmEvoError):
+    """A device is unavailable, or a device operation failed."""
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A device allocation: `address` is what a pointer argument receives."""
+
+    name: str
+    address: int
+    nbytes: int
+
+
+@dataclass
+class Module:
+    """A code object loaded on a device; `handle` is the device's own (None on the emulator)."""
+
+    code_object: CodeObject
+    handle: Any = None
+    functions: dict[str, Any] = field(default_factory=dict)
+
+    def kernel(self, name: str) -> Kernel:
+        return self.code_object.kernel(name)
+
+
+@dataclass
+class LaunchResult:
+    """One launch. `findings` are dicts (kind, pc, wave, message); `ok` is False when a finding or a
+    device error made the launch fail. `report` is the emulator's RunReport (None on hardware);
+    `elapsed_ms` is the event-timed duration on hardware (None on the emulator)."""
+
+    kernel: str
+    geometry: Geometry
+    ok: bool
+    wall_time_s: float
+    findings: list[dict] = field(default_factory=list)
+    report: Any = None
+    elapsed_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Repeated measurements of one launch; `unit` is "ms" on hardware, "model_cycles" on the emulator."""
+
+    unit: str
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def best(self) -> float:
+        return min(self.samples)
+
+
+class Device(ABC):
+    """A place to run kernels. Subclasses implement memory, loading and `_launch` (the dispatch of
+    an already packed kernarg segment); validation and packing are shared here."""
+
+    name: str = "device"
+    timing_unit: str = "ms"
+    apertures: Apertures = Apertures()
+
+    @abstractmethod
+    def load(self, code_object: bytes) -> Module:
+        """Load a code object's bytes."""
+
+    @abstractmethod
+    def alloc(self, nbytes: int, name: str) -> Buffer:
+        """Allocate `nbytes` of device memory (contents unspecified until copied in)."""
+
+    @abstractmethod
+    def free(self, buf: Buffer) -> None:
+        """Release a buffer; using it afterwards is an error."""
+
+    @abstractmethod
+    def copy_in(self, buf: Buffer, array: np.ndarray) -> None:
+        """Copy a host array of exactly `buf.nbytes` bytes to the buffer."""
+
+    @abstractmethod
+    def copy_out(self, buf: Buffer) -> bytes:
+        """The buffer's current contents."""
+
+    @abstractmethod
+    def _launch(self, module: Module, kernel: Kernel, geometry: Geometry, kernarg: bytes) -> LaunchResult:
+        """Run one dispatch with a packed kernarg segment and wait for it."""
+
+    def prepare(self, module: Module, kernel: str, grid, block, dynamic_lds: int,
+                args: list) -> tuple[Kernel, Geometry, bytes]:
+        """Validate a launch against the kernel's metadata and pack its kernarg segment."""
+        k = module.kernel(kernel)
+        geometry = make_geometry(grid, block, dynamic_lds)
+        check_geometry(k.metadata, geometry)
+        return k, geometry, pack_kernargs(k.metadata, list(args), geometry, self.apertures)
+
+    def launch(self, module: Module, kernel: str, grid, block, dynamic_lds: int, args: list) -> LaunchResult:
+        """Launch `kernel` with explicit `args` (Buffers for pointers, kernarg.Scalar for values)."""
+        k, geometry, kernarg = self.prepare(module, kernel, grid, block, dynamic_lds, args)
+        return self._launch(module, k, geometry, kernarg)
+
+    def time(self, module: Module, kernel: str, grid, block, dynamic_lds: int, args: list, *,
+             warmup: int = 3, iterations: int = 20) -> Timing:
+        """Time repeated launches in `self.timing_unit`. Callers gate timing on a correct run first;
+        the launches reuse the buffers as they are. Devices without a timing model raise."""
+        raise DeviceError(f"the {self.name} device has no {self.timing_unit} timing model")
+
+    @staticmethod
+    def _host_bytes(buf: Buffer, array: np.ndarray) -> np.ndarray:
+        data = np.ascontiguousarray(array)
+        if data.nbytes != buf.nbytes:
+            raise DeviceError(f"buffer {buf.name} holds {buf.nbytes} bytes, got an array of {data.nbytes}")
+        return data

@@ -1,0 +1,61 @@
+"""The emulator device: launches run on the strict CPU emulator (`asmevo.emu`)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..codeobj import CodeObject, Kernel
+from ..emu import run_kernel
+from ..emu.memory import Memory
+from .base import Buffer, Device, DeviceError, LaunchResult, Module
+from .kernarg import Geometry
+
+
+class EmuDevice(Device):
+    """One emulated device with its own memory. `budget` caps executed instructions per launch;
+    `checked` turns on the emulator's extra strictness checks."""
+
+    name = "emu"
+    timing_unit = "model_cycles"
+
+    def __init__(self, *, budget: int = 50_000_000, checked: bool = False):
+        self.memory = Memory()
+        self.budget = budget
+        self.checked = checked
+        self._live: dict[int, Buffer] = {}
+
+    def load(self, code_object: bytes) -> Module:
+        return Module(CodeObject(code_object))
+
+    def alloc(self, nbytes: int, name: str) -> Buffer:
+        buf = Buffer(name, self.memory.alloc(nbytes, name), nbytes)
+        self._live[buf.address] = buf
+        return buf
+
+    def free(self, buf: Buffer) -> None:
+        self._check_live(buf)
+        del self._live[buf.address]
+
+    def copy_in(self, buf: Buffer, array: np.ndarray) -> None:
+        self._check_live(buf)
+        self.memory.write(buf.address, self._host_bytes(buf, array).tobytes())
+
+    def copy_out(self, buf: Buffer) -> bytes:
+        self._check_live(buf)
+        return self.memory.read(buf.address, buf.nbytes)
+
+    def _check_live(self, buf: Buffer) -> None:
+        if self._live.get(buf.address) != buf:
+            raise DeviceError(f"buffer {buf.name} is not allocated on this emu device")
+
+    def _launch(self, module: Module, kernel: Kernel, geometry: Geometry, kernarg: bytes) -> LaunchResult:
+        earlier = len(self.memory.guard_violations())
+        start = time.perf_counter()
+        report = run_kernel(module.code_object, kernel.name, grid=geometry.grid, block=geometry.block,
+                            dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=self.memory,
+                            budget=self.budget, checked=self.checked)
+        wall = time.perf_counter() - start
+        findings = [{"kind": f.kind, "pc": f.pc, "wave": f.wave, "message": f.message} for f in report.findings]
+        guards = [{"kind": "guard", "pc": None, "wave": None, "message": m} for m in self.memory.guard_violations()[earlier:]]
+        return LaunchResult(kernel.name, geometry, bool(report.ok) and not guards, wall, findings + guards, report)

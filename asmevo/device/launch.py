@@ -1,0 +1,297 @@
+"""Launch specs (a public contract, JSON or YAML written by hand), input generation, and
+`run_launch`, which runs a spec on any Device and reads every buffer back.
+
+    {"kernel": "vadd", "grid": [16,1,1], "block": [256,1,1], "dynamic_lds": 0, "seed": 0,
+     "args": [{"buffer": "a", "dtype": "float32", "shape": [4096], "init": "random"},
+              {"buffer": "c", "dtype": "float32", "shape": [4096], "init": "zeros"},
+              {"scalar": 4096, "dtype": "int32"}]}
+
+`grid` counts workgroups (HIP convention), `block` work-items; both take 1-3 entries. `args`
+follow the kernel's metadata order (hidden arguments excluded). A buffer name used again as
+`{"buffer": "a"}` passes the same buffer (aliasing). `init`: `random` (uniform [-1, 1) for
+floats, [-8, 8] for signed and [0, 16) for unsigned ints, 0/1 for bool), `normal` (standard
+normal, floats), `zeros`, `ones`, `arange` (0, 1, 2, ... converted to the dtype; ints wrap),
+or `file:PATH.npy` (relative to the spec file; its dtype must be the storage dtype). Random
+inputs are seeded from (`seed`, buffer name). A scalar is a number, a list (an array or vector
+by value) or, with a list of dtypes, a C struct.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..codeobj import CodeObject, Kernel
+from ..errors import LaunchSpecError
+from .base import Device, LaunchResult
+from .dtypes import DType, encode_scalar, get_dtype
+from .kernarg import Geometry, Scalar, check_geometry, explicit_args, make_geometry
+
+INITS = ("random", "normal", "zeros", "ones", "arange")
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+RESERVED_NAMES = {"report"}
+
+
+@dataclass(frozen=True)
+class BufferArg:
+    """A device buffer: `init` is one of INITS or an absolute .npy path."""
+
+    name: str
+    dtype: DType
+    shape: tuple[int, ...]
+    init: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """A by-value argument as written in the spec, and its encoded bytes."""
+
+    value: object
+    dtype: object
+    data: bytes
+
+    @property
+    def label(self) -> str:
+        return f"scalar {self.value!r} ({self.dtype if isinstance(self.dtype, str) else 'struct'}, {len(self.data)} bytes)"
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """A parsed, self-consistent launch spec (not yet checked against a kernel: see `check`)."""
+
+    kernel: str
+    geometry: Geometry
+    seed: int
+    args: tuple[BufferArg | ScalarArg, ...]
+    base_dir: Path
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        return self.geometry.grid
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return self.geometry.block
+
+    @property
+    def dynamic_lds(self) -> int:
+        return self.geometry.dynamic_lds
+
+    @property
+    def buffers(self) -> dict[str, BufferArg]:
+        """Distinct buffers by name, in order of first use."""
+        return {a.name: a for a in self.args if isinstance(a, BufferArg)}
+
+    @classmethod
+    def load(cls, path: str | Path) -> "LaunchSpec":
+        """Read a .json, .yaml or .yml spec; errors name the file."""
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except FileNotFoundError:
+            raise LaunchSpecError(f"launch spec {p}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LaunchSpecError(f"launch spec {p}: cannot read ({exc})") from None
+        try:
+            data = yaml.safe_load(text) if p.suffix in (".yaml", ".yml") else json.loads(text)
+        except (yaml.YAMLError, json.JSONDecodeError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise LaunchSpecError(f"launch spec {p}: not valid {'YAML' if p.suffix != '.json' else 'JSON'} ({first})") from None
+        try:
+            return cls.from_dict(data, p.resolve().parent)
+        except LaunchSpecError as exc:
+            raise LaunchSpecError(f"launch spec {p}: {exc}") from None
+
+    @classmethod
+    def from_dict(cls, d: object, base_dir: str | Path = ".") -> "LaunchSpec":
+        """Parse a spec mapping; `file:` paths are resolved against `base_dir` and must exist."""
+        if not isinstance(d, dict):
+            raise LaunchSpecError("a launch spec must be a mapping with kernel, grid, block and args")
+        _keys(d, {"kernel", "grid", "block", "args"}, {"dynamic_lds", "seed"}, "spec")
+        if not isinstance(d["kernel"], str) or not d["kernel"]:
+            raise LaunchSpecError(f"kernel must be a kernel name, got {d['kernel']!r}")
+        seed = d.get("seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise LaunchSpecError(f"seed must be a non-negative integer, got {seed!r}")
+        geometry = make_geometry(d["grid"], d["block"], d.get("dynamic_lds", 0))
+        if not isinstance(d["args"], list):
+            raise LaunchSpecError("args must be a list")
+        base = Path(base_dir)
+        args: list[BufferArg | ScalarArg] = []
+        seen: dict[str, BufferArg] = {}
+        for i, raw in enumerate(d["args"]):
+            try:
+                arg = _parse_arg(raw, base, seen)
+            except LaunchSpecError as exc:
+                raise LaunchSpecError(f"args[{i}]: {exc}") from None
+            if isinstance(arg, BufferArg):
+                seen[arg.name] = arg
+            args.append(arg)
+        return cls(d["kernel"], geometry, seed, tuple(args), base)
+
+    def check(self, kernel: Kernel) -> None:
+        """Reject the spec if it disagrees with the kernel's metadata, with the reason."""
+        meta = kernel.metadata
+        explicit = explicit_args(meta)
+        if len(explicit) != len(self.args):
+            raise LaunchSpecError(f"kernel {kernel.name} takes {len(explicit)} arguments "
+                                  f"({', '.join(_kind(a) for a in explicit)}), spec gives {len(self.args)}")
+        for i, (m, a) in enumerate(zip(explicit, self.args)):
+            kind, size, where = m[".value_kind"], m[".size"], f"args[{i}]"
+            if kind == "global_buffer" and isinstance(a, ScalarArg):
+                raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a pointer here, spec gives {a.label}")
+            if kind == "by_value" and isinstance(a, BufferArg):
+                raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a {size}-byte value here, "
+                                      f"spec gives buffer {a.name!r}")
+            if kind == "by_value" and len(a.data) != size:
+                raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a {size}-byte value, spec gives {a.label}")
+            if kind not in ("global_buffer", "by_value"):
+                raise LaunchSpecError(f"{where}: kernel argument kind {kind} is not supported by launch specs")
+        check_geometry(meta, self.geometry)
+
+
+def _kind(arg: dict) -> str:
+    return "pointer" if arg[".value_kind"] == "global_buffer" else f"{arg['.size']}-byte {arg['.value_kind']}"
+
+
+def _keys(d: dict, required: set[str], optional: set[str], what: str) -> None:
+    missing = sorted(required - d.keys())
+    if missing:
+        raise LaunchSpecError(f"{what} is missing {', '.join(missing)}")
+    unknown = sorted(set(d) - required - optional)
+    if unknown:
+        raise LaunchSpecError(f"{what} has unknown key(s) {', '.join(map(str, unknown))}")
+
+
+def _parse_arg(raw: object, base: Path, seen: dict[str, BufferArg]) -> BufferArg | ScalarArg:
+    if not isinstance(raw, dict) or ("buffer" in raw) == ("scalar" in raw):
+        raise LaunchSpecError('each arg is a mapping with either "buffer" or "scalar"')
+    if "scalar" in raw:
+        _keys(raw, {"scalar", "dtype"}, set(), "scalar arg")
+        return ScalarArg(raw["scalar"], raw["dtype"], encode_scalar(raw["scalar"], raw["dtype"]))
+    name = raw["buffer"]
+    if not isinstance(name, str) or not NAME_RE.match(name) or name in RESERVED_NAMES:
+        raise LaunchSpecError(f"buffer name {name!r} must match {NAME_RE.pattern} and not be 'report'")
+    if name in seen and set(raw) == {"buffer"}:
+        return seen[name]
+    _keys(raw, {"buffer", "dtype", "shape", "init"}, set(), f"buffer {name!r}")
+    dtype = get_dtype(raw["dtype"])
+    shape = raw["shape"]
+    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise LaunchSpecError(f"buffer {name!r}: shape must be a list of non-negative integers, got {shape!r}")
+    arg = BufferArg(name, dtype, tuple(shape), _parse_init(raw["init"], dtype, base))
+    if name in seen and seen[name] != arg:
+        raise LaunchSpecError(f"buffer {name!r} is redefined differently (reuse it as {{\"buffer\": \"{name}\"}})")
+    return arg
+
+
+def _parse_init(init: object, dtype: DType, base: Path) -> str:
+    if isinstance(init, str) and init.startswith("file:"):
+        path = (base / init[5:]).resolve()
+        if not path.is_file():
+            raise LaunchSpecError(f"init {init!r}: no such file {path}")
+        return str(path)
+    if init not in INITS:
+        raise LaunchSpecError(f"unknown init {init!r} (valid: {', '.join(INITS)}, file:PATH.npy)")
+    if init == "normal" and dtype.kind != "float":
+        raise LaunchSpecError(f"init 'normal' needs a float dtype, not {dtype.name}")
+    return init
+
+
+def _rng(seed: int, name: str) -> np.random.Generator:
+    salt = int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little")
+    return np.random.default_rng(np.random.SeedSequence([seed, salt]))
+
+
+def _generate(buf: BufferArg, seed: int) -> np.ndarray:
+    n = int(np.prod(buf.shape, dtype=np.int64))
+    t = buf.dtype
+    if buf.init == "zeros":
+        flat = t.encode(np.zeros(n))
+    elif buf.init == "ones":
+        flat = t.encode(np.ones(n))
+    elif buf.init == "arange":
+        flat = t.encode(np.arange(n))
+    elif buf.init in ("random", "normal"):
+        rng = _rng(seed, buf.name)
+        if t.kind == "float":
+            flat = t.encode(rng.standard_normal(n) if buf.init == "normal" else rng.uniform(-1.0, 1.0, n))
+        elif t.kind == "int":
+            flat = t.encode(rng.integers(-8, 8, n, endpoint=True))
+        elif t.kind == "uint":
+            flat = t.encode(rng.integers(0, 16, n))
+        else:
+            flat = t.encode(rng.integers(0, 2, n))
+    else:
+        return _from_file(buf)
+    return flat.reshape(buf.shape)
+
+
+def _from_file(buf: BufferArg) -> np.ndarray:
+    try:
+        arr = np.load(buf.init, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise LaunchSpecError(f"buffer {buf.name!r}: cannot load {buf.init} ({exc})") from None
+    _check_array(buf, arr, f"file {buf.init}")
+    return arr
+
+
+def _check_array(buf: BufferArg, arr: object, what: str) -> None:
+    if not isinstance(arr, np.ndarray) or arr.dtype != buf.dtype.storage or arr.shape != buf.shape:
+        got = f"{arr.dtype}{list(arr.shape)}" if isinstance(arr, np.ndarray) else type(arr).__name__
+        raise LaunchSpecError(f"buffer {buf.name!r}: {what} is {got}, expected "
+                              f"{buf.dtype.storage}{list(buf.shape)} ({buf.dtype.name})")
+
+
+def make_inputs(spec: LaunchSpec, overrides: dict[str, np.ndarray] | None = None, *,
+                seed: int | None = None) -> dict[str, np.ndarray]:
+    """Every buffer's initial contents (storage dtype, spec shape), deterministic for a seed.
+    `seed` replaces the spec's seed (e.g. one per verification trial); `overrides` replace buffers."""
+    overrides = overrides or {}
+    buffers = spec.buffers
+    unknown = sorted(set(overrides) - set(buffers))
+    if unknown:
+        raise LaunchSpecError(f"overrides name unknown buffer(s) {', '.join(unknown)}")
+    out = {}
+    for name, buf in buffers.items():
+        if name in overrides:
+            _check_array(buf, overrides[name], "override")
+            out[name] = np.array(overrides[name], copy=True)
+        else:
+            out[name] = _generate(buf, spec.seed if seed is None else seed)
+    return out
+
+
+def run_launch(device: Device, code_object: str | Path | bytes, spec: LaunchSpec,
+               inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], LaunchResult]:
+    """Allocate and fill every buffer, launch, and read every buffer back (freed afterwards)."""
+    data = code_object if isinstance(code_object, bytes) else CodeObject.from_path(code_object).data
+    module = device.load(data)
+    spec.check(module.kernel(spec.kernel))
+    buffers = spec.buffers
+    missing = sorted(set(buffers) - set(inputs))
+    if missing:
+        raise LaunchSpecError(f"no input for buffer(s) {', '.join(missing)}")
+    allocated = {}
+    try:
+        for name, buf in buffers.items():
+            _check_array(buf, inputs[name], "input")
+            allocated[name] = device.alloc(buf.nbytes, name)
+            device.copy_in(allocated[name], inputs[name])
+        args = [allocated[a.name] if isinstance(a, BufferArg) else Scalar(a.data, a.label) for a in spec.args]
+        result = device.launch(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
+        outputs = {name: np.frombuffer(device.copy_out(allocated[name]), dtype=buf.dtype.storage)
+                   .reshape(buf.shape).copy() for name, buf in buffers.items()}
+    finally:
+        for buf in allocated.values():
+            device.free(buf)
+    return outputs, result
