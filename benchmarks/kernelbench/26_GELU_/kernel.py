@@ -1,0 +1,20 @@
+"""26_GELU_: y = 0.5 x (1 + erf(x / sqrt 2)) (exact GELU, ocml erf).
+Triton, fp32, 1024 elements per program (4 warps, 4 per thread, vectorised)."""
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = 0.5 * x * (1.0 + libdevice.erf(x * 0.7071067811865476))
+    tl.store(y_ptr + offs, y, mask=mask)
+
+
+KERNEL = gelu_kernel
+SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+CONSTEXPRS = {"BLOCK": 1024}
+OPTIONS = {"num_warps": 4, "num_stages": 2}
