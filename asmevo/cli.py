@@ -10,6 +10,7 @@ import sys
 from .errors import AsmEvoError
 
 COMMAND_MODULES: list[str] = [
+    "emulate",
 ]
 
 

@@ -10,7 +10,10 @@ DEVICES = ("emu", "hip")
 def get_device(name: str = "emu", **options) -> Device:
     """A new device: `emu` (options: budget, checked) or `hip` (option: device_id)."""
     if name == "emu":
-        from .emu import EmuDevice
+        try:
+            from .emu import EmuDevice
+        except ImportError as exc:
+            raise DeviceError(f"emu device unavailable: the emulator cannot be imported ({exc})") from None
         return EmuDevice(**options)
     if name == "hip":
         from .hip import HipDevice

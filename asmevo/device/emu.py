@@ -34,8 +34,12 @@ class EmuDevice(Device):
         return buf
 
     def free(self, buf: Buffer) -> None:
+        """Forget the buffer; once none is live the memory is replaced by a fresh one (the
+        emulator's Memory cannot free single buffers)."""
         self._check_live(buf)
         del self._live[buf.address]
+        if not self._live:
+            self.memory = Memory()
 
     def copy_in(self, buf: Buffer, array: np.ndarray) -> None:
         self._check_live(buf)
