@@ -8,8 +8,9 @@ import numpy as np
 from ..codeobj import CodeObject, Kernel
 from ..emu import run_kernel
 from ..emu.memory import Memory
+from ..emu.state import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from .base import Buffer, Device, DeviceError, LaunchResult, Module
-from .kernarg import Geometry
+from .kernarg import Apertures, Geometry
 
 
 class EmuDevice(Device):
@@ -18,6 +19,7 @@ class EmuDevice(Device):
 
     name = "emu"
     timing_unit = "model_cycles"
+    apertures = Apertures(PRIVATE_APERTURE_HI, SHARED_APERTURE_HI)
 
     def __init__(self, *, budget: int = 50_000_000, checked: bool = False):
         self.memory = Memory()

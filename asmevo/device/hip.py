@@ -87,8 +87,8 @@ class HipDevice(Device):
         return self._call(self.hip, result, what)
 
     def load(self, code_object: bytes) -> Module:
-        co = CodeObject(code_object)
         hip = self.hip
+        co = CodeObject(code_object)
         if co.target.processor != self._arch:
             raise DeviceError(f"code object targets {co.target.processor}, device {self.device_id} is {self._arch}")
         handle = self._check(hip.hipModuleLoadData(code_object), "hipModuleLoadData")

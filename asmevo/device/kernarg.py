@@ -9,7 +9,7 @@ exactly its size. Hidden arguments (code-object v4 and v5) are filled from the l
 * `hidden_grid_dims` = 3, as HIP's hipModuleLaunchKernel dispatches every launch as a 3-D range.
 * `hidden_global_offset_*` = 0; `hidden_dynamic_lds_size` = the launch's dynamic LDS bytes.
 * `hidden_private_base` / `hidden_shared_base` = high 32 bits of the device's scratch and LDS
-  apertures (gfx9 KFD values by default, which the emulator's flat addressing uses too).
+  apertures: the emulator's own on the emu device, the gfx9 KFD values otherwise.
 * Runtime-service pointers (queue, hostcall/printf buffer, heap, default queue, completion
   action, multigrid sync) = 0: the emulator offers none of these services, so a kernel that
   dereferences one faults visibly; on hardware the HIP runtime overwrites them with its own.
