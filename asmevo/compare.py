@@ -8,6 +8,7 @@ must be equal. The first failing element is reported with both values.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -104,7 +105,8 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 
 def ulp_distance(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
-    """Units in the last place between two float arrays of the same dtype (+0 and -0 are 0 apart)."""
+    """Units in the last place between two arrays of sign-magnitude float bits of one width (+0 and
+    -0 are 0 apart)."""
     nbits = expected.dtype.itemsize * 8
     sign_mask = 1 << (nbits - 1)
 
@@ -122,15 +124,18 @@ def _first(mask: np.ndarray, shape: tuple[int, ...]) -> tuple[int, tuple[int, ..
     return int(flat.size), idx
 
 
-def compare_buffer(name: str, expected: np.ndarray, actual: np.ndarray,
-                   tol: Tolerance = Tolerance()) -> Difference | None:
-    """The first difference between two buffers under `tol`, or None when they agree."""
+def compare_buffer(name: str, expected: np.ndarray, actual: np.ndarray, tol: Tolerance = Tolerance(),
+                   decode: Callable[[np.ndarray], np.ndarray] | None = None) -> Difference | None:
+    """The first difference between two buffers under `tol`, or None when they agree.
+
+    `decode` marks a float type kept as integer bits (bfloat16, fp8): values come from
+    `decode(bits)` and ULPs are counted on the bits."""
     if expected.dtype != actual.dtype or expected.shape != actual.shape:
         return Difference(name, (), f"{expected.dtype}{list(expected.shape)}",
                           f"{actual.dtype}{list(actual.shape)}", "dtype or shape")
     if expected.size == 0:
         return None
-    is_float = np.issubdtype(expected.dtype, np.floating)
+    is_float = np.issubdtype(expected.dtype, np.floating) or decode is not None
     if not is_float or tol.bitwise:
         if expected.dtype.itemsize not in _UINT_OF_SIZE:
             raise ToleranceError(f"buffer {name}: cannot compare dtype {expected.dtype}")
@@ -140,15 +145,16 @@ def compare_buffer(name: str, expected: np.ndarray, actual: np.ndarray,
         count, idx = _first(bad, expected.shape)
         return Difference(name, idx, _fmt(expected[idx]), _fmt(actual[idx]),
                           "bitwise" if is_float else "exact", count)
-    nan_e, nan_a = np.isnan(expected), np.isnan(actual)
+    ev, av = (decode(expected), decode(actual)) if decode is not None else (expected, actual)
+    nan_e, nan_a = np.isnan(ev), np.isnan(av)
     nan_bad = nan_e != nan_a
     if nan_bad.any():
         count, idx = _first(nan_bad, expected.shape)
-        return Difference(name, idx, _fmt(expected[idx]), _fmt(actual[idx]), "NaN position", count)
-    finite = ~nan_e & np.isfinite(expected) & np.isfinite(actual)
-    inf_bad = ~nan_e & ~finite & (expected != actual)
-    e64 = expected.astype(np.float64)
-    a64 = actual.astype(np.float64)
+        return Difference(name, idx, _fmt(ev[idx]), _fmt(av[idx]), "NaN position", count)
+    finite = ~nan_e & np.isfinite(ev) & np.isfinite(av)
+    inf_bad = ~nan_e & ~finite & (ev != av)
+    e64 = ev.astype(np.float64)
+    a64 = av.astype(np.float64)
     ok = np.zeros(expected.shape, dtype=bool)
     if tol.atol or tol.rtol:
         with np.errstate(invalid="ignore", over="ignore"):
@@ -160,7 +166,7 @@ def compare_buffer(name: str, expected: np.ndarray, actual: np.ndarray,
         return None
     count, idx = _first(bad, expected.shape)
     reason = "infinity" if inf_bad[idx] else f"beyond tolerance {_tol_text(tol)}"
-    return Difference(name, idx, _fmt(expected[idx]), _fmt(actual[idx]), reason, count)
+    return Difference(name, idx, _fmt(ev[idx]), _fmt(av[idx]), reason, count)
 
 
 def _tol_text(tol: Tolerance) -> str:
@@ -171,12 +177,16 @@ def _tol_text(tol: Tolerance) -> str:
 
 
 def compare_buffers(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray],
-                    policy: TolerancePolicy = TolerancePolicy()) -> Difference | None:
-    """First difference over every buffer (in the reference's order); a missing buffer differs."""
+                    policy: TolerancePolicy = TolerancePolicy(),
+                    decoders: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None) -> Difference | None:
+    """First difference over every buffer (in the reference's order); a missing buffer differs.
+    `decoders` maps buffers holding float bits in integer storage to their decoder."""
+    decoders = decoders or {}
     for name, exp in expected.items():
         if name not in actual:
             return Difference(name, (), "a buffer", "missing", "buffer missing")
-        diff = compare_buffer(name, np.asarray(exp), np.asarray(actual[name]), policy.for_buffer(name))
+        diff = compare_buffer(name, np.asarray(exp), np.asarray(actual[name]), policy.for_buffer(name),
+                              decoders.get(name))
         if diff is not None:
             return diff
     return None

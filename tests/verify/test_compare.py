@@ -101,3 +101,17 @@ def test_policy_per_buffer_override_and_validation():
         TolerancePolicy.from_dict({"atoll": 1})
     with pytest.raises(ToleranceError):
         Tolerance.from_dict({"atol": -1})
+
+
+def test_bfloat16_bits_under_tolerance_use_decoded_values_and_bit_ulps():
+    from asmevo.device.dtypes import get_dtype
+    bf16 = get_dtype("bfloat16")
+    a = bf16.encode(np.array([1.0, 2.0, np.nan], dtype=np.float32))
+    b = a.copy()
+    b[1] += 1
+    assert compare_buffer("y", a, b).reason == "exact"
+    assert compare_buffer("y", a, b, Tolerance(max_ulp=1), bf16.decode) is None
+    assert compare_buffer("y", a, b, Tolerance(atol=1e-3), bf16.decode).index == (1,)
+    c = a.copy()
+    c[2] = bf16.encode(np.array([0.0], dtype=np.float32))[0]
+    assert compare_buffer("y", a, c, Tolerance(atol=1.0), bf16.decode).reason == "NaN position"
