@@ -99,16 +99,17 @@ def get_dtype(name: object) -> DType:
 
 
 def _encode_one(value: object, dtype: DType) -> np.ndarray:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        if not (dtype.kind == "bool" and isinstance(value, bool)):
-            raise LaunchSpecError(f"scalar {value!r} is not a number for dtype {dtype.name}")
+    is_int = isinstance(value, int) and not isinstance(value, bool)
     if dtype.kind in ("int", "uint"):
-        if not isinstance(value, int):
+        if not is_int:
             raise LaunchSpecError(f"scalar {value!r} is not an integer for dtype {dtype.name}")
         info = np.iinfo(dtype.storage)
         if not info.min <= value <= info.max:
             raise LaunchSpecError(f"scalar {value} is out of range for {dtype.name} [{info.min}, {info.max}]")
-    return dtype.encode(np.asarray([value], dtype=object if dtype.kind in ("int", "uint") else None))
+        return dtype.encode(np.asarray([value], dtype=object))
+    if not (is_int or isinstance(value, float) or (dtype.kind == "bool" and isinstance(value, bool))):
+        raise LaunchSpecError(f"scalar {value!r} is not a number for dtype {dtype.name}")
+    return dtype.encode(np.asarray([value]))
 
 
 def encode_scalar(value: object, dtype: object) -> bytes:

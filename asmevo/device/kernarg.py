@@ -120,7 +120,7 @@ def hidden_value(kind: str, geometry: Geometry, apertures: Apertures) -> int:
     return values[kind]
 
 
-def describe(value: object) -> str:
+def _describe(value: object) -> str:
     return value.label if isinstance(value, Scalar) else f"pointer 0x{value.address:x}"
 
 
@@ -149,7 +149,7 @@ def pack_kernargs(metadata: dict, args: list, geometry: Geometry, apertures: Ape
             put(arg, struct.pack("<Q", value.address), f"argument {i}")
         elif kind == "by_value":
             if not isinstance(value, Scalar):
-                raise LaunchSpecError(f"{where} is a {nbytes}-byte value (by_value), got a {describe(value)}")
+                raise LaunchSpecError(f"{where} is a {nbytes}-byte value (by_value), got a {_describe(value)}")
             if len(value.data) != nbytes:
                 raise LaunchSpecError(f"{where} is {nbytes} bytes by value, got {value.label} of {len(value.data)} bytes")
             put(arg, value.data, f"argument {i}")

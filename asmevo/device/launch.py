@@ -101,11 +101,12 @@ class LaunchSpec:
             raise LaunchSpecError(f"launch spec {p}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise LaunchSpecError(f"launch spec {p}: cannot read ({exc})") from None
+        is_yaml = p.suffix in (".yaml", ".yml")
         try:
-            data = yaml.safe_load(text) if p.suffix in (".yaml", ".yml") else json.loads(text)
+            data = yaml.safe_load(text) if is_yaml else json.loads(text)
         except (yaml.YAMLError, json.JSONDecodeError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise LaunchSpecError(f"launch spec {p}: not valid {'YAML' if p.suffix != '.json' else 'JSON'} ({first})") from None
+            raise LaunchSpecError(f"launch spec {p}: not valid {'YAML' if is_yaml else 'JSON'} ({first})") from None
         try:
             return cls.from_dict(data, p.resolve().parent)
         except LaunchSpecError as exc:
