@@ -1,0 +1,251 @@
+"""Differential verification: does candidate K1 do exactly what K0 does?
+
+K0 and K1 run identical launches (same geometry, arguments and inputs) for every launch given,
+over seeded random trials and special-value input sets. After each launch every buffer (outputs
+and inputs) and the guard bands around them are compared; strictness findings of K1 are failures
+even when the buffers agree, and a launch on which K0 itself has findings is invalid for
+verification. Cheap static checks run first. The answer is a `Verdict` record.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import yaml
+
+from .codeobj import CodeObject
+from .compare import TolerancePolicy, compare_buffers
+from .device import Device, get_device
+from .device.dtypes import DType
+from .device.launch import LaunchSpec, make_inputs, run_launch
+from .errors import AsmEvoError, LaunchSpecError
+
+KINDS = ("equivalent", "different", "invalid", "crashed")
+SPECIAL_SETS = ("zeros", "ones", "negatives", "large", "nan_inf", "denormals")
+# Mantissa bits of the float formats, for building subnormal bit patterns.
+_MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52,
+                  "float8_e4m3fnuz": 3, "float8_e5m2fnuz": 2}
+_MAX_FINITE = {"float16": 65504.0, "bfloat16": 3.3895e38, "float32": 3.4028e38, "float64": 1.7976e308,
+               "float8_e4m3fnuz": 240.0, "float8_e5m2fnuz": 57344.0}
+
+
+@dataclass
+class Verdict:
+    """The outcome of verifying K1 against K0.
+
+    `kind`: equivalent, different (a buffer, guard band, strictness finding or static check
+    differs), invalid (K0 itself misbehaves on a launch, so it proves nothing) or crashed (K1
+    could not run). `evidence` says where; `trials` counts input sets run per launch spec.
+    """
+
+    kind: str
+    reason: str
+    evidence: dict = field(default_factory=dict)
+    trials: int = 0
+    launches: int = 0
+    seconds: float = 0.0
+
+    @property
+    def equivalent(self) -> bool:
+        return self.kind == "equivalent"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return f"{self.kind}: {self.reason} ({self.launches} launch(es) x {self.trials} input set(s), {self.seconds:.2f} s)"
+
+
+@dataclass(frozen=True)
+class VerifyLaunch:
+    """A launch spec plus the comparison policy to verify it under; `label` names it in verdicts."""
+
+    spec: LaunchSpec
+    tolerance: TolerancePolicy
+    label: str
+
+
+def load_launch(path: str | Path) -> VerifyLaunch:
+    """Read a launch spec file; its optional `"tolerance"` key is the K0-vs-K1 comparison policy."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+        data = yaml.safe_load(text) if p.suffix in (".yaml", ".yml") else json.loads(text)
+    except FileNotFoundError:
+        raise LaunchSpecError(f"launch spec {p}: no such file") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise LaunchSpecError(f"launch spec {p}: unreadable ({type(exc).__name__})") from None
+    return launch_from_dict(data, p.resolve().parent, p.name)
+
+
+def launch_from_dict(data: object, base_dir: str | Path = ".", label: str = "launch") -> VerifyLaunch:
+    """A VerifyLaunch from a launch-spec mapping that may carry `"tolerance"`."""
+    if not isinstance(data, dict):
+        raise LaunchSpecError(f"launch spec {label}: must be a mapping")
+    rest = dict(data)
+    tolerance = TolerancePolicy.from_dict(rest.pop("tolerance", None))
+    try:
+        spec = LaunchSpec.from_dict(rest, base_dir)
+    except LaunchSpecError as exc:
+        raise LaunchSpecError(f"launch spec {label}: {exc}") from None
+    return VerifyLaunch(spec, tolerance, label)
+
+
+def suite_launches(problem, *, heldout: bool = False) -> list[VerifyLaunch]:
+    """The verify shapes of a suite problem (`asmevo.suites.Problem`), plus its held-out shape when
+    `heldout` (final acceptance only: agents never see it). The problem's optional
+    `semantics.verify_tolerance` is the K0-vs-K1 policy; bitwise otherwise."""
+    roles = ("verify", "heldout") if heldout else ("verify",)
+    tol = (problem.extra.get("semantics") or {}).get("verify_tolerance") if isinstance(
+        problem.extra.get("semantics"), dict) else None
+    out = []
+    for shape in problem.shapes:
+        if shape.role in roles:
+            data = dict(problem.launch(shape))
+            if tol is not None and "tolerance" not in data:
+                data["tolerance"] = tol
+            out.append(launch_from_dict(data, shape.launch_path.parent, f"{problem.name}:{shape.name}"))
+    return out
+
+
+def _special(dtype: DType, name: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """`n` storage values of the special set `name` for a float dtype."""
+    if name == "denormals":
+        mbits, nbits = _MANTISSA_BITS[dtype.name], dtype.itemsize * 8
+        mant = rng.integers(1, 1 << mbits, n, dtype=np.uint64)
+        sign = rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(nbits - 1)
+        return (mant | sign).astype(f"u{dtype.itemsize}").view(dtype.storage)
+    if name == "zeros":
+        values = np.zeros(n)
+    elif name == "ones":
+        values = np.ones(n)
+    elif name == "negatives":
+        values = -rng.uniform(0.5, 4.0, n)
+    elif name == "large":
+        values = rng.choice([-1.0, 1.0], n) * _MAX_FINITE[dtype.name] * rng.uniform(0.01, 0.5, n)
+    elif name == "nan_inf":
+        values = rng.uniform(-1.0, 1.0, n)
+        pick = rng.integers(0, 16, n)
+        values[pick == 0] = np.nan
+        values[pick == 1] = np.inf
+        values[pick == 2] = -np.inf
+    else:
+        raise AsmEvoError(f"unknown special-value set {name!r} (valid: {', '.join(SPECIAL_SETS)})")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return dtype.encode(values)
+
+
+def input_sets(spec: LaunchSpec, trials: int, special: bool = True) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """(label, inputs) for `trials` seeded random sets (seed = spec seed + trial) and, when
+    `special`, one set per special-value kind: float buffers (outputs too, so unwritten elements
+    show) get the special values, other buffers keep their spec initialisation."""
+    for t in range(trials):
+        yield f"trial {t} (seed {spec.seed + t})", make_inputs(spec, seed=spec.seed + t)
+    if not special:
+        return
+    for k, name in enumerate(SPECIAL_SETS):
+        rng = np.random.default_rng([spec.seed, 0x5EC1A1, k])
+        base = make_inputs(spec)
+        for buf_name, buf in spec.buffers.items():
+            if buf.dtype.kind == "float":
+                n = int(np.prod(buf.shape, dtype=np.int64))
+                base[buf_name] = _special(buf.dtype, name, n, rng).reshape(buf.shape)
+        yield f"special {name}", base
+
+
+# Metadata keys and descriptor fields that describe resources, which a candidate may change.
+RESOURCE_METADATA = frozenset({".vgpr_count", ".sgpr_count", ".agpr_count", ".vgpr_spill_count",
+                               ".sgpr_spill_count", ".group_segment_fixed_size", ".private_segment_fixed_size"})
+RESOURCE_FIELDS = frozenset({"granulated_workitem_vgpr_count", "granulated_wavefront_sgpr_count", "accum_offset"})
+
+
+def abi_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
+    """How K1's frozen ABI differs from K0's: target, code-object version, kernel symbols, metadata
+    (kernarg layout and every other non-resource key) and non-resource descriptor fields."""
+    out = []
+    if str(k0.target) != str(k1.target) or k0.code_object_version != k1.code_object_version:
+        out.append(f"target {k1.target} v{k1.code_object_version} != {k0.target} v{k0.code_object_version}")
+    if k0.kernel_names != k1.kernel_names:
+        out.append(f"kernels {k1.kernel_names} != {k0.kernel_names}")
+        return out
+    for a, b in zip(k0.kernels, k1.kernels):
+        for key in sorted((set(a.metadata) | set(b.metadata)) - RESOURCE_METADATA):
+            if a.metadata.get(key) != b.metadata.get(key):
+                out.append(f"kernel {a.name}: metadata {key} {b.metadata.get(key)!r} != {a.metadata.get(key)!r}")
+        da, db = a.descriptor, b.descriptor
+        if da.kernarg_size != db.kernarg_size:
+            out.append(f"kernel {a.name}: descriptor kernarg_size {db.kernarg_size} != {da.kernarg_size}")
+        for name in sorted(set(da.fields) - RESOURCE_FIELDS):
+            if da.fields[name] != db.fields.get(name):
+                out.append(f"kernel {a.name}: descriptor {name} {db.fields.get(name)} != {da.fields[name]}")
+    return out
+
+
+def static_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
+    """Every static reason to reject K1 before running it."""
+    return abi_differences(k0, k1)
+
+
+def _decoders(spec: LaunchSpec) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    return {n: b.dtype.decode for n, b in spec.buffers.items()
+            if b.dtype.kind == "float" and b.dtype.storage.kind != "f"}
+
+
+def _findings_text(findings: list[dict]) -> str:
+    f = findings[0]
+    where = f" at pc 0x{f['pc']:x}" if f.get("pc") is not None else ""
+    more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"{f['kind']}{where}: {f['message']}{more}"
+
+
+def _run(device: Device, data: bytes, spec: LaunchSpec, inputs: dict[str, np.ndarray]):
+    return run_launch(device, data, spec, {k: v.copy() for k, v in inputs.items()})
+
+
+def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, trials: int = 3,
+           special: bool = True, device: Device | None = None, static: bool = True) -> Verdict:
+    """Verify `k1` against `k0` on every launch (see the module docstring)."""
+    if not launches:
+        raise AsmEvoError("verification needs at least one launch spec")
+    if trials < 1:
+        raise AsmEvoError(f"trials must be >= 1, got {trials}")
+    start = time.perf_counter()
+    dev = device or get_device("emu")
+    sets_per_launch = trials + (len(SPECIAL_SETS) if special else 0)
+
+    def verdict(kind: str, reason: str, evidence: dict, done_sets: int = 0) -> Verdict:
+        return Verdict(kind, reason, evidence, done_sets, len(launches), time.perf_counter() - start)
+
+    if static:
+        problems = static_differences(k0, k1)
+        if problems:
+            return verdict("different", f"static check: {problems[0]}", {"stage": "static", "findings": problems})
+    for vl in launches:
+        decoders = _decoders(vl.spec)
+        for n_set, (set_label, inputs) in enumerate(input_sets(vl.spec, trials, special)):
+            where = {"launch": vl.label, "inputs": set_label}
+            try:
+                out0, res0 = _run(dev, k0.data, vl.spec, inputs)
+            except AsmEvoError as exc:
+                return verdict("invalid", f"K0 cannot run {vl.label} ({set_label}): {exc}", where, n_set)
+            if res0.findings or not res0.ok:
+                return verdict("invalid", f"K0 has findings on {vl.label} ({set_label}): "
+                               f"{_findings_text(res0.findings) if res0.findings else 'launch failed'}",
+                               {**where, "findings": res0.findings}, n_set)
+            try:
+                out1, res1 = _run(dev, k1.data, vl.spec, inputs)
+            except AsmEvoError as exc:
+                return verdict("crashed", f"K1 failed on {vl.label} ({set_label}): {exc}", where, n_set)
+            if res1.findings or not res1.ok:
+                text = _findings_text(res1.findings) if res1.findings else "launch failed"
+                return verdict("different", f"K1 strictness finding on {vl.label} ({set_label}): {text}",
+                               {**where, "findings": res1.findings}, n_set)
+            diff = compare_buffers(out0, out1, vl.tolerance, decoders)
+            if diff is not None:
+                return verdict("different", f"{vl.label} ({set_label}): {diff.describe()}",
+                               {**where, "difference": asdict(diff)}, n_set)
+    return verdict("equivalent", "every buffer agrees on every launch and input set", {}, sets_per_launch)
