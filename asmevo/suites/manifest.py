@@ -1,0 +1,280 @@
+"""Benchmark suite format: `suite.yaml` + one directory per problem (see FORMAT.md).
+
+    suite = load_suite("kernelbench")            # or a path to a suite directory / suite.yaml
+    p = suite.problem("19_ReLU")
+    spec = p.launch(p.shapes_by_role("verify")[0])   # launch-spec dict (the public JSON contract)
+    expected = p.reference_fn()(inputs, scalars)
+    ok, msg = compare_to_reference(actual, expected, p.tolerance, dtypes=p.output_dtypes(shape))
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import yaml
+
+from ..errors import AsmEvoError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TOOLCHAINS = ("hip-clang19", "triton")
+ROLES = ("verify", "heldout", "bench")
+PROBLEM_KEYS = {"name", "level", "kernel", "code_object", "source", "toolchain", "dtype", "tolerance", "shapes",
+                "outputs"}
+OPTIONAL_PROBLEM_KEYS = {"description", "notes", "tolerance_reason", "semantics"}
+
+
+class SuiteError(AsmEvoError):
+    """A suite, problem, launch spec or reference module is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One launch configuration of a problem: `role` is verify, heldout or bench."""
+
+    name: str
+    role: str
+    launch_path: Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A kernel, its reference and its shapes; paths are absolute."""
+
+    name: str
+    level: int
+    kernel: str
+    dir: Path
+    code_object: Path
+    source: Path
+    toolchain: str
+    dtype: str
+    tolerance: dict
+    outputs: tuple[str, ...]
+    shapes: tuple[Shape, ...]
+    description: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def shape(self, name: str) -> Shape:
+        for s in self.shapes:
+            if s.name == name:
+                return s
+        raise SuiteError(f"problem {self.name}: no shape named {name!r}")
+
+    def shapes_by_role(self, role: str) -> list[Shape]:
+        return [s for s in self.shapes if s.role == role]
+
+    def launch(self, shape: Shape | str) -> dict:
+        """The launch spec of `shape` as a dict (JSON as committed)."""
+        s = self.shape(shape) if isinstance(shape, str) else shape
+        try:
+            data = json.loads(s.launch_path.read_text())
+        except FileNotFoundError:
+            raise SuiteError(f"problem {self.name}: launch spec {s.launch_path} not found") from None
+        except json.JSONDecodeError as exc:
+            raise SuiteError(f"problem {self.name}: launch spec {s.launch_path.name} is not JSON ({exc.msg})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("args"), list):
+            raise SuiteError(f"problem {self.name}: launch spec {s.launch_path.name} has no args list")
+        return data
+
+    def output_dtypes(self, shape: Shape | str) -> dict[str, str]:
+        """dtype names of the output buffers in `shape`'s launch spec."""
+        args = self.launch(shape)["args"]
+        return {a["buffer"]: a["dtype"] for a in args if "buffer" in a and a["buffer"] in self.outputs}
+
+    @cached_property
+    def _module(self):
+        path = self.dir / "reference.py"
+        if not path.exists():
+            raise SuiteError(f"problem {self.name}: reference.py not found")
+        spec = importlib.util.spec_from_file_location(f"asmevo_ref_{self.dir.parent.name}_{self.name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(mod)
+        except Exception as exc:  # a broken reference module is bad suite input
+            raise SuiteError(f"problem {self.name}: reference.py failed to import ({type(exc).__name__}: {exc})") from None
+        if not callable(getattr(mod, "reference", None)):
+            raise SuiteError(f"problem {self.name}: reference.py defines no reference(inputs, scalars)")
+        return mod
+
+    def reference_fn(self) -> Callable[[dict[str, np.ndarray], list], dict[str, np.ndarray]]:
+        return self._module.reference
+
+    def generator_fn(self) -> Callable[[dict, np.random.Generator], dict[str, np.ndarray]] | None:
+        """The optional `generate(launch, rng)` input override, or None."""
+        fn = getattr(self._module, "generate", None)
+        return fn if callable(fn) else None
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    root: Path
+    problems: tuple[Problem, ...]
+
+    def problem(self, name: str) -> Problem:
+        for p in self.problems:
+            if p.name == name:
+                return p
+        raise SuiteError(f"suite {self.name}: no problem named {name!r}")
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+
+def _read_yaml(path: Path, what: str) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise SuiteError(f"{what} {path} not found") from None
+    except yaml.YAMLError as exc:
+        raise SuiteError(f"{what} {path} is not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise SuiteError(f"{what} {path} must be a mapping")
+    return data
+
+
+def _resolve_root(name_or_path: str | Path) -> Path:
+    p = Path(name_or_path)
+    if p.name == "suite.yaml":
+        return p.parent.resolve()
+    if p.is_dir():
+        return p.resolve()
+    named = REPO_ROOT / "benchmarks" / str(name_or_path)
+    if "/" not in str(name_or_path) and named.is_dir():
+        return named
+    raise SuiteError(f"suite {name_or_path!r} not found (looked for a directory and for {named})")
+
+
+def _check_tolerance(tol: object, where: str) -> dict:
+    if not isinstance(tol, dict) or not tol:
+        raise SuiteError(f"{where}: tolerance must be {{exact: true}}, {{atol, rtol}} or {{max_ulp}}")
+    if tol.get("exact") is True and set(tol) == {"exact"}:
+        return tol
+    if set(tol) == {"max_ulp"} and isinstance(tol["max_ulp"], int) and tol["max_ulp"] >= 0:
+        return tol
+    if set(tol) <= {"atol", "rtol"} and all(isinstance(v, (int, float)) and v >= 0 for v in tol.values()):
+        return {"atol": float(tol.get("atol", 0.0)), "rtol": float(tol.get("rtol", 0.0))}
+    raise SuiteError(f"{where}: unrecognised tolerance {tol!r}")
+
+
+def _load_problem(root: Path, rel: str) -> Problem:
+    pdir = (root / rel).resolve()
+    path = pdir / "problem.yaml"
+    d = _read_yaml(path, "problem file")
+    where = f"{rel}/problem.yaml"
+    missing = PROBLEM_KEYS - set(d)
+    if missing:
+        raise SuiteError(f"{where}: missing {', '.join(sorted(missing))}")
+    unknown = set(d) - PROBLEM_KEYS - OPTIONAL_PROBLEM_KEYS
+    if unknown:
+        raise SuiteError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    if d["toolchain"] not in TOOLCHAINS:
+        raise SuiteError(f"{where}: toolchain must be one of {', '.join(TOOLCHAINS)}, got {d['toolchain']!r}")
+    if not isinstance(d["level"], int):
+        raise SuiteError(f"{where}: level must be an integer")
+    outputs = d["outputs"]
+    if not isinstance(outputs, list) or not outputs or not all(isinstance(o, str) for o in outputs):
+        raise SuiteError(f"{where}: outputs must be a non-empty list of buffer names")
+    shapes = []
+    if not isinstance(d["shapes"], list):
+        raise SuiteError(f"{where}: shapes must be a list")
+    for i, s in enumerate(d["shapes"]):
+        if not isinstance(s, dict) or set(s) != {"name", "role", "launch"}:
+            raise SuiteError(f"{where}: shapes[{i}] must have exactly name, role and launch")
+        if s["role"] not in ROLES:
+            raise SuiteError(f"{where}: shapes[{i}] role must be one of {', '.join(ROLES)}, got {s['role']!r}")
+        shapes.append(Shape(str(s["name"]), s["role"], pdir / s["launch"]))
+    roles = [s.role for s in shapes]
+    if roles.count("heldout") != 1 or roles.count("bench") != 1 or roles.count("verify") < 1:
+        raise SuiteError(f"{where}: needs >= 1 verify, exactly 1 heldout and exactly 1 bench shape")
+    if len({s.name for s in shapes}) != len(shapes):
+        raise SuiteError(f"{where}: shape names must be unique")
+    extra = {k: d[k] for k in OPTIONAL_PROBLEM_KEYS if k in d}
+    return Problem(name=str(d["name"]), level=d["level"], kernel=str(d["kernel"]), dir=pdir,
+                   code_object=pdir / d["code_object"], source=pdir / d["source"], toolchain=d["toolchain"],
+                   dtype=str(d["dtype"]), tolerance=_check_tolerance(d["tolerance"], where),
+                   outputs=tuple(outputs), shapes=tuple(shapes), description=str(d.get("description", "")),
+                   extra=extra)
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """Load a suite by name (`benchmarks/<name>` under the repo root) or by path."""
+    root = _resolve_root(name_or_path)
+    d = _read_yaml(root / "suite.yaml", "suite file")
+    if not isinstance(d.get("name"), str) or not isinstance(d.get("problems"), list):
+        raise SuiteError(f"suite file {root / 'suite.yaml'}: needs a name and a problems list")
+    problems = tuple(_load_problem(root, str(rel)) for rel in d["problems"])
+    names = [p.name for p in problems]
+    if len(set(names)) != len(names):
+        raise SuiteError(f"suite {d['name']}: duplicate problem names")
+    return Suite(d["name"], str(d.get("description", "")).strip(), root, problems)
+
+
+# ---- tolerance checks ------------------------------------------------------------------------
+
+def _numeric(a: np.ndarray, dtype: str | None) -> np.ndarray:
+    """Values for comparison: bfloat16 storage (uint16) is widened to float32."""
+    if dtype == "bfloat16":
+        return (np.asarray(a).astype(np.uint32) << 16).view(np.float32)
+    return np.asarray(a)
+
+
+def _ulp_distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Distance in units in the last place between same-dtype float arrays (monotone integer map)."""
+    bits = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    def ordered(x: np.ndarray) -> np.ndarray:
+        i = x.view(bits).astype(np.int64)
+        return np.where(i < 0, np.iinfo(bits).min - i, i)
+    return np.abs(ordered(a) - ordered(e))
+
+
+def compare_to_reference(actual: dict[str, np.ndarray], expected: dict[str, np.ndarray], tolerance: dict,
+                         dtypes: dict[str, str] | None = None) -> tuple[bool, str]:
+    """Compare every expected buffer; the message names the first mismatch (buffer, index, both values).
+
+    `tolerance` is {exact: true} (bitwise equal; NaN matches NaN), {atol, rtol} (|a-e| <= atol + rtol*|e|,
+    NaNs must coincide) or {max_ulp: N} (float buffers within N ulps). `dtypes` names buffer dtypes where
+    storage differs from the value type (bfloat16 stored as uint16).
+    """
+    dtypes = dtypes or {}
+    for name, exp in expected.items():
+        if name not in actual:
+            return False, f"{name}: output buffer missing"
+        act = np.asarray(actual[name])
+        exp = np.asarray(exp)
+        if act.shape != exp.shape:
+            return False, f"{name}: shape {list(act.shape)} != expected {list(exp.shape)}"
+        dt = dtypes.get(name)
+        a, e = _numeric(act, dt), _numeric(exp, dt)
+        if tolerance.get("exact"):
+            e = e.astype(a.dtype)
+            if a.dtype.kind == "f":
+                ui = np.dtype(f"u{a.dtype.itemsize}")
+                bad = (a.view(ui) != e.view(ui)) & ~(np.isnan(a) & np.isnan(e))
+            else:
+                bad = a != e
+        elif "max_ulp" in tolerance:
+            if a.dtype.kind != "f":
+                return False, f"{name}: max_ulp tolerance needs a float buffer, got {a.dtype}"
+            e = e.astype(a.dtype)
+            nan = np.isnan(a) | np.isnan(e)
+            bad = np.where(nan, np.isnan(a) != np.isnan(e), _ulp_distance(a, e) > tolerance["max_ulp"])
+        else:
+            a64, e64 = a.astype(np.float64), e.astype(np.float64)
+            nan = np.isnan(a64) | np.isnan(e64)
+            with np.errstate(invalid="ignore"):
+                close = np.abs(a64 - e64) <= tolerance.get("atol", 0.0) + tolerance.get("rtol", 0.0) * np.abs(e64)
+                close |= (a64 == e64)  # equal infinities
+            bad = np.where(nan, np.isnan(a64) != np.isnan(e64), ~close)
+        if np.any(bad):
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            n = int(np.count_nonzero(bad))
+            return False, (f"{name}{list(idx)}: got {a[idx]!r}, expected {e[idx]!r} "
+                           f"({n} of {bad.size} elements outside {tolerance})")
+    return True, "ok"
