@@ -1,0 +1,428 @@
+"""gfx942 (CDNA3) wait-state hazards that software must cover with independent instructions or
+`s_nop N` (N+1 wait states).
+
+Every rule names its source: "ISA" is the CDNA3 ISA guide's "Manually Inserted Wait States"
+table, "LLVM" the gfx940 paths of GCNHazardRecognizer (checkVMEMHazards, checkVALUHazards,
+checkDPPHazards, checkDivFMasHazards, checkRWLaneHazards, checkGetRegHazards,
+checkSetRegHazards, checkReadM0Hazards, checkMAIHazards90A, checkMAIVALUHazards). MFMA pass
+counts follow LLVM's SIDPGFX940FullSpeedModel.
+
+For each consumer the search walks backwards over the CFG (through every predecessor path, up
+to the largest wait a rule can need) and finds, per path, the nearest instruction that produces
+the hazard; the fewest wait states over all paths is what the consumer gets.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from .cfg import CFG, build_cfg
+from .instruction import Instruction
+from .regs import EXEC, M0, VCC, Reg, RegInfo, def_use_all, is_lds_dma, is_trans, operand_regs
+
+_MFMA_SHAPE = re.compile(r"^v_(mfma|smfmac)_[fi](32|64)_(\d+)x(\d+)x(\d+)(?:_\d+b)?_(\w+)$")
+_HWREG = re.compile(r"hwreg\(\s*([A-Za-z_0-9]+)(?:\s*,\s*(\d+)\s*,\s*(\d+))?\s*\)")
+_HWREG_IDS = {"1": "HW_REG_MODE", "2": "HW_REG_STATUS", "3": "HW_REG_TRAPSTS", "4": "HW_REG_HW_ID",
+              "5": "HW_REG_GPR_ALLOC", "6": "HW_REG_LDS_ALLOC", "7": "HW_REG_IB_STS"}
+_RWLANE = ("v_readlane_b32", "v_writelane_b32")
+_READLANE = ("v_readlane_b32", "v_readfirstlane_b32")
+_VECTOR = ("valu", "vopc", "mfma", "flat", "mubuf", "ds")
+_MAX_WAIT = 19
+
+
+@dataclass(frozen=True)
+class HazardViolation:
+    """`index` is the consumer's position in the instruction list, `pc` its address (if any)."""
+
+    rule: str
+    index: int
+    pc: int | None
+    needed: int
+    found: int
+    message: str
+
+
+# ---- MFMA classification (gfx940) ----------------------------------------------------------
+
+def mfma_passes(base: str) -> int:
+    """Passes of an MFMA / SMFMAC on gfx940 (LLVM SIDPGFX940FullSpeedModel latencies)."""
+    m = _MFMA_SHAPE.match(base)
+    if not m:
+        raise ValueError(f"not an MFMA: {base}")
+    kind, width, mdim, _, k, ty = m.groups()
+    mdim, k = int(mdim), int(k)
+    if width == "64":
+        return 4 if mdim == 4 else 16
+    if kind == "smfmac":
+        return 4 if mdim == 16 else 8
+    if mdim == 4:
+        return 2
+    if mdim == 16:
+        return 4 if k >= 8 else 8
+    return 8 if (k >= 8 or ty == "xf32") else 16
+
+
+def is_dgemm(base: str) -> bool:
+    return base.startswith("v_mfma_f64_")
+
+
+def is_xdl(base: str) -> bool:
+    """gfx940 XDL MFMAs: everything but plain-f32 and f64 input types."""
+    m = _MFMA_SHAPE.match(base)
+    return bool(m) and m.group(2) != "64" and m.group(6) != "f32"
+
+
+# ---- per-instruction facts -----------------------------------------------------------------
+
+@dataclass
+class _Facts:
+    ins: Instruction
+    info: RegInfo
+    waits: int
+    valu: bool
+    mfma: bool
+    vmem: bool
+    explicit_uses: frozenset[Reg]
+    dst_regs: frozenset[Reg]
+
+
+def _facts(ins: Instruction, info: RegInfo) -> _Facts:
+    waits = int(ins.operands[0].value) + 1 if info.base == "s_nop" and ins.operands else 1
+    explicit: set[Reg] = set()
+    for op in info.srcs:
+        explicit |= operand_regs(op)
+    dst: set[Reg] = set()
+    for op in info.dst:
+        dst |= operand_regs(op)
+    explicit |= dst & info.uses
+    return _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
+                  info.base.startswith(("v_mfma_", "v_smfmac_")), info.family in ("mubuf", "flat"),
+                  frozenset(explicit), frozenset(dst))
+
+
+def _hwreg(op_text: str) -> tuple[str, int, int] | None:
+    m = _HWREG.search(op_text)
+    if not m:
+        return None
+    name = _HWREG_IDS.get(m.group(1), m.group(1))
+    return name, int(m.group(2) or 0), int(m.group(3) or 32)
+
+
+def _setreg_target(f: _Facts) -> tuple[str, int, int] | None:
+    if f.info.base in ("s_setreg_b32", "s_setreg_imm32_b32") and f.ins.operands:
+        return _hwreg(f.ins.operands[0].text)
+    return None
+
+
+def _store_data(f: _Facts) -> frozenset[Reg]:
+    """Store data wider than 64 bits whose VGPRs a following VALU must not overwrite early
+    (MUBUF/MTBUF only without an SGPR soffset)."""
+    info, ops = f.info, f.ins.operands
+    if f.info.dst or not ops or is_lds_dma(f.ins):
+        return frozenset()
+    if info.family == "mubuf" and ("_store_" in info.base or "_atomic_" in info.base):
+        data = ops[0]
+        if len(ops) > 3 and ops[3].kind in ("sgpr", "ttmp", "special") and ops[3].is_reg:
+            return frozenset()
+    elif info.family == "flat" and ("_store_" in info.base or "_atomic_" in info.base) and len(ops) > 1:
+        data = ops[1]
+    else:
+        return frozenset()
+    return frozenset(operand_regs(data)) if data.count > 2 else frozenset()
+
+
+# ---- the checker ----------------------------------------------------------------------------
+
+Query = tuple[str, Callable[[_Facts], bool], Callable[[_Facts], int], str]
+
+
+class _Checker:
+    def __init__(self, instructions: list[Instruction], cfg: CFG, xnack: bool):
+        self.cfg = cfg
+        self.xnack = xnack
+        self.f = [_facts(ins, info) for ins, info in zip(instructions, def_use_all(instructions))]
+
+    def soft_clause(self, i: int) -> HazardViolation | None:
+        """LLVM checkSoftClauseHazards (XNACK replay): a run of back-to-back SMEM, or of VMEM,
+        instructions may be replayed, so no member may write a register another member (or
+        itself) reads, and a store may not join a clause that writes registers: 1 wait state."""
+        f, c = self.f, self.f[i]
+        kind = _clause_kind(c)
+        if not self.xnack or kind is None:
+            return None
+        defs: set[Reg] = set()
+        uses: set[Reg] = set()
+        j = i - 1
+        while j >= self.cfg.blocks[self.cfg.block_of[i]].start and _clause_kind(f[j]) == kind:
+            defs |= f[j].info.defs
+            uses |= f[j].info.uses
+            j -= 1
+        if not defs:
+            return None
+        stores = not c.info.dst and any(t in c.info.base for t in ("_store", "_atomic_"))
+        if not stores and (defs | c.info.defs).isdisjoint(uses | c.info.uses):
+            return None
+        where = f" at 0x{c.ins.address:x}" if c.ins.address is not None else f" (#{i})"
+        return HazardViolation("soft-clause", i, c.ins.address, 1, 0,
+                               f"soft-clause: '{c.ins.text()}'{where} joins a {kind} clause whose registers "
+                               f"it {'stores after' if stores else 'overlaps'} (XNACK replay): needs 1 wait state, has 0")
+
+    def hits(self, i: int, pred: Callable[[_Facts], bool], limit: int) -> dict[int, int]:
+        """Nearest producer on each backward path from instruction i: {index: fewest wait states}."""
+        cfg, f = self.cfg, self.f
+        found: dict[int, int] = {}
+        best: dict[int, int] = {}
+        work = [(cfg.block_of[i], i, 0)]
+        while work:
+            b, top, ws = work.pop()
+            j, start, done = top - 1, cfg.blocks[b].start, False
+            while j >= start:
+                if pred(f[j]):
+                    found[j] = min(found.get(j, ws), ws)
+                    done = True
+                    break
+                ws += f[j].waits
+                if ws >= limit:
+                    done = True
+                    break
+                j -= 1
+            if done:
+                continue
+            for p in cfg.blocks[b].preds:
+                if best.get(p, limit) > ws:
+                    best[p] = ws
+                    work.append((p, cfg.blocks[p].end, ws))
+        return found
+
+    def check(self, i: int) -> Iterator[HazardViolation]:
+        c = self.f[i]
+        clause = self.soft_clause(i)
+        if clause:
+            yield clause
+        for rule, pred, need, what in _queries(c):
+            for j, ws in sorted(self.hits(i, pred, _MAX_WAIT).items()):
+                needed = need(self.f[j])
+                if ws < needed:
+                    p = self.f[j].ins
+                    where = f" at 0x{c.ins.address:x}" if c.ins.address is not None else f" (#{i})"
+                    pwhere = f" at 0x{p.address:x}" if p.address is not None else f" (#{j})"
+                    yield HazardViolation(rule, i, c.ins.address, needed, ws,
+                                          f"{rule}: '{c.ins.text()}'{where} {what} '{p.text()}'"
+                                          f"{pwhere}: needs {needed} wait states, has {ws}")
+
+
+def _queries(c: _Facts) -> Iterator[Query]:
+    """Hazard queries for consumer `c`: (rule, producer predicate, needed(producer), relation)."""
+    info, base = c.info, c.info.base
+    s_uses = {r for r in info.uses if r[0] == "s"}
+
+    def valu_def(regs: frozenset[Reg] | set[Reg]) -> Callable[[_Facts], bool]:
+        return lambda p: p.valu and not p.info.defs.isdisjoint(regs)
+
+    def const(n: int) -> Callable[[_Facts], int]:
+        return lambda p: n
+
+    # LLVM checkVMEMHazards / ISA: VALU writes SGPR -> VMEM reads that SGPR: 5.
+    if c.vmem and s_uses:
+        yield "valu-sgpr-vmem", valu_def(s_uses), const(5), "reads an SGPR written by VALU"
+    if c.valu:
+        ex_s = {r for r in c.explicit_uses if r[0] == "s"}
+        if base.startswith("v_div_fmas_") or VCC & info.uses:
+            ex_s |= VCC & info.uses
+        # LLVM checkVALUHazards (hasVDecCoExecHazard, gfx940): VALU writes SGPR -> VALU reads it: 2.
+        if ex_s:
+            yield "valu-sgpr-valu", valu_def(ex_s), const(2), "reads an SGPR/VCC written by VALU"
+        # LLVM checkVALUHazards (hasTransForwardingHazard, gfx940): trans -> non-trans use: 1.
+        vuses = {r for r in c.explicit_uses if r[0] in "va"}
+        if vuses and not is_trans(base):
+            yield ("trans-use", lambda p: p.valu and is_trans(p.info.base) and not p.dst_regs.isdisjoint(vuses),
+                   const(1), "uses the result of transcendental")
+            # LLVM checkVALUHazards (hasDstSelForwardingHazard, gfx940): SDWA dst_sel / op_sel dst: 1.
+            yield ("dst-sel-forward", lambda p: p.valu and _shifts_dst(p) and not p.dst_regs.isdisjoint(vuses),
+                   const(1), "uses the bit-shifted result of")
+        # LLVM checkVALUHazards (has12DWordStoreHazard, 2 on gfx940): >64-bit store data overwritten.
+        vdefs = {r for r in info.defs if r[0] in "va"}
+        if vdefs:
+            yield ("store-data-overwrite", lambda p: not _store_data(p).isdisjoint(vdefs), const(2),
+                   "overwrites the >64-bit store data of")
+        # ISA: VALU writes VCC/EXEC -> VALU reads VCCZ/EXECZ as data: 5.
+        if any(op.kind == "special" and op.name in ("vccz", "execz", "src_vccz", "src_execz") for op in info.srcs):
+            yield "valu-vccz-execz", valu_def(VCC | EXEC), const(5), "reads VCCZ/EXECZ after VALU wrote VCC/EXEC of"
+    if base in _READLANE + ("v_writelane_b32",):
+        # LLVM (hasVDecCoExecHazard): VALU writes EXEC -> v_readlane/readfirstlane/writelane: 4.
+        yield "valu-exec-rwlane", valu_def(EXEC), const(4), "follows an EXEC write by"
+    if base in _READLANE and info.srcs and info.srcs[0].kind == "vgpr":
+        # LLVM (hasVDecCoExecHazard): VALU writes VGPR -> v_readlane reads it as vsrc0: 1.
+        yield "valu-vgpr-readlane", valu_def(operand_regs(info.srcs[0])), const(1), "reads a VGPR written by"
+    if base in _RWLANE and len(info.srcs) > 1 and info.srcs[1].sgpr_range() is not None:
+        # LLVM checkRWLaneHazards / ISA: VALU writes SGPR -> lane select of v_readlane/writelane: 4.
+        yield ("rwlane-lane-select", valu_def(operand_regs(info.srcs[1])), const(4),
+               "selects its lane by an SGPR written by")
+    if c.ins.mnemonic.endswith("_dpp"):
+        # LLVM checkDPPHazards / ISA: any write of a VGPR -> DPP reads it: 2; VALU writes EXEC -> DPP: 5.
+        vuses = {r for r in c.explicit_uses if r[0] == "v"}
+        yield "dpp-vgpr", lambda p: not p.info.defs.isdisjoint(vuses), const(2), "DPP-reads a VGPR written by"
+        yield "dpp-exec", valu_def(EXEC), const(5), "is DPP after the EXEC write by"
+    if base.startswith("v_div_fmas_"):
+        # LLVM checkDivFMasHazards / ISA: VALU writes VCC -> v_div_fmas: 4.
+        yield "div-fmas-vcc", valu_def(VCC), const(4), "reads VCC written by"
+    if base == "s_getreg_b32" and len(c.ins.operands) > 1:
+        target = _hwreg(c.ins.operands[1].text)
+        if target:
+            # LLVM checkGetRegHazards / ISA: s_setreg -> s_getreg of the same register: 2.
+            yield ("setreg-getreg", lambda p: (_setreg_target(p) or ("",))[0] == target[0], const(2),
+                   "reads a hardware register set by")
+            if target[0] == "HW_REG_MODE":
+                # ISA: s_setvskip -> s_getreg MODE: 2.
+                yield "setvskip-getreg", lambda p: p.info.base == "s_setvskip", const(2), "reads MODE after"
+    if base in ("s_setreg_b32", "s_setreg_imm32_b32"):
+        target = _setreg_target(c)
+        if target:
+            # LLVM checkSetRegHazards (getSetRegWaitStates = 2 on gfx9) / ISA: setreg -> setreg: 2.
+            yield ("setreg-setreg", lambda p: (_setreg_target(p) or ("",))[0] == target[0], const(2),
+                   "sets a hardware register just set by")
+    if info.family in _VECTOR:
+        # ISA: s_setreg of MODE.vskip (bit 28) -> any vector instruction: 2.
+        yield "setreg-vskip", _sets_vskip, const(2), "is a vector op right after the MODE.vskip write by"
+    if _reads_m0_hazardously(c):
+        # LLVM checkReadM0Hazards / ISA: SALU writes M0 -> s_movrel, add-TID DS, GDS, s_sendmsg,
+        # s_ttracedata, LDS DMA, LDS_DIRECT: 1.
+        yield ("salu-m0", lambda p: p.info.family == "salu" and M0 in p.info.defs, const(1),
+               "reads M0 written by")
+    if c.mfma:
+        yield from _mfma_queries(c)
+    elif c.valu or info.family in ("mubuf", "flat", "ds"):
+        yield from _mai_valu_queries(c)
+
+
+def _clause_kind(f: _Facts) -> str | None:
+    if f.info.family == "smem":
+        return "SMEM"
+    return "VMEM" if f.vmem else None
+
+
+def _shifts_dst(p: _Facts) -> bool:
+    sel = p.ins.modifier("dst_sel")
+    if sel is not None:
+        return sel != "DWORD"
+    op_sel = p.ins.modifier("op_sel")
+    if op_sel and not re.match(r"^v_(pk_|dot|fma_mix|mad_mix|mfma_|smfmac_)", p.info.base):
+        return op_sel.strip("[]").split(",")[-1].strip() == "1"
+    return False
+
+
+def _sets_vskip(p: _Facts) -> bool:
+    t = _setreg_target(p)
+    return bool(t) and t[0] == "HW_REG_MODE" and t[1] <= 28 < t[1] + t[2]
+
+
+def _reads_m0_hazardously(c: _Facts) -> bool:
+    base = c.info.base
+    return (base.startswith("s_movrel") or base in ("ds_read_addtid_b32", "ds_write_addtid_b32",
+                                                     "s_sendmsg", "s_sendmsghalt", "s_ttracedata")
+            or (c.info.family == "ds" and c.ins.modifier("gds") is not None) or is_lds_dma(c.ins)
+            or any(op.kind == "special" and op.name in ("lds_direct", "src_lds_direct") for op in c.info.srcs))
+
+
+def _mfma_queries(c: _Facts) -> Iterator[Query]:
+    """LLVM checkMAIHazards90A, gfx940 paths."""
+    base = c.info.base
+    yield ("valu-exec-mfma", lambda p: p.valu and not p.mfma and not EXEC.isdisjoint(p.info.defs),
+           lambda p: 4, "follows an EXEC write by")
+    srcs = c.info.srcs
+    srcc = operand_regs(srcs[2]) if len(srcs) > 2 else set()
+    srcc_full = (srcs[2].kind, srcs[2].index, srcs[2].count) if len(srcs) > 2 else None
+    for pos, op in enumerate(srcs):
+        regs = frozenset(operand_regs(op))
+        if not regs:
+            continue
+        yield ("valu-vgpr-mfma",
+               lambda p, regs=regs: p.valu and not p.mfma and not re.match(r"^v_dot", p.info.base)
+               and not p.info.defs.isdisjoint(regs), lambda p: 2, "reads a register written by VALU")
+        if pos == 2 and regs == srcc:
+            def need_c(p: _Facts) -> int:
+                pb = p.info.base
+                d = p.info.dst[0]
+                if (d.kind, d.index, d.count) == srcc_full:
+                    if base == pb == "v_mfma_f64_4x4x4_4b_f64":
+                        return 4
+                    return 2 if mfma_passes(pb) == 2 else 0
+                if is_dgemm(pb):
+                    if is_xdl(base):
+                        return 0
+                    return 4 if mfma_passes(pb) == 4 else 9
+                if is_xdl(base) and not is_xdl(pb):
+                    return 0
+                return mfma_passes(pb) + (1 if is_xdl(pb) else 0)
+            yield ("mfma-srcc", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs), need_c,
+                   "reads as SrcC the result of")
+        else:
+            def need_ab(p: _Facts) -> int:
+                pb = p.info.base
+                if is_dgemm(pb):
+                    return 6 if mfma_passes(pb) == 4 else 11
+                return mfma_passes(pb) + (3 if is_xdl(pb) else 2)
+            yield ("mfma-srcab", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs), need_ab,
+                   "reads as SrcA/B the result of")
+
+
+def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
+    """LLVM checkMAIVALUHazards, gfx940 paths: VALU / memory ops near MFMA and DOT results."""
+    base = c.info.base
+    mem = c.info.family in ("mubuf", "flat", "ds")
+    srcs = c.info.srcs
+    for pos, op in enumerate(srcs):
+        regs = frozenset(operand_regs(op))
+        if not regs:
+            continue
+        same_dot_srcc = pos == 2
+        yield ("dot-read", lambda p, regs=regs: re.match(r"^v_dot", p.info.base) is not None
+               and not p.dst_regs.isdisjoint(regs),
+               lambda p, s=same_dot_srcc: 0 if (p.info.base == base and s) else 3, "reads the result of DOT")
+
+        def need_read(p: _Facts) -> int:
+            pb = p.info.base
+            if is_dgemm(pb):
+                small = mfma_passes(pb) == 4
+                return (9 if small else 18) if mem else (6 if small else 11)
+            return mfma_passes(pb) + (3 if is_xdl(pb) else 2)
+        yield ("mfma-result-read", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs), need_read,
+               "reads the result of")
+    if base in ("v_fma_f64", "v_fmac_f64"):
+        yield "dgemm-fma64", lambda p: is_dgemm(p.info.base), lambda p: 2, "is an f64 FMA right after DGEMM"
+    vdefs = frozenset(c.dst_regs)
+    if not vdefs:
+        return
+    yield ("dot-write", lambda p: re.match(r"^v_dot", p.info.base) is not None and p.info.base != base
+           and not p.dst_regs.isdisjoint(vdefs), lambda p: 3, "overwrites the result of DOT")
+
+    def need_waw(p: _Facts) -> int:
+        pb = p.info.base
+        if is_dgemm(pb):
+            return 6 if mfma_passes(pb) == 4 else 11
+        return mfma_passes(pb) + (3 if is_xdl(pb) else 2)
+    yield ("mfma-result-write", lambda p: p.mfma and not p.dst_regs.isdisjoint(vdefs), need_waw,
+           "overwrites the result of")
+    war_need = {2: 1, 4: 3, 8: 7, 16: 15}
+    yield ("mfma-srcc-overwrite",
+           lambda p: p.mfma and is_xdl(p.info.base) and len(p.info.srcs) > 2
+           and not vdefs.isdisjoint(operand_regs(p.info.srcs[2])),
+           lambda p: war_need[mfma_passes(p.info.base)], "overwrites the SrcC still being read by")
+
+
+def check_hazards(instructions: list[Instruction], labels: dict[str, int] | None = None,
+                  cfg: CFG | None = None, xnack: bool = True) -> list[HazardViolation]:
+    """Every gfx942 wait-state hazard in `instructions` (one kernel, entry first). `xnack=False`
+    (a code object built with xnack-) drops the soft-clause rule, which only XNACK replay needs."""
+    if not instructions:
+        return []
+    cfg = cfg or build_cfg(instructions, labels)
+    checker = _Checker(instructions, cfg, xnack)
+    reachable = cfg.reachable()
+    out: list[HazardViolation] = []
+    for b in sorted(reachable):
+        blk = cfg.blocks[b]
+        for i in range(blk.start, blk.end):
+            out.extend(checker.check(i))
+    return out
