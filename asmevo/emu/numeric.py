@@ -177,3 +177,46 @@ def f32_to_bf16(u32, rounding: str = "rne") -> np.ndarray:
     is_nan = (x & 0x7FFFFFFF) > 0x7F800000
     quiet = (x | np.uint32(0x400000)) >> 16
     return np.where(is_nan, quiet, rounded).astype(np.uint16)
+
+
+# ------------------------------------------------------------------------------------------ fp8
+
+# name -> (exponent bits, mantissa bits, bias, NaN/Inf convention)
+FP8_FORMATS: dict[str, tuple[int, int, int, str]] = {
+    "fp8": (4, 3, 8, "fnuz"),      # E4M3FNUZ, gfx942 "fp8"
+    "bf8": (5, 2, 16, "fnuz"),     # E5M2FNUZ, gfx942 "bf8"
+    "e4m3fn": (4, 3, 7, "fn"),     # OCP E4M3 (gfx950 fp8)
+    "e5m2": (5, 2, 15, "ieee"),    # OCP E5M2 (gfx950 bf8)
+}
+F32_QNAN = 0x7FC00000
+
+
+def _fp8_decode_table(fmt: str) -> np.ndarray:
+    ebits, mbits, bias, kind = FP8_FORMATS[fmt]
+    code = np.arange(256, dtype=np.uint32)
+    sign = (code >> 7) << 31
+    exp = (code >> mbits) & ((1 << ebits) - 1)
+    man = code & ((1 << mbits) - 1)
+    normal = ((exp + (127 - bias)) << 23) | (man << (23 - mbits))
+    den = as_u32(man.astype(np.float32) * np.float32(2.0 ** (1 - bias - mbits)))
+    out = np.where(exp == 0, den, normal) | sign
+    if kind == "fnuz":
+        out[0x80] = F32_QNAN
+    elif kind == "fn":
+        out[[0x7F, 0xFF]] = [F32_QNAN, F32_QNAN | 0x80000000]
+    else:
+        top = exp == (1 << ebits) - 1
+        special = np.where(man == 0, 0x7F800000, F32_QNAN | (man << (23 - mbits))) | sign
+        out = np.where(top, special, out)
+    return out.astype(np.uint32)
+
+
+_FP8_TABLES = {fmt: _fp8_decode_table(fmt) for fmt in FP8_FORMATS}
+
+
+def fp8_to_f32(u8, fmt: str) -> np.ndarray:
+    """8-bit float codes -> f32 bit patterns, exact (``v_cvt_f32_fp8`` / ``v_cvt_f32_bf8``).
+
+    `fmt` is one of FP8_FORMATS. The FNUZ NaN 0x80 decodes to the canonical quiet NaN
+    0x7FC00000; OCP NaNs keep their sign."""
+    return _FP8_TABLES[fmt][_uint(u8, np.uint8)]
