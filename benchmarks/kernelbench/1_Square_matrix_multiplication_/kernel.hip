@@ -6,8 +6,8 @@ constexpr int BM = 64, BN = 64, BK = 16;
 
 extern "C" __global__ __launch_bounds__(256) void sgemm_nn_f32(const float* __restrict__ A, const float* __restrict__ B,
                                                                 float* __restrict__ C, int N) {
-  __shared__ float As[BK][BM + 4];
-  __shared__ float Bs[BK][BN + 4];
+  __shared__ __attribute__((aligned(16))) float As[BK][BM + 4];
+  __shared__ __attribute__((aligned(16))) float Bs[BK][BN + 4];
   int t = threadIdx_x(), tx = t & 15, ty = t >> 4;
   int m0 = blockIdx_y() * BM, n0 = blockIdx_x() * BN;
   int ar = t >> 2, ak = (t & 3) * 4;   // A tile: 64 rows x 16 k

@@ -7,8 +7,8 @@ constexpr int BM = 64, BN = 64, BK = 16, LDA = BK + 4, LDB = BN + 8;
 extern "C" __global__ __launch_bounds__(256) void hgemm_nn_mfma32(const half* __restrict__ A,
                                                                    const half* __restrict__ B,
                                                                    half* __restrict__ C, int M, int N, int K) {
-  __shared__ half As[BM][LDA];
-  __shared__ half Bs[BK][LDB];
+  __shared__ __attribute__((aligned(16))) half As[BM][LDA];
+  __shared__ __attribute__((aligned(16))) half Bs[BK][LDB];
   int t = threadIdx_x(), wave = t / WAVE, l = lane_id();
   int m0 = blockIdx_y() * BM, n0 = blockIdx_x() * BN;
   int wm = (wave >> 1) * 32, wn = (wave & 1) * 32;

@@ -29,8 +29,8 @@ DEVFN void load_tile(unsigned short (*dst)[LDK], const unsigned short* src, int 
 // Runs the main loop; acc[i][j] is the 16x16 tile (i, j) of this wave's 32x32 sub-tile.
 template <typename V4>
 DEVFN void mainloop(const unsigned short* A, const unsigned short* B, int M, int N, int K, float4_t acc[2][2]) {
-  __shared__ unsigned short As[BM][LDK];
-  __shared__ unsigned short Bs[BN][LDK];
+  __shared__ __attribute__((aligned(16))) unsigned short As[BM][LDK];
+  __shared__ __attribute__((aligned(16))) unsigned short Bs[BN][LDK];
   int wave = threadIdx_x() / WAVE, l = lane_id();
   int wm = (wave >> 1) * 32, wn = (wave & 1) * 32;
   int m0 = blockIdx_y() * BM, n0 = blockIdx_x() * BN;
