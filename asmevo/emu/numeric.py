@@ -220,3 +220,52 @@ def fp8_to_f32(u8, fmt: str) -> np.ndarray:
     `fmt` is one of FP8_FORMATS. The FNUZ NaN 0x80 decodes to the canonical quiet NaN
     0x7FC00000; OCP NaNs keep their sign."""
     return _FP8_TABLES[fmt][_uint(u8, np.uint8)]
+
+
+def f32_to_fp8(u32, fmt: str, saturate: bool = False, rounding: str = "rne",
+               sr_random=None) -> np.ndarray:
+    """f32 bit patterns -> 8-bit float codes (uint8).
+
+    Models ``v_cvt_pk_fp8_f32``/``v_cvt_pk_bf8_f32`` (``rounding="rne"``) and
+    ``v_cvt_sr_fp8_f32``/``v_cvt_sr_bf8_f32`` (``rounding="sr"``, `sr_random` = the u32
+    random operand per element). `saturate` is the instruction's clamp bit.
+
+    * Denormal results are produced; FNUZ results that round to zero are +0 (0x00).
+    * Overflow (the rounded magnitude exceeds the largest finite value) and infinities:
+      with `saturate`, +-max finite; otherwise NaN 0x80 for FNUZ, NaN S.1111.111 for
+      e4m3fn and +-infinity for e5m2 (finite overflow and infinities alike).
+    * NaN -> 0x80 (FNUZ) or a quiet NaN keeping the sign (OCP), even with `saturate`.
+    * ``"sr"``: the significand is aligned to the result's exponent (bits below the
+      result's (23 - mantissa bits) drop positions truncated), then the low (23 - mantissa
+      bits) bits of `sr_random` are added and the remainder truncated, so a value rounds up
+      with probability equal to its position between the two neighbours.
+    The saturation of infinities and the exact SR bit selection are choices made here, not
+    observed on silicon."""
+    ebits, mbits, bias, kind = FP8_FORMATS[fmt]
+    x = _uint(u32, np.uint32)
+    if rounding == "sr":
+        if sr_random is None:
+            raise ValueError("rounding='sr' needs sr_random")
+        sign, exp, sig, special = _f32_fields(x)
+        e = exp - 127 + bias
+        extra = np.minimum(np.maximum(1 - e, 0), 40)
+        drop = 23 - mbits
+        rnd = _uint(sr_random, np.uint32).astype(np.int64) & ((1 << drop) - 1)
+        base = np.maximum(e - 1, 0) << mbits
+        mag = base + (((sig >> extra) + rnd) >> drop)
+    else:
+        sign, mag, special = _encode_small(x, ebits, mbits, bias, rounding)
+    max_code = {"fnuz": 0x7F, "fn": 0x7E, "ieee": 0x7B}[kind]
+    is_nan = (x & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    over = special | (mag > max_code)
+    if saturate:
+        over_code = max_code
+    else:
+        over_code = {"fnuz": 0x80, "fn": 0x7F, "ieee": 0x7C}[kind]
+    nan_code = {"fnuz": 0x80, "fn": 0x7F, "ieee": 0x7E}[kind]
+    out = np.where(is_nan, nan_code, np.where(over, over_code, mag))
+    if kind == "fnuz":
+        out = np.where((out == 0) | (out == 0x80), out, out | (sign << 7))
+    else:
+        out = out | (sign << 7)
+    return out.astype(np.uint8)

@@ -168,3 +168,130 @@ def test_denorm_mode_and_flush():
 def test_rejects_float_input():
     with pytest.raises(TypeError):
         nm.f16_to_f32(np.array([1.0]))
+
+
+# ----------------------------------------------------------------------------------------- fp8
+
+FP8_SPEC = {  # fmt: (exponent bits, mantissa bits, bias, NaN codes, inf codes)
+    "fp8": (4, 3, 8, {0x80}, set()),
+    "bf8": (5, 2, 16, {0x80}, set()),
+    "e4m3fn": (4, 3, 7, {0x7F, 0xFF}, set()),
+    "e5m2": (5, 2, 15, {0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF}, {0x7C, 0xFC}),
+}
+FP8_MAX = {"fp8": 240.0, "bf8": 57344.0, "e4m3fn": 448.0, "e5m2": 57344.0}
+
+
+def fp8_value(code: int, fmt: str) -> float:
+    ebits, mbits, bias, nans, infs = FP8_SPEC[fmt]
+    if code in nans:
+        return math.nan
+    s = -1.0 if code & 0x80 else 1.0
+    if code in infs:
+        return s * math.inf
+    e, m = (code >> mbits) & ((1 << ebits) - 1), code & ((1 << mbits) - 1)
+    if e == 0:
+        return s * m * 2.0 ** (1 - bias - mbits)
+    return s * (1 + m / 2 ** mbits) * 2.0 ** (e - bias)
+
+
+@pytest.mark.parametrize("fmt", sorted(FP8_SPEC))
+def test_fp8_decode_all_codes(fmt):
+    got = nm.as_f32(nm.fp8_to_f32(np.arange(256, dtype=np.uint8), fmt)).astype(np.float64)
+    want = np.array([fp8_value(c, fmt) for c in range(256)])
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan], want[~nan])
+    assert np.array_equal(np.signbit(got[~nan]), np.signbit(want[~nan]))
+    assert np.nanmax(np.where(np.isinf(want), np.nan, want)) == FP8_MAX[fmt]
+
+
+@pytest.mark.parametrize("fmt", sorted(FP8_SPEC))
+def test_fp8_roundtrip_all_codes(fmt):
+    codes = np.arange(256, dtype=np.uint8)
+    back = nm.f32_to_fp8(nm.fp8_to_f32(codes, fmt), fmt)
+    finite = np.array([math.isfinite(fp8_value(c, fmt)) for c in range(256)])
+    want = codes.copy()
+    if fmt in ("fp8", "bf8"):
+        pass                                           # 0x80 is NaN and maps to itself
+    else:
+        want[0x80] = 0x80                              # -0 stays -0
+    assert np.array_equal(back[finite], want[finite])
+
+
+def nearest_fp8(v: np.ndarray, fmt: str) -> np.ndarray:
+    """Independent RNE: nearest of the sorted finite magnitudes plus one virtual value past
+    the maximum (which means overflow), ties to the even code; returns magnitude codes."""
+    ebits, mbits, bias, nans, infs = FP8_SPEC[fmt]
+    mags = [(fp8_value(c, fmt), c) for c in range(0x80) if math.isfinite(fp8_value(c, fmt))]
+    top = max(mags)
+    ulp = 2.0 ** (math.floor(math.log2(top[0])) - mbits)
+    mags.append((top[0] + ulp, top[1] + 1))
+    vals = np.array([m for m, _ in mags])
+    codes = np.array([c for _, c in mags])
+    a = np.abs(v)
+    hi = np.clip(np.searchsorted(vals, a), 1, len(vals) - 1)
+    lo = hi - 1
+    dlo, dhi = a - vals[lo], vals[hi] - a
+    pick_hi = (dhi < dlo) | ((dhi == dlo) & (codes[hi] % 2 == 0))
+    res = np.where(pick_hi, codes[hi], codes[lo])
+    return np.where(a > vals[-1], codes[-1], res)
+
+
+@pytest.mark.parametrize("fmt", sorted(FP8_SPEC))
+@pytest.mark.parametrize("saturate", [False, True])
+def test_f32_to_fp8_rne_formula(fmt, saturate):
+    mx = FP8_MAX[fmt]
+    v = np.concatenate([RNG.uniform(-1.2 * mx, 1.2 * mx, 50_000),
+                        RNG.uniform(-4 * 2.0 ** -FP8_SPEC[fmt][2], 4 * 2.0 ** -FP8_SPEC[fmt][2],
+                                    50_000),
+                        nm.as_f32(nm.fp8_to_f32(np.arange(256, dtype=np.uint8), fmt))
+                        .astype(np.float64) * 1.0625]).astype(np.float32)
+    v = v[np.isfinite(v)]
+    got = nm.f32_to_fp8(nm.as_u32(v), fmt, saturate=saturate)
+    mag = nearest_fp8(v.astype(np.float64), fmt)
+    _, _, _, nans, infs = FP8_SPEC[fmt]
+    max_code = {"fp8": 0x7F, "bf8": 0x7F, "e4m3fn": 0x7E, "e5m2": 0x7B}[fmt]
+    over = mag > max_code
+    neg = np.signbit(v)
+    if fmt in ("fp8", "bf8"):
+        want = np.where(mag == 0, 0, mag | (neg << 7))
+        want = np.where(over, (max_code | (neg << 7)) if saturate else 0x80, want)
+    else:
+        ov = max_code if saturate else (0x7F if fmt == "e4m3fn" else 0x7C)
+        want = np.where(over, ov, mag) | (neg << 7)
+    assert np.array_equal(got, want.astype(np.uint8))
+
+
+def test_f32_to_fp8_special_values():
+    bits = np.array([0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x80000000], np.uint32)
+    assert nm.f32_to_fp8(bits, "fp8").tolist() == [0x80, 0x80, 0x80, 0x80, 0x00]
+    assert nm.f32_to_fp8(bits, "fp8", saturate=True).tolist() == [0x7F, 0xFF, 0x80, 0x80, 0]
+    assert nm.f32_to_fp8(bits, "bf8", saturate=True).tolist() == [0x7F, 0xFF, 0x80, 0x80, 0]
+    assert nm.f32_to_fp8(bits, "e4m3fn").tolist() == [0x7F, 0xFF, 0x7F, 0xFF, 0x80]
+    assert nm.f32_to_fp8(bits, "e5m2").tolist() == [0x7C, 0xFC, 0x7E, 0xFE, 0x80]
+    assert nm.f32_to_fp8(bits, "e5m2", saturate=True).tolist() == [0x7B, 0xFB, 0x7E, 0xFE, 0x80]
+    v = f32_bits([1.0, 240.0, 247.99, 248.0, 2.0 ** -10, 2.0 ** -11, 1.5 * 2.0 ** -11, -1e-9])
+    assert nm.f32_to_fp8(v, "fp8").tolist() == [0x40, 0x7F, 0x7F, 0x80, 0x01, 0x00, 0x01, 0x00]
+
+
+def test_f32_to_fp8_stochastic_rounding():
+    one_and_quarter_ulp = f32_bits([1 + 0.125 / 4])                # 1/4 of the way to 1.125
+    x = np.repeat(one_and_quarter_ulp, 40_000)
+    rnd = RNG.integers(0, 2 ** 32, x.size, dtype=np.uint64).astype(np.uint32)
+    got = nm.f32_to_fp8(x, "fp8", rounding="sr", sr_random=rnd)
+    assert set(got.tolist()) == {0x40, 0x41}
+    assert abs(np.mean(got == 0x41) - 0.25) < 0.01
+    exact = nm.fp8_to_f32(np.arange(0x80, dtype=np.uint8)[1:], "fp8")
+    ones = np.full(exact.size, 0xFFFFFFFF, np.uint32)
+    assert np.array_equal(nm.f32_to_fp8(exact, "fp8", rounding="sr", sr_random=ones),
+                          np.arange(1, 0x80, dtype=np.uint8))          # exact: never bumped
+    assert nm.f32_to_fp8(f32_bits([1.1]), "fp8", rounding="sr",
+                         sr_random=np.zeros(1, np.uint32)).tolist() == [0x40]   # truncates
+    assert nm.f32_to_fp8(f32_bits([241.0, 1e6]), "fp8", saturate=False, rounding="sr",
+                         sr_random=np.full(2, 0xFFFFFFFF, np.uint32)).tolist() == [0x80, 0x80]
+    # denormal result: 1.5 * 2**-11 sits halfway between 0 and 2**-10
+    half = nm.f32_to_fp8(np.repeat(f32_bits([1.5 * 2.0 ** -11]), 40_000), "fp8", rounding="sr",
+                         sr_random=rnd)
+    assert abs(np.mean(half == 0x01) - 0.75) < 0.01
+    with pytest.raises(ValueError):
+        nm.f32_to_fp8(f32_bits([1.0]), "fp8", rounding="sr")
