@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import math
 import re
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from .codeobj import Kernel
+from .codeobj import CodeObject, Kernel
+from .device.launch import LaunchSpec
+from .emu.mfma import info as mfma_info
 from .errors import AsmEvoError
 from .isa.cfg import CFG, build_cfg
+from .isa.disasm import disassemble_file
 from .isa.instruction import Instruction
 from .isa.regs import base_mnemonic as _split_mnemonic
 from .isa.regs import is_trans, reg_info
@@ -61,9 +66,6 @@ MI300X = Machine()
 
 # 32-bit integer multiplies run at quarter rate like the transcendentals (GCN/CDNA VALU).
 _QUARTER_RATE_INT = frozenset({"v_mul_lo_u32", "v_mul_hi_u32", "v_mul_hi_i32", "v_mad_u64_u32", "v_mad_i64_i32"})
-_MFMA_RE = re.compile(r"^v_(s?)mfma_(?:f32|i32|f64)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?_?(\w+)$")
-# Dense MFMA rate per SIMD per cycle (flops), by input type: CDNA3 whitepaper peak / (304 CUs x 4 SIMDs x 2.1 GHz).
-_MFMA_RATE = {"f64": 64, "f32": 64, "xf32": 256, "f16": 512, "bf16": 512, "i8": 1024, "fp8": 1024, "bf8": 1024}
 _WIDTH_RE = re.compile(r"(dwordx(\d)|dword|b128|b96|b64|b32|b16|b8|u16|i16|u8|i8|short|ushort|sshort|byte|ubyte|sbyte)")
 _WIDTH = {"dword": 4, "b128": 16, "b96": 12, "b64": 8, "b32": 4, "b16": 2, "b8": 1, "u16": 2, "i16": 2,
           "u8": 1, "i8": 1, "short": 2, "ushort": 2, "sshort": 2, "byte": 1, "ubyte": 1, "sbyte": 1}
@@ -76,25 +78,8 @@ def base_mnemonic(mnemonic: str) -> str:
 
 
 def mfma_passes(mnemonic: str) -> int:
-    """Matrix-core passes (4 cycles each) of an MFMA: flops / per-type rate, at least 2 passes."""
-    m = _MFMA_RE.match(base_mnemonic(mnemonic))
-    if not m:
-        raise CycleModelError(f"unknown MFMA shape {mnemonic}")
-    sparse, mm, nn, kk, blocks, src = m.groups()
-    src = src.split("_")[0]
-    rate = _MFMA_RATE.get(src)
-    if rate is None:
-        raise CycleModelError(f"unknown MFMA input type {src!r} in {mnemonic}")
-    flops = 2 * int(mm) * int(nn) * int(kk) * int(blocks or 1) // (2 if sparse else 1)
-    return max(2, flops // (rate * 4))
-
-
-def mfma_flops(mnemonic: str) -> int:
-    """Useful flops of one wave-level MFMA (sparse MFMAs count their logical K)."""
-    m = _MFMA_RE.match(base_mnemonic(mnemonic))
-    if not m:
-        raise CycleModelError(f"unknown MFMA shape {mnemonic}")
-    return 2 * int(m.group(2)) * int(m.group(3)) * int(m.group(4)) * int(m.group(5) or 1)
+    """Matrix-core passes (4 cycles each) of an MFMA, from the emulator's CDNA3 MFMA table."""
+    return mfma_info(base_mnemonic(mnemonic)).passes
 
 
 def access_bytes(mnemonic: str) -> int:
@@ -397,3 +382,31 @@ def estimate(instructions: list[Instruction], kernel: Kernel, pc_counts: dict[in
     bound = max(terms, key=lambda k: terms[k])
     return CycleEstimate(int(math.ceil(terms[bound])), bound, terms, occ, per_wave,
                          {k: v / waves for k, v in units.items()}, stalls, per_pc, machine.name)
+
+
+def kernel_instructions(code_object: CodeObject, kernel: str) -> list[Instruction]:
+    """The disassembled instructions of one kernel, in address order."""
+    k = code_object.kernel(kernel)
+    if Path(code_object.path).is_file():
+        listing = disassemble_file(code_object.path)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "code.co"
+            path.write_bytes(code_object.data)
+            listing = disassemble_file(str(path))
+    end = k.code_address + (k.code_size or 1 << 62)
+    out = [i for i in listing.instructions if k.code_address <= i.address < end and not i.is_data]
+    if not out:
+        raise CycleModelError(f"kernel {kernel}: no instructions at 0x{k.code_address:x}")
+    return out
+
+
+def model_launch(code_object: CodeObject, spec: LaunchSpec, report, *, instructions: list[Instruction] | None = None,
+                 machine: Machine = MI300X) -> CycleEstimate:
+    """Model an emulated launch of `spec` from its RunReport (per-PC counts and waves); the
+    footprint is the total size of the spec's buffers. `instructions` saves a disassembly."""
+    footprint = sum(b.nbytes for b in spec.buffers.values())
+    instructions = instructions or kernel_instructions(code_object, spec.kernel)
+    return estimate(instructions, code_object.kernel(spec.kernel),
+                    report.pc_counts, waves=report.waves, grid=spec.grid, block=spec.block,
+                    dynamic_lds=spec.dynamic_lds, footprint_bytes=footprint, machine=machine)

@@ -108,6 +108,7 @@ def test_mfma_passes_match_the_isa_tables():
     assert mfma_passes("v_mfma_f64_16x16x4_f64") == 8
     assert mfma_passes("v_mfma_f32_16x16x32_fp8_fp8") == 4
     assert mfma_passes("v_mfma_f32_4x4x4_16b_f16") == 2
+    assert mfma_passes("v_mfma_f32_32x32x4_2b_f16") == 16
     assert mfma_passes("v_mfma_f32_32x32x8f16") == 8  # gfx90a spelling
 
 

@@ -1,0 +1,51 @@
+"""Hot windows from per-PC counts and the cycle model, on the real ReLU kernel's code."""
+import json
+
+import pytest
+
+from asmevo.codeobj import CodeObject
+from asmevo.cycle_model import estimate, kernel_instructions
+from asmevo.isa.cfg import build_cfg
+from asmevo.profile import Profile, ProfileError, hot_windows, load_line_map
+
+from .fakes import RELU_CO
+
+CO = CodeObject.from_path(RELU_CO)
+INS = kernel_instructions(CO, "relu_f32")
+
+
+def tail_loop_counts(iterations: int, waves: int = 8) -> dict[int, int]:
+    """Counts of a launch whose waves all take the scalar tail loop `iterations` times."""
+    cfg = build_cfg(INS)
+    loop = next(l for l in cfg.loops() if len(l.blocks) == 1)
+    counts = {}
+    for b in cfg.blocks:
+        n = waves * (iterations if b.index in loop.blocks else 1)
+        for i in INS[b.start:b.end]:
+            counts[i.address] = n
+    return counts
+
+
+def test_loop_with_waitcnt_is_the_top_window_and_memory_latency_bound(tmp_path):
+    e = estimate(INS, CO.kernels[0], tail_loop_counts(100), waves=8, grid=(2, 1, 1), block=(256, 1, 1))
+    windows = hot_windows(INS, e)
+    top = windows[0]
+    assert top.kind == "loop" and top.share > 0.5 and top.count == 800
+    assert top.reason == "memory-latency bound (vmcnt waits)"
+    assert all(w.share >= 0.01 for w in windows)
+    assert [w.cycles for w in windows] == sorted((w.cycles for w in windows), reverse=True)
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    (rec / "recovery.json").write_text(json.dumps(
+        {"instructions": [[i.address, 10 + n, i.size] for n, i in enumerate(INS)]}))
+    line_of = load_line_map(rec)
+    windows = hot_windows(INS, e, line_of)
+    first, last = windows[0].lines
+    assert first < last and line_of[windows[0].start] == first
+    listing = Profile("relu_f32", e, INS, windows, line_of).listing()
+    assert "model_cycles" in listing and "window #1" in listing and "0x000016a0" in listing
+
+
+def test_missing_recovery_map(tmp_path):
+    with pytest.raises(ProfileError):
+        load_line_map(tmp_path)
