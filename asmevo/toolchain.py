@@ -37,10 +37,18 @@ class Toolchain:
 
     def run(self, tool: str, args: list[str], *, input: bytes | None = None, cwd: str | None = None) -> bytes:
         """Run a tool; a non-zero exit raises ToolchainError with the tool's first error line."""
-        proc = subprocess.run([self.path(tool), *args], input=input, cwd=cwd, capture_output=True)
+        proc = self.run_unchecked(tool, args, input=input, cwd=cwd)
         if proc.returncode != 0:
             raise ToolchainError(f"{tool} failed: {_first_error(proc.stderr)}")
         return proc.stdout
+
+    def run_unchecked(self, tool: str, args: list[str], *, input: bytes | None = None,
+                      cwd: str | None = None) -> subprocess.CompletedProcess:
+        """Run a tool and return the finished process whatever its exit code."""
+        try:
+            return subprocess.run([self.path(tool), *args], input=input, cwd=cwd, capture_output=True)
+        except OSError as exc:
+            raise ToolchainError(f"cannot run {tool}: {exc.strerror}") from None
 
 
 def _first_error(stderr: bytes) -> str:

@@ -1,6 +1,7 @@
 """NT_AMDGPU_METADATA: the msgpack map describing a code object's kernels, and its notes."""
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
@@ -63,3 +64,63 @@ def decode_metadata(desc: bytes) -> dict:
 
 def encode_metadata(meta: dict) -> bytes:
     return msgpack.packb(meta, use_bin_type=True)
+
+
+_PLAIN_RE = re.compile(r"^[A-Za-z_.$][\w.$\-+/@ ]*$")
+_NUMBERISH_RE = re.compile(r"^[-+]?(?:0[xXoObB])?[0-9a-fA-F_]+$|^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_BOOLISH = frozenset({"true", "false", "True", "False", "TRUE", "FALSE"})
+
+
+def _scalar(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    if _PLAIN_RE.match(text) and not text.endswith(" ") and text not in _BOOLISH and text != "null":
+        return text
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _emit(node, indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for key, value in node.items():
+        if isinstance(value, dict):
+            out.append(f"{pad}{_scalar(key)}:")
+            _emit(value, indent + 2, out)
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            out.append(f"{pad}{_scalar(key)}:")
+            for item in value:
+                sub: list[str] = []
+                _emit(item, indent + 4, sub)
+                out.append(f"{pad}  - {sub[0].lstrip()}" if sub else f"{pad}  - {{}}")
+                out.extend(sub[1:])
+        elif isinstance(value, list):
+            out.append(f"{pad}{_scalar(key)}: [{', '.join(_scalar(v) for v in value)}]")
+        else:
+            out.append(f"{pad}{_scalar(key)}: {_scalar(value)}")
+
+
+def metadata_to_yaml(meta: dict) -> str:
+    """The metadata as the YAML document `.amdgpu_metadata` takes (`---` ... `...`)."""
+    lines = ["---"]
+    _emit(meta, 0, lines)
+    return "\n".join(lines + ["..."]) + "\n"
+
+
+def yaml_lossy_values(meta, path: str = "") -> list[str]:
+    """Paths of values llvm-mc's YAML reader cannot give back unchanged (it infers scalar types
+    from the text whatever the quoting, and has no floats or byte strings)."""
+    if isinstance(meta, dict):
+        return [p for k, v in meta.items() for p in yaml_lossy_values(v, f"{path}/{k}")]
+    if isinstance(meta, list):
+        return [p for i, v in enumerate(meta) for p in yaml_lossy_values(v, f"{path}[{i}]")]
+    if isinstance(meta, (float, bytes)) or meta is None:
+        return [path]
+    if isinstance(meta, int) and not isinstance(meta, bool) and not -(1 << 63) <= meta < (1 << 64):
+        return [path]
+    if isinstance(meta, str) and (meta == "" or meta in _BOOLISH or _NUMBERISH_RE.match(meta)):
+        return [path]
+    return []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterator
 
 from ..errors import DisassemblyError
 from ..toolchain import find_toolchain
@@ -30,40 +31,46 @@ def disassemble_file(path: str) -> Listing:
     return parse_objdump(out.decode(errors="replace"))
 
 
+def iter_objdump(text: str) -> Iterator[tuple[int, str, bytes] | tuple[str, int]]:
+    """Raw records of `llvm-objdump -d` output: `(address, asm text, encoding)` per instruction
+    (asm is '' for undecodable words) and `(symbol, address)` per symbol header."""
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("Disassembly of section") or "file format" in line:
+            continue
+        m = _LINE_RE.match(line)
+        if m:
+            asm, addr, words, _ = m.groups()
+            encoding = b"".join(int(w, 16).to_bytes(4, "little") for w in words.split())
+            yield int(addr, 16), "" if asm.startswith("<unknown>") else asm, encoding
+            continue
+        m = _SYMBOL_RE.match(line.strip())
+        if not m:
+            raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
+        yield m.group(2), int(m.group(1), 16)
+
+
 def parse_objdump(text: str) -> Listing:
     """Parse `llvm-objdump -d` output for an AMDGPU object."""
     instructions: list[Instruction] = []
     symbols: dict[str, int] = {}
-    for line in text.splitlines():
-        if not line.strip() or line.startswith(("Disassembly of section", "\n")) or "file format" in line:
+    for record in iter_objdump(text):
+        if isinstance(record[0], str):
+            symbols[record[0]] = record[1]
             continue
-        m = _SYMBOL_RE.match(line.strip())
-        if m:
-            symbols[m.group(2)] = int(m.group(1), 16)
-            continue
-        m = _LINE_RE.match(line)
-        if not m:
-            raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
-        asm, addr, words, target_sym = m.groups()
-        encoding = b"".join(int(w, 16).to_bytes(4, "little") for w in words.split())
-        address = int(addr, 16)
-        if asm.startswith("<unknown>") or not asm:
+        address, asm, encoding = record
+        if not asm:
             ins = Instruction(".long", address=address, encoding=encoding)
         else:
             ins = parse_instruction(asm)
             ins.address, ins.encoding = address, encoding
         if ins.is_branch:
-            ins.target = _branch_target(ins, target_sym, symbols)
+            ins.target = branch_target(address, encoding)
         instructions.append(ins)
     return Listing(instructions, symbols)
 
 
-def _branch_target(ins: Instruction, target_sym: str | None, symbols: dict[str, int]) -> int:
-    """A SOPP branch jumps to address + 4 + 4 * simm16."""
-    simm = ins.operands[0].value if ins.operands and ins.operands[0].kind == "imm" else None
-    if simm is None:
-        raise DisassemblyError(f"branch without offset at 0x{ins.address:x}: {ins.text()}")
-    simm = int(simm)
-    if simm >= 0x8000:
-        simm -= 0x10000
-    return ins.address + 4 + 4 * simm
+def branch_target(address: int, encoding: bytes) -> int:
+    """A SOPP branch jumps to address + 4 + 4 * simm16 (simm16 = low half of the word; LLVM
+    prints it as a number, or as a symbol name when the object has one there)."""
+    simm = int.from_bytes(encoding[:2], "little", signed=True)
+    return address + 4 + 4 * simm

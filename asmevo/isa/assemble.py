@@ -1,0 +1,73 @@
+"""Batched llvm-mc / ld.lld calls: per-line encodings, object assembly and linking.
+
+Every helper runs one subprocess for a whole list of lines or a whole source, never one per
+instruction.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from ..codeobj.elf import TargetId
+from ..errors import ToolchainError
+from ..toolchain import find_toolchain
+
+TRIPLE = "amdgcn-amd-amdhsa"
+_ENC_RE = re.compile(r";\s*encoding:\s*\[([^\]]*)\]")
+_ERR_RE = re.compile(r"^<stdin>:(\d+):\d+: error: (.*)$")
+
+
+def mc_target_args(target: TargetId) -> list[str]:
+    """llvm-mc options selecting the processor and the target id's feature states."""
+    feats = [f"{'+' if state == 'on' else '-'}{name}"
+             for name, state in (("sramecc", target.sramecc), ("xnack", target.xnack)) if state in ("on", "off")]
+    args = [f"-triple={TRIPLE}", f"-mcpu={target.processor}"]
+    return args + ([f"-mattr={','.join(feats)}"] if feats else [])
+
+
+def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None], dict[int, str]]:
+    """Encode each line (one instruction each, no labels) with one llvm-mc call.
+
+    Returns the encoding per line (None where llvm-mc rejected the line, or where the encoding
+    needs a fixup) and the error message per rejected line index.
+    """
+    source = "\n".join(lines) + "\n"
+    proc = find_toolchain().run_unchecked(
+        "llvm-mc", [*mc_target_args(target), "-show-encoding"], input=source.encode())
+    errors: dict[int, str] = {}
+    for ln in proc.stderr.decode(errors="replace").splitlines():
+        m = _ERR_RE.match(ln)
+        if m:
+            errors.setdefault(int(m.group(1)) - 1, m.group(2))
+    encs = []
+    for ln in proc.stdout.decode(errors="replace").splitlines():
+        m = _ENC_RE.search(ln)
+        if m:
+            items = m.group(1).split(",") if m.group(1) else []
+            encs.append(None if any(not x.startswith("0x") for x in items) else bytes(int(x, 16) for x in items))
+    ok = [i for i in range(len(lines)) if i not in errors]
+    if len(encs) != len(ok):
+        raise ToolchainError(f"llvm-mc printed {len(encs)} encodings for {len(ok)} accepted lines")
+    out: list[bytes | None] = [None] * len(lines)
+    for i, enc in zip(ok, encs):
+        out[i] = enc
+    return out, errors
+
+
+def assemble(source: str, target: TargetId) -> bytes:
+    """Assemble a complete source into a relocatable object (bytes)."""
+    with tempfile.TemporaryDirectory(prefix="asmevo-mc-") as tmp:
+        obj = Path(tmp) / "out.o"
+        find_toolchain().run("llvm-mc", [*mc_target_args(target), "-filetype=obj", "-o", str(obj), "-"],
+                             input=source.encode())
+        return obj.read_bytes()
+
+
+def link(obj: bytes) -> bytes:
+    """Link one relocatable object into a shared code object with ld.lld."""
+    with tempfile.TemporaryDirectory(prefix="asmevo-ld-") as tmp:
+        src, out = Path(tmp) / "in.o", Path(tmp) / "out.co"
+        src.write_bytes(obj)
+        find_toolchain().run("ld.lld", ["-shared", "--no-undefined", "-o", str(out), str(src)])
+        return out.read_bytes()

@@ -1,0 +1,168 @@
+"""Resource scan of an instruction list and the register allocation a kernel must declare.
+
+`scan` finds the highest VGPR/AGPR/SGPR referenced and the use of VCC, flat scratch, the XNACK
+mask, scratch and LDS. `Allocation` is what a descriptor and the metadata declare
+(`.amdhsa_next_free_vgpr`, `.amdhsa_next_free_sgpr`, `.amdhsa_accum_offset`, reserve flags,
+`.vgpr_count`/`.sgpr_count`/`.agpr_count`): `required` derives it from a scan, `declared` reads it
+from a code object, `choose` applies the rebuild policy.
+
+On gfx90a/gfx94x VGPRs and AGPRs share one file: AGPRs start at accum_offset (multiple of 4),
+the total is accum_offset + AGPRs, allocated in granules of 8. Extra SGPRs (VCC, flat scratch,
+XNACK mask) follow LLVM's getNumExtraSGPRs: 6 on targets with architected flat scratch.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+from ..codeobj.descriptor import KernelDescriptor
+from .instruction import Instruction
+
+UNIFIED_VGPR_FILE = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
+ARCHITECTED_FLAT_SCRATCH = frozenset({"gfx940", "gfx941", "gfx942", "gfx950"})
+ADDRESSABLE_SGPRS = 102
+VGPR_GRANULE = 8
+SGPR_GRANULE = 8
+
+_REG_RE = re.compile(r"(?<![\w.$])([vsa])(?:(\d+)|\[(\d+):(\d+)\])(?!\w)")
+_IMPLICIT_VCC = re.compile(
+    r"^(v_cmpx?_\w+_e32|v_cndmask_b32_e32|v_(add|sub|subrev)_co_u32_e32|v_(addc|subb|subbrev)_co_u32_e32|"
+    r"v_div_fmas_f(32|64)\w*|s_cbranch_vccn?z)$")
+
+
+@dataclass
+class ResourceUsage:
+    """What an instruction list touches. Register counts are `highest index + 1` (0 when none)."""
+
+    vgprs: int = 0
+    agprs: int = 0
+    sgprs: int = 0
+    vcc: bool = False
+    flat_scratch: bool = False
+    xnack_mask: bool = False
+    scratch: bool = False
+    lds: bool = False
+
+    def merge(self, other: "ResourceUsage") -> "ResourceUsage":
+        return ResourceUsage(
+            max(self.vgprs, other.vgprs), max(self.agprs, other.agprs), max(self.sgprs, other.sgprs),
+            self.vcc or other.vcc, self.flat_scratch or other.flat_scratch,
+            self.xnack_mask or other.xnack_mask, self.scratch or other.scratch, self.lds or other.lds)
+
+
+def scan_lines(lines: Iterable[str]) -> ResourceUsage:
+    """Scan assembly instruction lines (comments already removed)."""
+    top = {"v": 0, "a": 0, "s": 0}
+    use = ResourceUsage()
+    for line in lines:
+        text = line.strip()
+        if not text or text.startswith("."):
+            continue
+        mnemonic = text.split(None, 1)[0]
+        for file, single, lo, hi in _REG_RE.findall(text):
+            end = int(single) + 1 if single else int(hi) + 1
+            if end > top[file]:
+                top[file] = end
+        if "vcc" in text or _IMPLICIT_VCC.match(mnemonic):
+            use.vcc = True
+        use.flat_scratch |= "flat_scratch" in text
+        use.xnack_mask |= "xnack_mask" in text
+        use.scratch |= mnemonic.startswith("scratch_")
+        use.lds |= mnemonic.startswith("ds_") or (mnemonic.startswith("buffer_") and " lds" in text)
+    use.vgprs, use.agprs, use.sgprs = top["v"], top["a"], top["s"]
+    return use
+
+
+def scan(instructions: Iterable[Instruction]) -> ResourceUsage:
+    """Scan instruction objects (raw data words are skipped)."""
+    return scan_lines(ins.text() for ins in instructions if not ins.is_data)
+
+
+def extra_sgprs(processor: str, vcc: bool, flat_scratch: bool, xnack: bool) -> int:
+    """SGPRs reserved after the last one the code names (gfx9: LLVM's getNumExtraSGPRs)."""
+    extra = 2 if vcc else 0
+    if xnack:
+        extra = 4
+    if flat_scratch or processor in ARCHITECTED_FLAT_SCRATCH:
+        extra = 6
+    return extra
+
+
+def _round(n: int, granule: int) -> int:
+    return -(-n // granule) * granule
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Declared register allocation: descriptor directives and metadata counts."""
+
+    next_free_vgpr: int  # unified VGPR+AGPR total on gfx90a/gfx94x
+    next_free_sgpr: int
+    accum_offset: int
+    reserve_vcc: bool
+    reserve_xnack_mask: bool
+    vgpr_count: int
+    sgpr_count: int
+    agpr_count: int
+
+    def granulated(self, processor: str) -> tuple[int, int]:
+        """(granulated_workitem_vgpr_count, granulated_wavefront_sgpr_count) as llvm-mc encodes them."""
+        sgprs = self.next_free_sgpr + extra_sgprs(processor, self.reserve_vcc, False, self.reserve_xnack_mask)
+        return (-(-max(1, self.next_free_vgpr) // VGPR_GRANULE) - 1,
+                -(-max(1, sgprs) // SGPR_GRANULE) - 1)
+
+
+def hardware_sgprs(desc: KernelDescriptor) -> int:
+    """SGPRs the hardware initialises at wave launch (user SGPRs then system SGPRs)."""
+    f = desc.fields
+    system = sum(f[k] for k in ("enable_sgpr_workgroup_id_x", "enable_sgpr_workgroup_id_y",
+                                "enable_sgpr_workgroup_id_z", "enable_sgpr_workgroup_info",
+                                "enable_private_segment"))
+    return f["user_sgpr_count"] + system
+
+
+def required(use: ResourceUsage, desc: KernelDescriptor, processor: str, *, dispatch_floor: bool = False) -> Allocation:
+    """The smallest allocation that covers `use` (counted like LLVM: registers the code names).
+    `dispatch_floor` also covers the user and system SGPRs the hardware initialises."""
+    vgprs = max(1, use.vgprs)
+    if processor in UNIFIED_VGPR_FILE:
+        accum = _round(vgprs, 4)
+        total = accum + use.agprs if use.agprs else vgprs
+    else:
+        accum, total = 0, max(vgprs, use.agprs)
+    sgprs = max(use.sgprs, hardware_sgprs(desc)) if dispatch_floor else use.sgprs
+    extra = extra_sgprs(processor, use.vcc, use.flat_scratch, use.xnack_mask)
+    return Allocation(total, sgprs, accum, use.vcc, use.xnack_mask, total, sgprs + extra, use.agprs)
+
+
+def declared(desc: KernelDescriptor, meta: dict, processor: str) -> Allocation:
+    """What a code object declares: descriptor capacities (granule-rounded) and metadata counts."""
+    f = desc.fields
+    vgpr_cap = (f["granulated_workitem_vgpr_count"] + 1) * VGPR_GRANULE
+    extra = extra_sgprs(processor, False, False, False)
+    sgpr_cap = (f["granulated_wavefront_sgpr_count"] + 1) * SGPR_GRANULE - extra
+    accum = desc.accum_offset if processor in UNIFIED_VGPR_FILE else 0
+    return Allocation(vgpr_cap, sgpr_cap, accum, False, False, int(meta.get(".vgpr_count", 0)),
+                      int(meta.get(".sgpr_count", 0)), int(meta.get(".agpr_count", 0)))
+
+
+def choose(need: Allocation, have: Allocation, shrink: bool, need0: Allocation | None = None) -> Allocation:
+    """Rebuild policy. Descriptor values: never below `need`; K0's (`have`) kept where larger
+    unless `shrink`. Metadata counts: K0's kept while the code needs no more than K0's code did
+    (`need0`; hand-written objects count differently from LLVM), else raised to `need`."""
+    if shrink:
+        return need
+    accum = max(need.accum_offset, have.accum_offset)
+    unified = accum + need.agpr_count if need.agpr_count else 0
+    total = max(have.next_free_vgpr, need.next_free_vgpr, unified)
+    base = need0 or need
+
+    def count(attr: str, floor: int = 0) -> int:
+        mine, theirs, before = getattr(need, attr), getattr(have, attr), getattr(base, attr)
+        return theirs if mine <= before and floor <= before else max(mine, theirs, floor)
+
+    return replace(
+        need, next_free_vgpr=total, next_free_sgpr=max(need.next_free_sgpr, have.next_free_sgpr),
+        accum_offset=accum, vgpr_count=count("vgpr_count", unified), sgpr_count=count("sgpr_count"),
+        agpr_count=count("agpr_count"))

@@ -1,0 +1,259 @@
+"""Rebuild a code object from a recovered (possibly edited) source and its recovery.json.
+
+Before assembling, each kernel's code is rescanned and its register directives and metadata
+counts are regenerated: never below what the code needs, and K0's larger values kept unless
+`shrink`. The ABI is frozen: kernel symbols, kernarg size/alignment/arguments, wavefront size and
+workgroup limits must match recovery.json, or the rebuild is refused.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .codeobj.descriptor import KernelDescriptor
+from .codeobj.directives import clamp_allocation
+from .codeobj.elf import CodeObject, TargetId
+from .codeobj.metadata import metadata_to_yaml
+from .errors import AsmEvoError, RebuildError, ToolchainError
+from .isa.assemble import assemble, link
+from .isa.resources import Allocation, choose, declared, required, scan_lines
+
+ABI_METADATA_KEYS = (".name", ".symbol", ".kernarg_segment_size", ".kernarg_segment_align", ".args",
+                     ".wavefront_size", ".max_flat_workgroup_size", ".reqd_workgroup_size",
+                     ".workgroup_size_hint", ".uniform_work_group_size")
+ABI_DESCRIPTOR_FIELDS = ("kernarg_size", "kernarg_preload_spec_length", "kernarg_preload_spec_offset",
+                         "enable_wavefront_size32")
+_RESOURCE_DIRECTIVES = (".amdhsa_next_free_vgpr", ".amdhsa_next_free_sgpr", ".amdhsa_accum_offset",
+                        ".amdhsa_reserve_vcc")
+_INT_RE = re.compile(r"^[-+]?(?:0x[0-9a-fA-F]+|\d+)$")
+_CALLS = re.compile(r"^\s*s_(swappc|setpc)_b64\b", re.M)
+
+
+@dataclass
+class Rebuilt:
+    """A rebuilt code object and what the rebuild decided per kernel."""
+
+    data: bytes
+    allocations: dict[str, Allocation]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _strip(line: str) -> str:
+    return line.split(";", 1)[0].split("//", 1)[0].strip()
+
+
+def _llvm_yaml(node):
+    """Scalars typed the way llvm-mc's YAML reader types them (ints and booleans inferred)."""
+    if isinstance(node, dict):
+        return {k: _llvm_yaml(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_llvm_yaml(v) for v in node]
+    if node in ("true", "false"):
+        return node == "true"
+    if _INT_RE.match(node):
+        return int(node, 0)
+    return node
+
+
+@dataclass
+class _Source:
+    lines: list[str]
+    functions: dict[str, list[str]]  # symbol -> its instruction lines
+    blocks: dict[str, tuple[int, int]]  # kernel -> (.amdhsa_kernel line, .end_amdhsa_kernel line)
+    metadata_span: tuple[int, int] | None
+
+
+def _parse(text: str, symbols: set[str]) -> _Source:
+    lines = text.splitlines()
+    functions: dict[str, list[str]] = {}
+    blocks: dict[str, tuple[int, int]] = {}
+    section, current, meta_start, meta_span, block = ".text", None, None, None, None
+    for i, raw in enumerate(lines):
+        line = _strip(raw)
+        if meta_start is not None:
+            if line == ".end_amdgpu_metadata":
+                meta_span, meta_start = (meta_start, i), None
+            continue
+        if not line:
+            continue
+        if line == ".amdgpu_metadata":
+            meta_start = i
+        elif line.startswith(".amdhsa_kernel "):
+            block = (line.split(None, 1)[1].strip(), i)
+        elif line == ".end_amdhsa_kernel" and block:
+            blocks[block[0]] = (block[1], i)
+            block = None
+        elif line in (".text", ".rodata", ".data", ".bss") or line.startswith(".section "):
+            name = line.split()[1].split(",")[0] if line.startswith(".section ") else line
+            section = ".text" if name == ".text" else "data"
+        elif line.endswith(":") and section == ".text":
+            if line[:-1] in symbols:
+                current = line[:-1]
+                functions.setdefault(current, [])
+        elif section == ".text" and not line.startswith(".") and current is not None:
+            functions[current].append(line)
+    return _Source(lines, functions, blocks, meta_span)
+
+
+def _set_directive(lines: list[str], span: tuple[int, int], directive: str, value: int) -> None:
+    start, end = span
+    for i in range(start + 1, end):
+        parts = _strip(lines[i]).split()
+        if parts and parts[0] == directive:
+            lines[i] = f"\t\t{directive} {value}"
+            return
+    lines.insert(end, f"\t\t{directive} {value}")
+
+
+def _block_values(lines: list[str], span: tuple[int, int]) -> dict[str, int]:
+    out = {}
+    for i in range(span[0] + 1, span[1]):
+        parts = _strip(lines[i]).split()
+        if len(parts) == 2 and _INT_RE.match(parts[1]):
+            out[parts[0]] = int(parts[1], 0)
+    return out
+
+
+def _check_metadata_abi(kernels: list[dict], meta: dict, origin: str) -> None:
+    got = {k.get(".name"): k for k in meta.get("amdhsa.kernels", [])}
+    want = {k["name"]: k["metadata"] for k in kernels}
+    if set(got) != set(want):
+        raise RebuildError(f"{origin}: kernels changed: metadata has {sorted(got)}, K0 has {sorted(want)}")
+    for name, k0 in want.items():
+        for key in ABI_METADATA_KEYS:
+            if got[name].get(key) != k0.get(key):
+                raise RebuildError(f"{origin}: ABI change in kernel {name}: metadata {key} is "
+                                   f"{got[name].get(key)!r}, K0 has {k0.get(key)!r}")
+
+
+def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str = "<source>") -> Rebuilt:
+    """Rebuild from source text and the recovery info; returns the linked code object bytes."""
+    target = TargetId(info["processor"], *_features(info["target"]))
+    processor = target.processor
+    kernels = info["kernels"]
+    fnames = {k["name"] for k in kernels} | {f["name"] for f in info.get("functions", [])}
+    src = _parse(text, fnames)
+    lines = list(src.lines)
+    warnings: list[str] = []
+    if src.metadata_span is None:
+        raise RebuildError(f"{origin}: no .amdgpu_metadata block")
+    m0, m1 = src.metadata_span
+    try:
+        meta = _llvm_yaml(yaml.load("\n".join(lines[m0 + 1:m1]), Loader=yaml.BaseLoader))
+    except yaml.YAMLError as exc:
+        raise RebuildError(f"{origin}: metadata YAML does not parse: {str(exc).splitlines()[0]}") from None
+    if not isinstance(meta, dict):
+        raise RebuildError(f"{origin}: metadata YAML is not a map")
+    _check_metadata_abi(kernels, meta, origin)
+    helpers = [ln for name, body in src.functions.items() if name not in {k["name"] for k in kernels}
+               for ln in body]
+    allocations: dict[str, Allocation] = {}
+    meta_by_name = {k[".name"]: k for k in meta["amdhsa.kernels"]}
+    meta_changed = False
+    # Edit from the last block backwards so earlier spans stay valid when lines are inserted.
+    for k in sorted(kernels, key=lambda k: -src.blocks.get(k["name"], (-1, -1))[0]):
+        name = k["name"]
+        if name not in src.blocks:
+            raise RebuildError(f"{origin}: no .amdhsa_kernel block for kernel {name}")
+        if name not in src.functions:
+            raise RebuildError(f"{origin}: kernel symbol {name} is not defined in .text")
+        body = src.functions[name]
+        use = scan_lines(body + (helpers if _CALLS.search("\n".join(body)) else []))
+        desc = _descriptor(k)
+        if use.scratch and not desc["enable_private_segment"]:
+            raise RebuildError(f"{origin}: kernel {name} uses scratch but K0 enables no private segment")
+        need = required(use, desc, processor, dispatch_floor=shrink)
+        alloc = choose(need, declared(desc, k["metadata"], processor), shrink, Allocation(**k["k0_need"]))
+        allocations[name] = alloc
+        span = src.blocks[name]
+        values = _block_values(lines, span)
+        if values.get(".amdhsa_kernarg_size") != desc.kernarg_size:
+            raise RebuildError(f"{origin}: ABI change in kernel {name}: .amdhsa_kernarg_size is "
+                               f"{values.get('.amdhsa_kernarg_size')}, K0 has {desc.kernarg_size}")
+        eff = clamp_allocation(alloc)
+        for directive, value in zip(_RESOURCE_DIRECTIVES, (eff.next_free_vgpr, eff.next_free_sgpr,
+                                                           eff.accum_offset, int(eff.reserve_vcc))):
+            if directive == ".amdhsa_accum_offset" and directive not in values:
+                continue
+            _set_directive(lines, span, directive, value)
+        entry = meta_by_name[name]
+        for key, value in ((".vgpr_count", alloc.vgpr_count), (".sgpr_count", alloc.sgpr_count),
+                           (".agpr_count", alloc.agpr_count)):
+            if key in entry and entry[key] != value:
+                entry[key] = value
+                meta_changed = True
+    if meta_changed:
+        m0, m1 = _parse("\n".join(lines), fnames).metadata_span
+        lines[m0 + 1:m1] = metadata_to_yaml(meta).splitlines()
+    try:
+        data = bytearray(link(assemble("\n".join(lines) + "\n", target)))
+    except ToolchainError as exc:
+        raise RebuildError(str(exc).replace("<stdin>", origin)) from None
+    return Rebuilt(_finish(data, info, origin), allocations, warnings)
+
+
+def _features(target_id: str) -> tuple[str | None, str | None]:
+    states = {"+": "on", "-": "off"}
+    found = {part[:-1]: states[part[-1]] for part in target_id.split(":")[1:] if part[-1] in states}
+    return found.get("sramecc", "any"), found.get("xnack", "any")
+
+
+def _descriptor(k: dict) -> KernelDescriptor:
+    return KernelDescriptor.decode(bytes.fromhex(k["descriptor_bytes"]))
+
+
+def _finish(data: bytearray, info: dict, origin: str) -> bytes:
+    """Write carried descriptor fields and check the frozen ABI on the linked object."""
+    try:
+        co = CodeObject(bytes(data), origin)
+    except AsmEvoError as exc:
+        raise RebuildError(f"{origin}: rebuilt object is unreadable: {exc}") from None
+    by_name = {k.name: k for k in co.kernels}
+    for k in info["kernels"]:
+        kernel = by_name.get(k["name"])
+        if kernel is None:
+            raise RebuildError(f"{origin}: kernel symbol {k['name']} missing from the rebuilt object")
+        desc, k0 = kernel.descriptor, _descriptor(k)
+        for name, value in k["carried_fields"].items():
+            if name.startswith("granulated_"):
+                value = max(value, desc.fields[name])
+            desc.fields[name] = value
+        desc.reserved = bytes.fromhex(k["descriptor_reserved"])
+        for name in ABI_DESCRIPTOR_FIELDS:
+            if desc.as_dict()[name] != k0.as_dict()[name]:
+                raise RebuildError(f"{origin}: ABI change in kernel {k['name']}: descriptor {name} is "
+                                   f"{desc.as_dict()[name]}, K0 has {k0.as_dict()[name]}")
+        off = co.address_to_offset(kernel.descriptor_address)
+        data[off:off + 64] = desc.encode()
+    return bytes(data)
+
+
+def load_info(source_path: Path) -> dict:
+    info_path = source_path.parent / "recovery.json"
+    try:
+        return json.loads(info_path.read_text())
+    except FileNotFoundError:
+        raise RebuildError(f"{info_path}: missing (run `asmevo recover` first; the rebuild needs it)") from None
+    except (OSError, ValueError) as exc:
+        raise RebuildError(f"{info_path}: unreadable ({exc})") from None
+
+
+def rebuild(source_path: str | Path, out_path: str | Path, *, shrink: bool = False) -> Rebuilt:
+    """Rebuild `DIR/<name>.s` (with DIR/recovery.json) into `out_path`."""
+    src = Path(source_path)
+    try:
+        text = src.read_text()
+    except FileNotFoundError:
+        raise RebuildError(f"{src}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RebuildError(f"{src}: cannot read ({exc})") from None
+    result = rebuild_source(text, load_info(src), shrink=shrink, origin=str(src))
+    try:
+        Path(out_path).write_bytes(result.data)
+    except OSError as exc:
+        raise RebuildError(f"cannot write {out_path}: {exc.strerror}") from None
+    return result

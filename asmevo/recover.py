@@ -1,0 +1,382 @@
+"""Lossless recovery of a code object as an assembly source llvm-mc accepts, plus recovery.json.
+
+The source holds the target id, code-object version, every text byte (instructions with symbolic
+branch labels; instructions llvm-mc would not re-encode to their original bytes as raw `.long`
+words with the original text in a comment), the text symbols, data sections, one
+`.amdhsa_kernel` block per kernel and the metadata as `.amdgpu_metadata` YAML. recovery.json
+records what the rebuild must preserve and maps source lines to addresses.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .codeobj.descriptor import KernelDescriptor
+from .codeobj.directives import carried_fields, kernel_block
+from .codeobj.elf import CodeObject
+from .codeobj.metadata import metadata_to_yaml, yaml_lossy_values
+from .errors import AsmEvoError, CodeObjectError
+from .isa.assemble import encode_lines
+from .isa.disasm import branch_target, iter_objdump
+from .isa.instruction import BRANCH_MNEMONICS
+from .isa.resources import declared, required, scan_lines
+from .toolchain import find_toolchain
+
+S_NOP_0 = 0xBF800000
+MAX_FUNC_ALIGN_LOG2 = 8
+# Sections ld.lld synthesises; everything else allocated is carried as data.
+LINKER_SECTIONS = frozenset({".note", ".dynsym", ".gnu.hash", ".hash", ".dynstr", ".dynamic",
+                             ".relro_padding", ".text", ".rodata"})
+_IDENT_RE = re.compile(r"^[A-Za-z_.$][\w.$]*$")
+
+
+@dataclass
+class Item:
+    """One run of text bytes: an instruction (text) or raw words (text None)."""
+
+    address: int
+    encoding: bytes
+    text: str | None
+    original: str = ""
+    branch_target: int | None = None
+    note: str = ""
+
+
+@dataclass
+class Recovered:
+    """The recovered source and the recovery.json content."""
+
+    name: str
+    source: str
+    info: dict
+    warnings: list[str] = field(default_factory=list)
+
+    def write(self, outdir: str | Path) -> Path:
+        out = Path(outdir)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            src = out / f"{self.name}.s"
+            src.write_text(self.source)
+            (out / "recovery.json").write_text(json.dumps(self.info, indent=1, default=_json_default) + "\n")
+        except OSError as exc:
+            raise AsmEvoError(f"cannot write to {out}: {exc.strerror}") from None
+        return src
+
+
+def _json_default(obj):
+    if isinstance(obj, bytes):
+        return obj.hex()
+    raise TypeError(type(obj).__name__)
+
+
+def _symbols(co: CodeObject) -> list[dict]:
+    symtab = co.elf.get_section_by_name(".symtab") or co.elf.get_section_by_name(".dynsym")
+    out = []
+    for sym in symtab.iter_symbols():
+        shndx = sym["st_shndx"]
+        if not sym.name or not isinstance(shndx, int) or shndx == 0:
+            continue
+        out.append({"name": sym.name, "address": sym["st_value"], "size": sym["st_size"],
+                    "type": sym["st_info"]["type"], "bind": sym["st_info"]["bind"],
+                    "visibility": sym["st_other"]["visibility"], "section": co.elf.get_section(shndx).name})
+    return out
+
+
+def disassemble_text(co: CodeObject) -> list[Item]:
+    """The text section as Items (one llvm-objdump call); raises when it does not cover the text."""
+    text = co.text
+    out = find_toolchain().run("llvm-objdump", ["-d", "--section=.text", co.path])
+    items = []
+    for record in iter_objdump(out.decode(errors="replace")):
+        if isinstance(record[0], str):
+            continue
+        address, asm, enc = record
+        items.append(Item(address, enc, asm or None, asm))
+    covered = sum(len(i.encoding) for i in items)
+    if covered != text["size"] or (items and items[0].address != text["address"]):
+        raise CodeObjectError(f"{co.path}: disassembly covers {covered} of {text['size']} text bytes")
+    return items
+
+
+def _check_encodings(items: list[Item], co: CodeObject) -> list[dict]:
+    """Re-encode every instruction in one llvm-mc call; mismatches become raw words."""
+    check, index = [], []
+    for i, item in enumerate(items):
+        if item.text is None:
+            continue
+        mnemonic = item.text.split(None, 1)[0]
+        if mnemonic in BRANCH_MNEMONICS and len(item.encoding) == 4:
+            item.branch_target = branch_target(item.address, item.encoding)
+            simm = int.from_bytes(item.encoding[:2], "little", signed=True)
+            item.text = f"{mnemonic} {simm}"
+        check.append(item.text)
+        index.append(i)
+    encs, errors = encode_lines(check, co.target)
+    raw = []
+    for k, (i, enc) in enumerate(zip(index, encs)):
+        item = items[i]
+        if enc == item.encoding:
+            continue
+        reason = errors.get(k) or ("re-encodes as " + enc.hex() if enc is not None else "needs a fixup")
+        item.text, item.branch_target, item.note = None, None, reason
+        raw.append({"address": item.address, "text": item.original, "reason": reason})
+    return raw
+
+
+def _func_align(address: int, text_addr: int, text_align_log2: int) -> int:
+    offset = address - text_addr
+    k = 0
+    while k < min(MAX_FUNC_ALIGN_LOG2, text_align_log2) and offset % (1 << (k + 1)) == 0:
+        k += 1
+    return k
+
+
+def _is_padding(item: Item) -> bool:
+    return item.text is not None and item.encoding == S_NOP_0.to_bytes(4, "little")
+
+
+class _Emitter:
+    """Accumulates source lines and the line number of each text address."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.line_of: list[list[int]] = []
+
+    def add(self, line: str) -> int:
+        self.lines.append(line)
+        return len(self.lines)
+
+
+def recover(path: str | Path) -> Recovered:
+    """Recover the code object at `path`."""
+    co = CodeObject.from_path(path)
+    name = Path(path).stem
+    text = co.text
+    text_align_log2 = max(0, (co.elf.get_section_by_name(".text")["sh_addralign"] or 1).bit_length() - 1)
+    items = disassemble_text(co)
+    raw = _check_encodings(items, co)
+    symbols = _symbols(co)
+    kernels = {k.name: k for k in co.kernels}
+    text_syms = sorted((s for s in symbols if s["section"] == ".text"), key=lambda s: s["address"])
+    funcs = [s for s in text_syms if s["type"] == "STT_FUNC"]
+    boundaries = {item.address for item in items} | {text["address"] + text["size"]}
+    warnings = []
+
+    labels: dict[int, str] = {}
+    used_names = {s["name"] for s in symbols}
+    seen: dict[str, int] = {}
+    for s in text_syms:
+        seen[s["name"]] = seen.get(s["name"], 0) + 1
+    for s in text_syms:
+        if s["type"] != "STT_FUNC" and s["address"] in boundaries and _IDENT_RE.match(s["name"]) \
+                and seen[s["name"]] == 1 and s["address"] not in labels:
+            labels[s["address"]] = s["name"]
+        elif s["type"] != "STT_FUNC":
+            warnings.append(f"local symbol {s['name']} at 0x{s['address']:x} not kept")
+    func_at = {f["address"]: f for f in funcs}
+    unlabeled = []
+    for item in items:
+        tgt = item.branch_target
+        if tgt is None:
+            continue
+        if tgt in boundaries and text["address"] <= tgt <= text["address"] + text["size"]:
+            if tgt not in labels and tgt not in func_at:
+                labels[tgt] = f".Lbb_{tgt:x}"
+        else:
+            unlabeled.append(item.address)
+            warnings.append(f"branch at 0x{item.address:x} targets 0x{tgt:x}, not an instruction: kept numeric")
+            item.branch_target = None
+            simm = int.from_bytes(item.encoding[:2], "little", signed=True)
+            item.text = f"{item.text.split()[0]} {simm}"
+
+    def target_name(addr: int) -> str:
+        return func_at[addr]["name"] if addr in func_at and addr not in labels else labels[addr]
+
+    ends: dict[int, list[str]] = {}
+    for f in funcs:
+        end = f["address"] + f["size"]
+        if f["size"] and end in boundaries:
+            ends.setdefault(end, []).append(f["name"])
+
+    em = _Emitter()
+    em.add(f"; Recovered by asmevo from {Path(path).name}")
+    em.add(f'\t.amdgcn_target "{co.target}"')
+    em.add(f"\t.amdhsa_code_object_version {co.code_object_version}")
+    em.add("\t.text")
+    em.add(f"\t.p2align {text_align_log2}")
+    positions: list[list[int]] = []
+    next_func = sorted(func_at)
+    fi = 0
+    i = 0
+    while i < len(items):
+        item = items[i]
+        addr = item.address
+        for fname in ends.get(addr, []):
+            em.add(f".Lend_{fname}:")
+        # Elastic alignment padding: a run of s_nop 0 right before an aligned function start.
+        while fi < len(next_func) and next_func[fi] < addr:
+            fi += 1
+        if _is_padding(item) and fi < len(next_func) and addr not in labels:
+            j = i
+            while j < len(items) and _is_padding(items[j]) and items[j].address not in labels \
+                    and items[j].address not in func_at and (j == i or items[j].address not in ends):
+                j += 1
+            nxt = next_func[fi]
+            if j < len(items) and items[j].address == nxt:
+                k = _func_align(nxt, text["address"], text_align_log2)
+                if nxt - addr < (1 << k):
+                    em.add(f"\t.p2align {k}                                ; padding to 0x{nxt:x}")
+                    for pad in items[i:j]:
+                        positions.append([pad.address, 0, 4])
+                    i = j
+                    continue
+        if addr in func_at:
+            f = func_at[addr]
+            fname = f["name"]
+            if f["visibility"] == "STV_PROTECTED":
+                em.add(f"\t.protected {fname}")
+            elif f["visibility"] == "STV_HIDDEN":
+                em.add(f"\t.hidden {fname}")
+            em.add(f"\t.{'globl' if f['bind'] == 'STB_GLOBAL' else 'weak' if f['bind'] == 'STB_WEAK' else 'local'} {fname}")
+            em.add(f"\t.p2align {_func_align(addr, text['address'], text_align_log2)}")
+            em.add(f"\t.type {fname},@function")
+            em.add(f"{fname}:" + ("                          ; kernel" if fname in kernels else ""))
+        if addr in labels:
+            em.add(f"{labels[addr]}:")
+        if _is_padding(item) and fi >= len(next_func) and addr not in labels and addr not in func_at:
+            rest = items[i:]
+            if all(_is_padding(r) and r.address not in labels for r in rest) and not any(
+                    r.address in ends for r in rest[1:]):
+                em.add(f"\t.fill {len(rest)}, 4, 0x{S_NOP_0:08x}".ljust(48) + f"; 0x{addr:x}: trailing s_nop 0 padding")
+                positions.extend([r.address, 0, 4] for r in rest)
+                break
+        if item.text is None:
+            words = [int.from_bytes(item.encoding[k:k + 4], "little") for k in range(0, len(item.encoding), 4)]
+            body = ", ".join(f"0x{w:08x}" for w in words)
+            why = f"  ({item.note})" if item.note else ""
+            line = em.add(f"\t.long {body}".ljust(48) + f"; 0x{addr:x}: {item.original or '<unknown>'}{why}")
+        elif item.branch_target is not None:
+            line = em.add(f"\t{item.text.split()[0]} {target_name(item.branch_target)}".ljust(48) + f"; 0x{addr:x}")
+        else:
+            line = em.add(f"\t{item.text}".ljust(48) + f"; 0x{addr:x}")
+        positions.append([addr, line, len(item.encoding)])
+        i += 1
+    end_addr = text["address"] + text["size"]
+    for fname in ends.get(end_addr, []):
+        em.add(f".Lend_{fname}:")
+    for f in funcs:
+        if f["size"]:
+            end = f["address"] + f["size"]
+            em.add(f"\t.size {f['name']}, " + (f".Lend_{f['name']}-{f['name']}" if f["name"] in ends.get(end, [])
+                                               else str(f["size"])))
+
+    data_sections = _emit_data(co, symbols, em, warnings)
+
+    infos = []
+    em.add("\t.rodata")
+    starts = sorted(func_at) + [text["address"] + text["size"]]
+    for kernel in co.kernels:
+        have = declared(kernel.descriptor, kernel.metadata, co.target.processor)
+        need0 = required(scan_lines(_function_texts(items, kernel.code_address, starts)), kernel.descriptor,
+                         co.target.processor)
+        em.add("\t.p2align 6")
+        for line in kernel_block(kernel.name, kernel.descriptor, co.target, have):
+            em.add(line)
+        carried = carried_fields(kernel.descriptor, co.target, have)
+        if kernel.descriptor.reserved != KernelDescriptor.decode(bytes(64)).reserved:
+            warnings.append(f"kernel {kernel.name}: reserved descriptor bytes are not zero (carried)")
+        infos.append({
+            "name": kernel.name, "descriptor_symbol": kernel.metadata.get(".symbol", f"{kernel.name}.kd"),
+            "code_address": kernel.code_address, "code_size": kernel.code_size,
+            "entry_address": kernel.entry_address, "descriptor_address": kernel.descriptor_address,
+            "descriptor": kernel.descriptor.as_dict(), "descriptor_bytes": kernel.descriptor.encode().hex(),
+            "descriptor_reserved": kernel.descriptor.reserved.hex(),
+            "carried_fields": carried, "k0_need": asdict(need0), "metadata": kernel.metadata})
+    lossy = yaml_lossy_values(co.metadata)
+    em.add("\t.amdgpu_metadata")
+    for line in metadata_to_yaml(co.metadata).splitlines():
+        em.add(line)
+    em.add("\t.end_amdgpu_metadata")
+
+    info = {
+        "source": f"{name}.s", "input": str(path), "target": str(co.target),
+        "processor": co.target.processor, "code_object_version": co.code_object_version,
+        "e_flags": co.elf.header["e_flags"],
+        "text": {"address": text["address"], "size": text["size"], "alignment": 1 << text_align_log2},
+        "kernels": infos,
+        "functions": [{k: f[k] for k in ("name", "address", "size", "bind", "visibility")}
+                      for f in funcs if f["name"] not in kernels],
+        "data_sections": data_sections,
+        "metadata": co.metadata, "metadata_lossy": lossy,
+        "raw_words": raw, "numeric_branches": unlabeled,
+        "instructions": positions,
+    }
+    return Recovered(name, "\n".join(em.lines) + "\n", info, warnings)
+
+
+def _function_texts(items: list[Item], start: int, starts: list[int]) -> list[str]:
+    """Instruction texts from `start` to the next function start (raw words excluded)."""
+    end = min((s for s in starts if s > start), default=start)
+    return [i.text for i in items if start <= i.address < end and i.text is not None]
+
+
+def _emit_data(co: CodeObject, symbols: list[dict], em: _Emitter, warnings: list[str]) -> list[str]:
+    """Emit allocated non-text sections (other than the kernel descriptors) with their symbols."""
+    kd_ranges = [(k.descriptor_address, k.descriptor_address + 64) for k in co.kernels]
+    emitted = []
+    for sec in co.elf.iter_sections():
+        flags = sec["sh_flags"]
+        if not flags & 0x2 or sec.name in (".text",) or flags & 0x4:
+            continue
+        if sec.name in LINKER_SECTIONS and sec.name != ".rodata":
+            continue
+        if sec["sh_type"] not in ("SHT_PROGBITS", "SHT_NOBITS"):
+            continue
+        base, size = sec["sh_addr"], sec["sh_size"]
+        spans = [(base, base + size)]
+        for lo, hi in kd_ranges:
+            spans = [s for a, b in spans for s in ((a, min(b, lo)), (max(a, hi), b)) if s[0] < s[1]]
+        if sec.name == ".rodata":
+            data = sec.data()
+            spans = [(a, b) for a, b in spans if any(data[a - base:b - base])
+                     or any(a <= s["address"] < b for s in symbols if s["section"] == ".rodata")]
+        if not spans:
+            continue
+        nobits = sec["sh_type"] == "SHT_NOBITS"
+        writable = "w" if flags & 0x1 else ""
+        kind = "@nobits" if nobits else "@progbits"
+        em.add(f'\t.section {sec.name},"a{writable}",{kind}')
+        em.add(f"\t.p2align {max(0, (sec['sh_addralign'] or 1).bit_length() - 1)}")
+        data = b"" if nobits else sec.data()
+        secsyms = sorted((s for s in symbols if s["section"] == sec.name
+                          and not s["name"].endswith(".kd")), key=lambda s: s["address"])
+        for a, b in spans:
+            pos = a
+            for s in [s for s in secsyms if a <= s["address"] < b] + [None]:
+                stop = s["address"] if s else b
+                if stop > pos:
+                    if nobits:
+                        em.add(f"\t.zero {stop - pos}")
+                    for k in range(pos, stop, 16) if not nobits else ():
+                        chunk = data[k - base:min(stop, k + 16) - base]
+                        em.add("\t.byte " + ", ".join(f"0x{x:02x}" for x in chunk))
+                    pos = stop
+                if s is None:
+                    break
+                if s["bind"] == "STB_GLOBAL":
+                    em.add(f"\t.globl {s['name']}")
+                if s["visibility"] == "STV_PROTECTED":
+                    em.add(f"\t.protected {s['name']}")
+                elif s["visibility"] == "STV_HIDDEN":
+                    em.add(f"\t.hidden {s['name']}")
+                if s["type"] == "STT_OBJECT":
+                    em.add(f"\t.type {s['name']},@object")
+                em.add(f"{s['name']}:")
+                if s["size"]:
+                    em.add(f"\t.size {s['name']}, {s['size']}")
+        emitted.append(sec.name)
+    if emitted:
+        warnings.append(f"data sections carried: {', '.join(emitted)}")
+    return emitted
