@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-F16_BITS = (5, 10, 15)   # (exponent bits, mantissa bits, bias)
-BF16_BITS = (8, 7, 127)
-
 # --------------------------------------------------------------------------------------- helpers
 
 
@@ -107,9 +104,9 @@ def _f32_fields(x) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return sign, np.maximum(exp, 1), sig, exp == 0xFF
 
 
-def _encode_small(x, ebits: int, mbits: int, bias: int, rounding: str
+def _encode_small(x, mbits: int, bias: int, rounding: str
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Round finite f32 `x` to a format with `ebits`/`mbits`/`bias` and unbounded exponent.
+    """Round finite f32 `x` to a format with `mbits`/`bias` and an unbounded exponent.
 
     Returns (sign, magnitude code, is_nan_or_inf): the magnitude code is
     ``(biased exponent << mbits) | mantissa`` and may exceed the format's largest finite
@@ -145,7 +142,7 @@ def f32_to_f16(u32, rounding: str = "rne") -> np.ndarray:
     results are produced; f32 denormal inputs round to +-0 (or +-0 under RTZ). NaN -> quiet
     NaN keeping sign and the top 9 payload bits."""
     b = _uint(u32, np.uint32)
-    sign, mag, special = _encode_small(b, 5, 10, 15, rounding)
+    sign, mag, special = _encode_small(b, 10, 15, rounding)
     limit = 0x7C00 if rounding == "rne" else 0x7BFF
     mag = np.minimum(mag, limit)
     man = (b & 0x7FFFFF).astype(np.int64)
@@ -241,7 +238,7 @@ def f32_to_fp8(u32, fmt: str, saturate: bool = False, rounding: str = "rne",
       with probability equal to its position between the two neighbours.
     The saturation of infinities and the exact SR bit selection are choices made here, not
     observed on silicon."""
-    ebits, mbits, bias, kind = FP8_FORMATS[fmt]
+    _, mbits, bias, kind = FP8_FORMATS[fmt]
     x = _uint(u32, np.uint32)
     if rounding == "sr":
         if sr_random is None:
@@ -254,7 +251,7 @@ def f32_to_fp8(u32, fmt: str, saturate: bool = False, rounding: str = "rne",
         base = np.maximum(e - 1, 0) << mbits
         mag = base + (((sig >> extra) + rnd) >> drop)
     else:
-        sign, mag, special = _encode_small(x, ebits, mbits, bias, rounding)
+        sign, mag, special = _encode_small(x, mbits, bias, rounding)
     max_code = {"fnuz": 0x7F, "fn": 0x7E, "ieee": 0x7B}[kind]
     is_nan = (x & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
     over = special | (mag > max_code)

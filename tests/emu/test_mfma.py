@@ -5,7 +5,6 @@ by an independent per-element packer, and Triton's own MFMA linear layouts (the 
 gfx942 code generator relies on). Compiled HIP/Triton kernels confirm mnemonics, operand
 sizes and Triton's operand order."""
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -342,18 +341,16 @@ def test_xf32_drops_low_mantissa_bits():
 
 # ------------------------------------------------------------- Triton's MFMA layouts
 
-_TRITON_KEEPALIVE: list = []   # the MLIR context must outlive every layout query
-
-
-def _triton_layouts():
+@pytest.fixture(scope="module")
+def triton_layout():
+    """get(instr_shape, transposed, bitwidth, operand=None, k_width=1) -> (reg_bases,
+    lane_bases) of Triton's gfx942 MFMA layout (the MLIR context lives for the module)."""
     gl = pytest.importorskip("triton.experimental.gluon.language")
     from triton._C.libtriton import gluon_ir, ir
     from triton.experimental.gluon.language import amd
-    if not _TRITON_KEEPALIVE:
-        ctx = ir.context()
-        ir.load_dialects(ctx)
-        _TRITON_KEEPALIVE.extend([ctx, gluon_ir.GluonOpBuilder(ctx)])
-    builder = _TRITON_KEEPALIVE[1]
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    builder = gluon_ir.GluonOpBuilder(ctx)
 
     def get(instr, transposed, bitwidth, operand=None, k_width=1):
         layout = amd.AMDMFMALayout(version=3, instr_shape=list(instr), transposed=transposed,
@@ -367,7 +364,8 @@ def _triton_layouts():
         ll = builder.to_linear_layout(layout._to_ir(builder), shape)
         return ll.reg_bases, ll.lane_bases
 
-    return get
+    yield get
+    del builder, ctx
 
 
 def _apply(bases_reg, bases_lane, reg: int, lane: int) -> tuple[int, int]:
@@ -394,8 +392,8 @@ TRITON_CASES = [  # (mnemonic, Triton instrShape, kWidth)
 
 
 @pytest.mark.parametrize("name,instr,k_width", TRITON_CASES)
-def test_layouts_match_triton(name, instr, k_width):
-    get = _triton_layouts()
+def test_layouts_match_triton(name, instr, k_width, triton_layout):
+    get = triton_layout
     f = mfma.info(name)
     bitwidth = 64 if f.out_type == "f64" else 32
     a_lane, a_el = mfma.input_layout(name, "a")
@@ -419,9 +417,9 @@ def test_layouts_match_triton(name, instr, k_width):
                 assert (d_reg[0, i, j], d_lane[0, i, j]) == (el * width, lane)
 
 
-def test_4x4_blocks_match_triton_4x64():
+def test_4x4_blocks_match_triton_4x64(triton_layout):
     """Triton's 4x64 tile is v_mfma_*_4x4x4_16b with block b as columns 4b..4b+3."""
-    get = _triton_layouts()
+    get = triton_layout
     name = "v_mfma_f32_4x4x4_16b_f16"
     d_reg, d_lane = mfma.output_layout(name)
     b_lane, b_el = mfma.input_layout(name, "b")
@@ -509,9 +507,11 @@ def test_hip_builtins_compile_to_expected_mfma(tmp_path):
     assert dis.count("global_load_dwordx2") == 3
 
 
-def test_triton_dot_uses_transposed_32x32x8(tmp_path):
+def test_triton_dot_uses_transposed_32x32x8(tmp_path, monkeypatch):
     """Triton's fp16 tl.dot on gfx942 picks v_mfma_f32_32x32x8_f16 with isTransposed, i.e.
     tl.dot's B fragment is the instruction's src0 and A's is src1 (D^T in registers)."""
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     triton = pytest.importorskip("triton")
     import triton.language as tl
     from triton.backends.compiler import GPUTarget
