@@ -8,6 +8,7 @@ verification. Cheap static checks run first. The answer is a `Verdict` record.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
@@ -39,7 +40,8 @@ class Verdict:
 
     `kind`: equivalent, different (a buffer, guard band, strictness finding or static check
     differs), invalid (K0 itself misbehaves on a launch, so it proves nothing) or crashed (K1
-    could not run). `evidence` says where; `trials` counts input sets run per launch spec.
+    could not run). `evidence` says where; `trials` counts input sets run per launch spec;
+    `k0_sha256`/`k1_sha256` identify the code objects the verdict is about.
     """
 
     kind: str
@@ -48,6 +50,8 @@ class Verdict:
     trials: int = 0
     launches: int = 0
     seconds: float = 0.0
+    k0_sha256: str = ""
+    k1_sha256: str = ""
 
     @property
     def equivalent(self) -> bool:
@@ -190,6 +194,10 @@ def static_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
     return abi_differences(k0, k1)
 
 
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def _decoders(spec: LaunchSpec) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
     return {n: b.dtype.decode for n, b in spec.buffers.items()
             if b.dtype.kind == "float" and b.dtype.storage.kind != "f"}
@@ -218,7 +226,8 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
     sets_per_launch = trials + (len(SPECIAL_SETS) if special else 0)
 
     def verdict(kind: str, reason: str, evidence: dict, done_sets: int = 0) -> Verdict:
-        return Verdict(kind, reason, evidence, done_sets, len(launches), time.perf_counter() - start)
+        return Verdict(kind, reason, evidence, done_sets, len(launches), time.perf_counter() - start,
+                       sha256(k0.data), sha256(k1.data))
 
     if static:
         problems = static_differences(k0, k1)
