@@ -188,7 +188,7 @@ def _destinations(ins: Instruction, base: str, fam: str) -> tuple[int, bool]:
     if fam == "smem":
         if base.startswith(("s_load_", "s_buffer_load_", "s_scratch_load_", "s_memtime", "s_memrealtime")):
             return 1, False
-        if "_atomic_" in base or base.startswith("s_atomic_"):
+        if "_atomic_" in base:
             return (1, True) if is_returning_atomic(ins) else (0, False)
         return 0, False
     if fam in ("valu", "vopc", "mfma"):
