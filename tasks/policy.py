@@ -1,0 +1,129 @@
+"""Stage tasks: a Prefect task per pipeline stage, cached by content.
+
+The cache key of a stage call is the sha256 of (stage name, stage code version, call parameters as
+canonical JSON). Parameters are artifact sha256 strings (or lists of them) plus one `config`
+mapping, so the key changes exactly when an input's bytes, a config value or the stage's code
+changes, never with run ids or object identity. Isolation is READ_COMMITTED with no locks: stages
+are deterministic and their outputs content-addressed, so two runs computing the same key at once
+write identical results atomically, and a killed run leaves no lock behind to wait on.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from prefect import Task
+from prefect.cache_policies import CachePolicy
+from prefect.context import TaskRunContext
+
+from artifacts import Record, asmevo_home, canonical_json, default_store
+from asmevo.errors import AsmEvoError
+
+from .storage import AtomicLocalFileSystem
+from .versions import code_version
+
+ERROR_KIND = "error"
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a stage body returns: the artifact's kind and its bytes, or a JSON value."""
+
+    kind: str
+    data: bytes | Any
+
+
+class StageTask(Task):
+    """A Task whose result storage may be an unsaved block. Prefect's constructor insists on a
+    saved (server-side) block, but resolves an unsaved one fine; stage results need the atomic
+    local storage and no server round trip at import time."""
+
+    def __init__(self, *args: Any, result_storage: Any = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.result_storage = result_storage
+
+
+@dataclass
+class StageCachePolicy(CachePolicy):
+    """Key = sha256(stage, code version of `modules`, canonical JSON of the parameters)."""
+
+    stage: str = ""
+    modules: tuple[str, ...] = ()
+
+    def compute_key(self, task_ctx: TaskRunContext, inputs: dict[str, Any],
+                    flow_parameters: dict[str, Any], **kwargs: Any) -> str:
+        return stage_key(self.stage, self.modules, inputs)
+
+
+def stage_key(stage: str, modules: tuple[str, ...], parameters: dict[str, Any]) -> str:
+    payload = {"stage": stage, "code": code_version(modules), "parameters": parameters}
+    return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+def _artifact_inputs(parameters: dict[str, Any]) -> dict[str, str]:
+    """Role -> sha256 of every artifact parameter (lists give `role[i]`)."""
+    roles: dict[str, str] = {}
+    for name, value in parameters.items():
+        if name == "config":
+            continue
+        if isinstance(value, str):
+            roles[name] = value
+        else:
+            roles.update({f"{name}[{i}]": v for i, v in enumerate(value)})
+    return roles
+
+
+def _error_input(shas: dict[str, str]) -> str | None:
+    store = default_store()
+    for sha in shas.values():
+        if store.has_record(sha) and store.record(sha).kind == ERROR_KIND:
+            return sha
+    return None
+
+
+def stage(name: str, modules: tuple[str, ...], **task_options: Any) -> Callable[[Callable[..., Output]], Task]:
+    """Make `fn(*artifact shas, config) -> Output` a cached Prefect task returning the output's sha256.
+
+    The output and its record (inputs, config, code version, elapsed time) go to the store. An
+    AsmEvoError raised by the stage becomes an `error` artifact (cached like any result); a stage
+    given an error artifact as input returns that error unchanged without running.
+    """
+    home = asmevo_home()
+
+    def wrap(fn: Callable[..., Output]) -> Task:
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> str:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            parameters = dict(bound.arguments)
+            inputs = _artifact_inputs(parameters)
+            failed = _error_input(inputs)
+            if failed:
+                return failed
+            config = parameters.get("config", {})
+            started = time.perf_counter()
+            try:
+                out = fn(*args, **kwargs)
+            except AsmEvoError as exc:
+                out = Output(ERROR_KIND, {"stage": name, "error": type(exc).__name__, "message": str(exc)})
+            elapsed = time.perf_counter() - started
+            store = default_store()
+            sha = store.put(out.data) if isinstance(out.data, bytes) else store.put_json(out.data)
+            store.add_record(Record(kind=out.kind, sha256=sha, stage=name, inputs=inputs, config=config,
+                                    code_version=code_version(modules), elapsed_s=round(elapsed, 6)))
+            return sha
+
+        policy = StageCachePolicy(stage=name, modules=modules,
+                                  key_storage=AtomicLocalFileSystem(basepath=str(home.keys)),
+                                  isolation_level="READ_COMMITTED")
+        return StageTask(run, name=name, cache_policy=policy, persist_result=True,
+                         result_storage=AtomicLocalFileSystem(basepath=str(home.results)),
+                         result_serializer="json", cache_result_in_memory=False, **task_options)
+
+    return wrap
