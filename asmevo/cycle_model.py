@@ -8,6 +8,7 @@ a prediction of milliseconds.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import tempfile
@@ -384,18 +385,19 @@ def estimate(instructions: list[Instruction], kernel: Kernel, pc_counts: dict[in
                          {k: v / waves for k, v in units.items()}, stalls, per_pc, machine.name)
 
 
+@functools.lru_cache(maxsize=64)
+def _listing(data: bytes) -> tuple[Instruction, ...]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "code.co"
+        path.write_bytes(data)
+        return tuple(disassemble_file(str(path)).instructions)
+
+
 def kernel_instructions(code_object: CodeObject, kernel: str) -> list[Instruction]:
-    """The disassembled instructions of one kernel, in address order."""
+    """The disassembled instructions of one kernel, in address order (disassembly cached by content)."""
     k = code_object.kernel(kernel)
-    if Path(code_object.path).is_file():
-        listing = disassemble_file(code_object.path)
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "code.co"
-            path.write_bytes(code_object.data)
-            listing = disassemble_file(str(path))
     end = k.code_address + (k.code_size or 1 << 62)
-    out = [i for i in listing.instructions if k.code_address <= i.address < end and not i.is_data]
+    out = [i for i in _listing(code_object.data) if k.code_address <= i.address < end and not i.is_data]
     if not out:
         raise CycleModelError(f"kernel {kernel}: no instructions at 0x{k.code_address:x}")
     return out

@@ -20,10 +20,12 @@ import yaml
 
 from .codeobj import CodeObject
 from .compare import TolerancePolicy, compare_buffers
+from .cycle_model import kernel_instructions
 from .device import Device, get_device
 from .device.dtypes import DType
 from .device.launch import LaunchSpec, make_inputs, run_launch
 from .errors import AsmEvoError, LaunchSpecError
+from .isa.resources import declared, required, scan
 
 KINDS = ("equivalent", "different", "invalid", "crashed")
 SPECIAL_SETS = ("zeros", "ones", "negatives", "large", "nan_inf", "denormals")
@@ -189,9 +191,34 @@ def abi_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
     return out
 
 
+def resource_findings(co: CodeObject) -> list[str]:
+    """Registers and scratch the code uses beyond what each kernel's descriptor declares."""
+    out = []
+    proc = co.target.processor
+    for k in co.kernels:
+        use = scan(kernel_instructions(co, k.name))
+        need = required(use, k.descriptor, proc)
+        have = declared(k.descriptor, k.metadata, proc)
+        if need.next_free_vgpr > have.next_free_vgpr:
+            out.append(f"kernel {k.name}: uses {need.next_free_vgpr} VGPRs+AGPRs, descriptor declares "
+                       f"{have.next_free_vgpr}")
+        if use.agprs and use.vgprs > have.accum_offset:
+            out.append(f"kernel {k.name}: uses v{use.vgprs - 1}, at or past accum_offset {have.accum_offset}")
+        if need.next_free_sgpr > have.next_free_sgpr:
+            out.append(f"kernel {k.name}: uses {need.next_free_sgpr} SGPRs, descriptor declares {have.next_free_sgpr}")
+        if use.scratch and not k.descriptor.fields["enable_private_segment"]:
+            out.append(f"kernel {k.name}: uses scratch but enables no private segment")
+    return out
+
+
 def static_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
-    """Every static reason to reject K1 before running it."""
-    return abi_differences(k0, k1)
+    """Every static reason to reject K1 before running it: ABI changes, then resource overruns
+    that K0 does not already have."""
+    abi = abi_differences(k0, k1)
+    if abi:
+        return abi
+    known = set(resource_findings(k0))
+    return [f for f in resource_findings(k1) if f not in known]
 
 
 def sha256(data: bytes) -> str:

@@ -1,4 +1,5 @@
 """Each verdict kind, on a scripted device (numpy behaviours standing in for kernels)."""
+import copy
 import json
 
 import numpy as np
@@ -6,7 +7,8 @@ import pytest
 
 from asmevo.compare import TolerancePolicy
 from asmevo.errors import AsmEvoError, EmulationError
-from asmevo.verify import SPECIAL_SETS, Verdict, abi_differences, input_sets, launch_from_dict, verify
+from asmevo.verify import (SPECIAL_SETS, Verdict, abi_differences, input_sets, launch_from_dict, resource_findings,
+                           verify)
 
 from .fakes import RELU_SPEC, ScriptedDevice, relu, variant
 
@@ -137,3 +139,26 @@ def test_bad_arguments():
         verify(K0, K1, [launch_from_dict(RELU_SPEC)], trials=0, device=ScriptedDevice())
     with pytest.raises(AsmEvoError):
         launch_from_dict(dict(RELU_SPEC, tolerance={"bogus": 1}))
+
+
+def with_descriptor(co, **fields):
+    """A copy of `co` with descriptor bit fields changed in the ELF bytes."""
+    from asmevo.codeobj import CodeObject
+    k = co.kernels[0]
+    desc = copy.deepcopy(k.descriptor)
+    desc.fields.update(fields)
+    off = co.address_to_offset(k.descriptor_address)
+    data = bytearray(co.data)
+    data[off:off + 64] = desc.encode()
+    return CodeObject(bytes(data))
+
+
+def test_static_resource_overrun_rejected():
+    k1 = with_descriptor(K1, granulated_workitem_vgpr_count=0, granulated_wavefront_sgpr_count=0)
+    probs = resource_findings(k1)
+    assert any("SGPRs" in p for p in probs)
+    dev = ScriptedDevice()
+    v = verify(K0, k1, [launch_from_dict(RELU_SPEC)], device=dev)
+    assert v.kind == "different" and "SGPRs" in v.reason and dev.launches == 0
+    frozen = with_descriptor(K1, enable_sgpr_workgroup_id_y=1)
+    assert any("enable_sgpr_workgroup_id_y" in d for d in abi_differences(K0, frozen))
