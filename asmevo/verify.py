@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -26,6 +27,8 @@ from .device.dtypes import DType
 from .device.launch import LaunchSpec, make_inputs, run_launch
 from .errors import AsmEvoError, LaunchSpecError
 from .isa.resources import declared, required, scan
+from .static_checks import Finding as StaticFinding
+from .static_checks import run_static_checks
 
 KINDS = ("equivalent", "different", "invalid", "crashed")
 SPECIAL_SETS = ("zeros", "ones", "negatives", "large", "nan_inf", "denormals")
@@ -211,14 +214,32 @@ def resource_findings(co: CodeObject) -> list[str]:
     return out
 
 
+def code_findings(co: CodeObject) -> dict[str, list[StaticFinding]]:
+    """Hazard and s_waitcnt findings of each kernel (`asmevo.static_checks`)."""
+    xnack = co.target.xnack != "off"
+    return {k.name: run_static_checks(kernel_instructions(co, k.name), k.descriptor, xnack=xnack)
+            for k in co.kernels}
+
+
 def static_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
-    """Every static reason to reject K1 before running it: ABI changes, then resource overruns
-    that K0 does not already have."""
+    """Every static reason to reject K1 before running it: ABI changes, then resource overruns,
+    hazards and s_waitcnt gaps that K0 does not already have (K0's own findings, counted per
+    kernel, check and rule, are the analyses' false positives or K0's accepted behaviour)."""
     abi = abi_differences(k0, k1)
     if abi:
         return abi
     known = set(resource_findings(k0))
-    return [f for f in resource_findings(k1) if f not in known]
+    out = [f for f in resource_findings(k1) if f not in known]
+    before, after = code_findings(k0), code_findings(k1)
+    for name, found in after.items():
+        allowance = Counter((f.check, f.rule) for f in before.get(name, []))
+        for f in found:
+            key = (f.check, f.rule)
+            if allowance[key]:
+                allowance[key] -= 1
+            else:
+                out.append(f"kernel {name}: {f}")
+    return out
 
 
 def sha256(data: bytes) -> str:

@@ -1,0 +1,31 @@
+"""Static checks on rebuilt candidates: a dropped s_waitcnt is rejected before anything runs; a
+no-op rebuild passes."""
+from asmevo.codeobj import CodeObject
+from asmevo.rebuild import rebuild_source
+from asmevo.recover import recover
+from asmevo.verify import launch_from_dict, static_differences, verify
+
+from .fakes import RELU_CO, RELU_SPEC, ScriptedDevice
+
+K0 = CodeObject.from_path(RELU_CO)
+
+
+def rebuilt(edit=lambda lines: lines) -> CodeObject:
+    r = recover(RELU_CO)
+    return CodeObject(rebuild_source("\n".join(edit(r.source.splitlines())) + "\n", r.info).data)
+
+
+def test_noop_rebuild_passes_static_checks():
+    assert static_differences(K0, rebuilt()) == []
+
+
+def test_dropped_waitcnt_is_a_static_failure():
+    def drop(lines):
+        i = next(n for n, ln in enumerate(lines) if "s_waitcnt vmcnt(0)" in ln)
+        return lines[:i] + lines[i + 1:]
+    k1 = rebuilt(drop)
+    problems = static_differences(K0, k1)
+    assert problems and all("waitcnt/vmcnt" in p for p in problems)
+    dev = ScriptedDevice()
+    v = verify(K0, k1, [launch_from_dict(RELU_SPEC)], device=dev)
+    assert v.kind == "different" and v.evidence["stage"] == "static" and dev.launches == 0
