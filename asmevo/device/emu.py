@@ -56,12 +56,13 @@ class EmuDevice(Device):
             raise DeviceError(f"buffer {buf.name} is not allocated on this emu device")
 
     def _launch(self, module: Module, kernel: Kernel, geometry: Geometry, kernarg: bytes) -> LaunchResult:
-        earlier = len(self.memory.guard_violations())
+        earlier = set(self.memory.guard_violations())
         start = time.perf_counter()
         report = run_kernel(module.code_object, kernel.name, grid=geometry.grid, block=geometry.block,
                             dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=self.memory,
                             budget=self.budget, checked=self.checked)
         wall = time.perf_counter() - start
         findings = [{"kind": f.kind, "pc": f.pc, "wave": f.wave, "message": f.message} for f in report.findings]
-        guards = [{"kind": "guard", "pc": None, "wave": None, "message": m} for m in self.memory.guard_violations()[earlier:]]
+        guards = [{"kind": "guard", "pc": None, "wave": None, "message": m}
+                  for m in self.memory.guard_violations() if m not in earlier]
         return LaunchResult(kernel.name, geometry, bool(report.ok) and not guards, wall, findings + guards, report)
