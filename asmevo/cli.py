@@ -11,6 +11,8 @@ from .errors import AsmEvoError
 
 COMMAND_MODULES: list[str] = [
     "emulate",
+    "verify",
+    "profile",
 ]
 
 
