@@ -1,0 +1,60 @@
+"""Strict gfx942 (CDNA3) wave64 emulator: runs real code objects on the CPU with numpy.
+
+Entry point: `run_kernel`. See README.md in this package for semantics and strictness rules.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..codeobj import CodeObject
+from ..errors import EmulationError
+from .dispatch import MAX_LDS, PRELOAD_SKIP, batch_waves, host_buffers, init_batch, waves_per_group
+from .executor import Stats, run_batch
+from .memory import Memory
+from .program import program_for
+from .report import Finding, RunReport
+from .state import Machine
+
+__all__ = ["run_kernel", "RunReport", "Finding", "Memory"]
+
+
+def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, int], block: tuple[int, int, int],
+               dynamic_lds: int, kernarg: bytes, memory: Memory, budget: int = 50_000_000,
+               checked: bool = False) -> RunReport:
+    """Emulate one launch of `kernel`: `grid` in workgroups, `block` in work-items. Global memory is
+    `memory` (buffers the kernargs point to must be allocated there). Returns the run report;
+    findings (strictness violations) make `report.ok` False."""
+    k = code_object.kernel(kernel)
+    grid = tuple(int(v) for v in grid) + (1,) * (3 - len(grid))
+    block = tuple(int(v) for v in block) + (1,) * (3 - len(block))
+    if min(grid) < 1 or min(block) < 1 or block[0] * block[1] * block[2] > 1024:
+        raise EmulationError(f"bad launch geometry grid={grid} block={block}")
+    prog = program_for(code_object)
+    desc = k.descriptor
+    lds = desc.group_segment_fixed_size + int(dynamic_lds)
+    report = RunReport()
+    entry = k.entry_address + (PRELOAD_SKIP if desc.fields["kernarg_preload_spec_length"] else 0)
+    if lds > MAX_LDS:
+        report.findings.append(Finding("lds_limit", entry, 0, f"launch needs {lds} bytes of LDS, more than {MAX_LDS}"))
+        return report
+    addrs = host_buffers(memory, k, kernarg, grid, block, lds)
+    wpg = waves_per_group(block)
+    nwg = grid[0] * grid[1] * grid[2]
+    per_batch = batch_waves(k, block, prog.nvgpr, prog.nagpr, checked) // wpg
+    stats = Stats(budget)
+    with np.errstate(all="ignore"):
+        for first in range(0, nwg, per_batch):
+            count = min(per_batch, nwg - first)
+            m = Machine(nwaves=count * wpg, nvgpr=prog.nvgpr, nagpr=prog.nagpr, waves_per_group=wpg,
+                        lds_bytes=lds, scratch_bytes=desc.private_segment_fixed_size, memory=memory,
+                        checked=checked, wave_base=first * wpg, entry=entry)
+            init_batch(m, k, first, grid, block, addrs, kernarg)
+            run_batch(m, prog, stats)
+            report.findings.extend(m.findings)
+            if stats.stopped:
+                break
+    report.instructions = stats.instructions
+    report.lane_instructions = stats.lane_instructions
+    report.waves = nwg * wpg
+    report.pc_counts = stats.pc_counts
+    return report

@@ -1,0 +1,263 @@
+"""LDS (DS) instructions, the lane crossbar ops (ds_bpermute/permute/swizzle), LDS bounds and
+inter-wave race detection.
+
+Race rule: within one workgroup, between two barriers (an "epoch"), a byte of LDS written by one
+wave must not be read or written by another wave (atomics excepted). Tracking is per byte: the
+last writer and its epoch, and the reader(s) and their epoch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedInstruction
+from ..isa.instruction import Instruction
+from .atomics import _combine
+from .ops import Context, Op
+
+U32, I64 = np.uint32, np.int64
+_READ = {"b32": 4, "b64": 8, "b96": 12, "b128": 16, "u8": 1, "i8": 1, "u16": 2, "i16": 2,
+         "u8_d16": 1, "i8_d16": 1, "u16_d16": 2, "u8_d16_hi": 1, "i8_d16_hi": 1, "u16_d16_hi": 2}
+_WRITE = {"b8": 1, "b16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16, "b8_d16_hi": 1, "b16_d16_hi": 2}
+_ATOMIC = {"add_u32": "add", "sub_u32": "sub", "min_i32": "smin", "max_i32": "smax", "min_u32": "umin",
+           "max_u32": "umax", "and_b32": "and", "or_b32": "or", "xor_b32": "xor", "inc_u32": "inc",
+           "dec_u32": "dec", "add_f32": "add_f32", "wrxchg_rtn_b32": "swap", "cmpst_b32": "cmpswap",
+           "pk_add_f16": "pk_add_f16", "pk_add_bf16": "pk_add_bf16", "add_u64": "add", "max_u64": "umax",
+           "min_u64": "umin", "cmpst_b64": "cmpswap", "wrxchg_rtn_b64": "swap", "add_f64": "add_f64"}
+
+
+def _race_state(m):
+    if m.lds_track is None:
+        n = len(m.lds)
+        m.lds_track = (np.full(n, -1, np.int32), np.full(n, -1, np.int32),
+                       np.full(n, -1, np.int32), np.full(n, -1, np.int32))
+    return m.lds_track
+
+
+def _track(m, g, ins, wave: np.ndarray, byte: np.ndarray, write: bool) -> None:
+    """Race check and bookkeeping for byte indices `byte` accessed by batch-local waves `wave`."""
+    w_wave, w_ep, r_wave, r_ep = _race_state(m)
+    ep = m.lds_epoch[m.wg_of_wave[wave]]
+    race = (w_ep[byte] == ep) & (w_wave[byte] != wave)
+    if write:
+        race |= (r_ep[byte] == ep) & (r_wave[byte] != wave)
+    keys = np.unique(byte.astype(I64) * m.W + wave)
+    kb = keys // m.W
+    multi = kb[1:] == kb[:-1]
+    if race.any() or (write and multi.any()):
+        if race.any():
+            i = int(np.nonzero(race)[0][0])
+            other = int(w_wave[byte[i]] if w_ep[byte[i]] == ep[i] else r_wave[byte[i]])
+            b = int(byte[i])
+        else:
+            b = int(kb[1:][multi][0])
+            i = int(np.nonzero(byte == b)[0][0])
+            other = -1
+        who = f"wave {m.wave_base + other}" if other >= 0 else "another wave"
+        m.find("lds_race", ins.address, wave[i],
+               f"{ins.mnemonic}: LDS byte {b % m.lds_stride} {'written' if write else 'read'} while {who} "
+               f"accessed it since the last barrier")
+    if write:
+        w_wave[byte] = wave
+        w_ep[byte] = ep
+    else:
+        same = (r_ep[byte] == ep) & (r_wave[byte] != wave) & (r_wave[byte] != -1)
+        r_wave[byte] = np.where(same, -2, wave)
+        r_ep[byte] = ep
+        if multi.any():
+            r_wave[kb[1:][multi]] = -2
+
+
+def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None):
+    """Read (data None) or write LDS bytes [off, off+size) for active lanes; returns uint32
+    [G,64,ndw] for reads/atomics. Lanes beyond the LDS allocation are flagged and dropped."""
+    ok = (off >= 0) & (off + size <= m.lds_bytes)
+    bad = mask & ~ok
+    if bad.any():
+        w = np.nonzero(bad)[0][0]
+        m.find("lds_limit", ins.address, g.waves[w],
+               f"{ins.mnemonic}: LDS address {int(off[bad][0])} + {size} beyond the {m.lds_bytes}-byte allocation")
+    mask = mask & ok
+    ndw = max(1, size // 4)
+    wv = np.broadcast_to(g.waves[:, None], mask.shape)[mask]
+    base = (m.wg_of_wave[wv] * m.lds_stride).astype(I64) + off[mask]
+    if atomic is not None:
+        return _lds_atomic(m, ins, mask, base, ndw, data, atomic)
+    byte = (base[:, None] + np.arange(size)).ravel()
+    if m.wpg > 1 and len(base):
+        _track(m, g, ins, np.repeat(wv, size), byte, data is not None)
+    if data is None:
+        out = np.zeros(mask.shape + (ndw,), U32)
+        if size >= 4 and not (base & 3).any():
+            out[mask] = m.lds.view(U32)[(base >> 2)[:, None] + np.arange(ndw)]
+        else:
+            raw = m.lds[byte].reshape(-1, size)
+            if size >= 4:
+                out[mask] = raw.view(U32).reshape(-1, ndw)
+            else:
+                v = raw[:, 0].astype(U32)
+                if size == 2:
+                    v |= raw[:, 1].astype(U32) << U32(8)
+                out[mask] = v[:, None]
+        return out
+    d = data[mask]
+    if size >= 4:
+        m.lds[byte] = np.ascontiguousarray(d, U32).view(np.uint8).ravel()
+    else:
+        m.lds[byte] = (d[:, :1] >> (np.arange(size, dtype=U32) * 8)).astype(np.uint8).ravel()
+    return None
+
+
+def _lds_atomic(m, ins, mask, base, ndw, data, atomic):
+    op, ret = atomic
+    words = m.lds.view(np.uint64 if ndw == 2 else U32)
+    idx = base // (4 * ndw)
+    d = data[mask]
+    old_all = np.zeros(len(idx), words.dtype)
+    remaining = np.arange(len(idx))
+    while len(remaining):
+        _, pos = np.unique(idx[remaining], return_index=True)
+        take = remaining[pos]
+        old = words[idx[take]].copy()
+        words[idx[take]] = _combine(op, old, d[take], ndw)
+        old_all[take] = old
+        remaining = np.setdiff1d(remaining, take, assume_unique=True)
+    out = np.zeros(mask.shape + (ndw,), U32)
+    if ndw == 2:
+        out[mask] = np.stack([(old_all & np.uint64(0xFFFFFFFF)).astype(U32),
+                              (old_all >> np.uint64(32)).astype(U32)], axis=-1)
+    else:
+        out[mask] = old_all[:, None].astype(U32)
+    return out
+
+
+def compile_ds(ins: Instruction, ctx: Context) -> Op:
+    name = ins.mnemonic
+    off16 = int.from_bytes(ins.encoding[:2], "little")
+    ops = ins.operands
+    what = name[3:]
+    if what in ("bpermute_b32", "permute_b32", "swizzle_b32"):
+        return _crossbar(ins, what, off16)
+    if what == "nop":
+        return Op(ins, lambda m, g: None)
+    two = what.startswith(("read2", "write2"))
+    if two:
+        st64 = "st64" in what
+        base_what = what.replace("read2st64_", "").replace("write2st64_", "").replace("read2_", "").replace(
+            "write2_", "")
+        size = {"b32": 4, "b64": 8}[base_what]
+        scale = size * (64 if st64 else 1)
+        offs = ((off16 & 0xFF) * scale, (off16 >> 8) * scale)
+    if what.startswith("read"):
+        key = what.split("_", 1)[1]
+        size = size if two else _READ.get(key)
+        if size is None:
+            raise UnsupportedInstruction(name, ins.address)
+        dst, addr = ops[0], ops[1]
+        ndw = max(1, size // 4)
+        signed = key.startswith("i")
+        d16, hi = "d16" in key, key.endswith("_hi")
+        dfile = "v" if dst.kind == "vgpr" else "a"
+
+        def rd(m, g):
+            mask, _, _ = g.exec_info(m)
+            a = m.v[addr.index][g.sel].astype(I64)
+            regs = getattr(m, dfile)
+            if two:
+                vals = [lds_access(m, g, ins, mask, a + o, size, None) for o in offs]
+                val = np.concatenate(vals, axis=-1)
+            else:
+                val = lds_access(m, g, ins, mask, a + off16, size, None)
+            if size < 4:
+                v = val[..., 0]
+                if signed:
+                    sh = 32 - 8 * size
+                    v = ((v << U32(sh)).view(np.int32) >> np.int32(sh)).view(U32)
+                if d16:
+                    cur = regs[dst.index][g.sel]
+                    v = (cur & U32(0xFFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | (v & U32(0xFFFF))
+                m.vwrite(g, regs, dst.index, v)
+                return
+            for j in range(val.shape[-1]):
+                m.vwrite(g, regs, dst.index + j, val[..., j])
+        total = (2 * ndw) if two else ndw
+        return Op(ins, rd, loads=((dfile, dst.index, total),), counter="lds")
+    if what.startswith("write"):
+        key = what.split("_", 1)[1]
+        size = size if two else _WRITE.get(key)
+        if size is None:
+            raise UnsupportedInstruction(name, ins.address)
+        addr, datas = ops[0], ops[1:]
+        ndw = max(1, size // 4)
+        hi = key.endswith("_hi")
+
+        def wr(m, g):
+            mask, _, _ = g.exec_info(m)
+            a = m.v[addr.index][g.sel].astype(I64)
+            for k, dop in enumerate(datas):
+                regs = m.v if dop.kind == "vgpr" else m.a
+                data = np.stack([regs[dop.index + j][g.sel] for j in range(ndw)], axis=-1)
+                if hi:
+                    data = data >> U32(16)
+                lds_access(m, g, ins, mask, a + (offs[k] if two else off16), size, data)
+        return Op(ins, wr, counter="lds", is_store=True)
+    ret = "_rtn_" in what
+    key = what.replace("_rtn", "")
+    op = _ATOMIC.get(key) or _ATOMIC.get(what)
+    if op is None:
+        raise UnsupportedInstruction(name, ins.address)
+    ndw = 2 if key.endswith(("64",)) else 1
+    if ret:
+        dst, addr, datas = ops[0], ops[1], ops[2:]
+    else:
+        dst, addr, datas = None, ops[0], ops[1:]
+    if op == "cmpswap":
+        datas = [datas[1], datas[0]]  # DS order is (cmp, src); the combiner wants (src, cmp)
+
+    def at(m, g):
+        mask, _, _ = g.exec_info(m)
+        a = m.v[addr.index][g.sel].astype(I64)
+        parts = []
+        for dop in datas:
+            regs = m.v if dop.kind == "vgpr" else m.a
+            parts += [regs[dop.index + j][g.sel] for j in range(ndw)]
+        data = np.stack(parts, axis=-1)
+        old = lds_access(m, g, ins, mask, a + off16, 4 * ndw, data, atomic=(op, ret))
+        if dst is not None:
+            for j in range(ndw):
+                m.vwrite(g, m.v, dst.index + j, old[..., j])
+    loads = (("v", dst.index, ndw),) if dst is not None else ()
+    return Op(ins, at, loads=loads, counter="lds", is_store=dst is None)
+
+
+def _crossbar(ins: Instruction, what: str, off16: int) -> Op:
+    ops = ins.operands
+    dst = ops[0]
+    lanes = np.arange(64)
+    if what == "swizzle_b32":
+        src = ops[1]
+        if off16 & 0x8000:
+            sel = (lanes & ~3) | ((off16 >> (2 * (lanes & 3))) & 3)
+        else:
+            and_m, or_m, xor_m = off16 & 0x1F, (off16 >> 5) & 0x1F, (off16 >> 10) & 0x1F
+            sel = (lanes & 0x20) | ((((lanes & 0x1F) & and_m) | or_m) ^ xor_m)
+
+        def swz(m, g):
+            mask, _, _ = g.exec_info(m)
+            data = np.where(mask, m.v[src.index][g.sel], U32(0))
+            m.vwrite(g, m.v, dst.index, data[:, sel])
+        return Op(ins, swz, loads=(("v", dst.index, 1),), counter="lds")
+    addr, src = ops[1], ops[2]
+    off = off16
+
+    def perm(m, g):
+        mask, _, _ = g.exec_info(m)
+        data = np.where(mask, m.v[src.index][g.sel], U32(0))
+        lane = ((m.v[addr.index][g.sel].astype(I64) + off) >> 2) & 63
+        if what == "bpermute_b32":
+            res = np.take_along_axis(data, lane, axis=1)
+        else:
+            res = np.zeros_like(data)
+            rows = np.broadcast_to(np.arange(len(g))[:, None], lane.shape)
+            res[rows[mask], lane[mask]] = data[mask]
+        m.vwrite(g, m.v, dst.index, res)
+    return Op(ins, perm, loads=(("v", dst.index, 1),), counter="lds")

@@ -1,0 +1,181 @@
+"""The scheduling loop: groups of waves at one PC, lowest PC first; branches split groups, equal PCs
+merge, s_barrier parks waves until every living wave of the batch waits; strictness checks around
+each instruction."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import EmulationError
+from .ops import BARRIER, BRANCH, END, JUMP, Op
+from .program import Program
+from .state import Group, Machine
+
+_KIND = {"vm": 1, "lds": 2, "smem": 3, "flat": 3}
+
+
+class Stats:
+    """Counters accumulated over the batches of one launch."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.instructions = 0
+        self.lane_instructions = 0
+        self.pc_counts: dict[int, int] = {}
+        self.stopped = False
+
+
+def _merge(groups: list[Group]) -> Group:
+    waves = np.sort(np.concatenate([g.waves for g in groups]))
+    return Group(groups[0].pc, waves)
+
+
+def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
+    """Run every wave of machine `m` to s_endpgm (or until the budget is exhausted)."""
+    groups = [Group(m.entry, np.arange(m.W))]
+    parked: list[Group] = []
+    ops = prog.ops
+    pc_counts = stats.pc_counts
+    checked = m.checked
+    while True:
+        if not groups:
+            if not parked:
+                return
+            _release(m, parked, ops)
+            groups, parked = parked, []
+        pc = min(g.pc for g in groups)
+        same = [g for g in groups if g.pc == pc]
+        if len(same) > 1:
+            g = _merge(same)
+            groups = [x for x in groups if x.pc != pc] + [g]
+        else:
+            g = same[0]
+        op = ops.get(pc)
+        if op is None:
+            raise EmulationError(f"execution reached 0x{pc:x}, which holds no instruction")
+        n = len(g)
+        stats.instructions += n
+        m.clock = stats.instructions
+        stats.lane_instructions += g.exec_info(m)[2]
+        pc_counts[pc] = pc_counts.get(pc, 0) + n
+        if stats.instructions > stats.budget:
+            m.find("budget", pc, g.waves, f"instruction budget of {stats.budget} wave-instructions exhausted "
+                                          f"(runaway loop?)")
+            stats.stopped = True
+            return
+        if op.chk_reads:
+            _check_pending(m, g, op, op.chk_reads, False)
+        if op.chk_writes:
+            _check_pending(m, g, op, op.chk_writes, True)
+        if checked:
+            _check_init(m, g, op)
+        res = op.fn(m, g)
+        if op.counter:
+            _issue(m, g, op)
+        if checked:
+            for f, i in op.writes:
+                if f == "s":
+                    m.s_init[g.sel, i] = True
+        kind = op.kind
+        if kind == 0:
+            g.pc = op.next_pc
+        elif kind == BRANCH:
+            if res is None:
+                g.pc = op.target
+            else:
+                taken = np.asarray(res, bool)
+                if taken.all():
+                    g.pc = op.target
+                elif not taken.any():
+                    g.pc = op.next_pc
+                else:
+                    groups.remove(g)
+                    groups.append(Group(op.target, g.waves[taken]))
+                    groups.append(Group(op.next_pc, g.waves[~taken]))
+        elif kind == JUMP:
+            pcs = np.asarray(res, np.uint64)
+            groups.remove(g)
+            for target in np.unique(pcs):
+                groups.append(Group(int(target), g.waves[pcs == target]))
+        elif kind == END:
+            groups.remove(g)
+        elif kind == BARRIER:
+            pending = m.lds_last_store[g.sel] > m.lds_retired[g.sel]
+            if pending.any():
+                m.find("waitcnt", pc, g.waves[pending],
+                       "s_barrier with LDS stores not retired by s_waitcnt lgkmcnt (other waves may not see them)")
+            groups.remove(g)
+            parked.append(g)
+
+
+def _release(m: Machine, parked: list[Group], ops: dict[int, Op]) -> None:
+    """All living waves wait at barriers: release them and start a new LDS epoch per workgroup."""
+    for g in parked:
+        g.pc = ops[g.pc].next_pc
+    waves = np.concatenate([g.waves for g in parked])
+    m.lds_epoch[np.unique(m.wg_of_wave[waves])] += 1
+
+
+def _issue(m: Machine, g: Group, op: Op) -> None:
+    """Count an issued memory operation and mark its destinations pending."""
+    sel = g.sel
+    c = op.counter
+    if c in ("vm", "flat"):
+        m.vm_issued[sel] += 1
+    if c == "lds":
+        m.lds_issued[sel] += 1
+        if op.is_store:
+            m.lds_last_store[sel] = m.lds_issued[sel]
+    if c in ("smem", "flat"):
+        m.smem_issued[sel] += 1
+    if not op.loads:
+        return
+    kind = _KIND[c]
+    seq = {1: m.vm_issued, 2: m.lds_issued, 3: m.smem_issued}[kind][sel]
+    for file, first, count in op.loads:
+        for i in range(count):
+            key = (file, first + i)
+            if key not in m.pend:
+                m.pend[key] = (np.zeros(m.W, np.int8), np.zeros(m.W, np.int64))
+            k, s = m.pend[key]
+            k[sel] = kind
+            s[sel] = seq
+
+
+def _check_pending(m: Machine, g: Group, op: Op, regs: list, write: bool) -> None:
+    sel = g.sel
+    for key in regs:
+        entry = m.pend.get(key)
+        if entry is None:
+            continue
+        kind, seq = entry
+        k = kind[sel]
+        if not k.any():
+            continue
+        s = seq[sel]
+        done = np.where(k == 1, s <= m.vm_retired[sel],
+                        np.where(k == 2, s <= m.lds_retired[sel], s <= m.smem_retired[sel]))
+        bad = (k != 0) & ~done
+        if write and op.loads and op.counter in ("vm", "lds"):
+            bad &= k != _KIND[op.counter]  # in-order returns of the same counter keep WAW order
+        if bad.any():
+            file, idx = key
+            what = "overwrites" if write else "reads"
+            m.find("waitcnt", op.ins.address, g.waves[bad],
+                   f"{op.ins.mnemonic} {what} {file}{idx} while a load into it is outstanding (missing s_waitcnt)")
+        kind[sel] = np.where(done, 0, k)
+
+
+def _check_init(m: Machine, g: Group, op: Op) -> None:
+    mask, full, _ = g.exec_info(m)
+    for f, i in op.reads:
+        if f == "s":
+            bad = ~m.s_init[g.sel, i]
+            if bad.any():
+                m.find("uninitialized", op.ins.address, g.waves[bad],
+                       f"{op.ins.mnemonic} reads s{i} before any write")
+        else:
+            init = (m.v_init if f == "v" else m.a_init)[i][g.sel]
+            bad = ~init & mask
+            if bad.any():
+                m.find("uninitialized", op.ins.address, g.waves[bad.any(axis=1)],
+                       f"{op.ins.mnemonic} reads {f}{i} in lanes never written")

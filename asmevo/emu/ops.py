@@ -1,0 +1,36 @@
+"""The prepared form of one instruction and the context instruction families compile against."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..isa.instruction import Instruction
+
+NORMAL, BRANCH, JUMP, END, BARRIER = range(5)
+
+
+@dataclass(slots=True)
+class Op:
+    """`fn(machine, group)` executes the instruction for a group. For BRANCH it returns the per-wave
+    taken mask (bool [G]) towards `target`; for JUMP the per-wave next PCs (uint64 [G]).
+    `vreads`/`vwrites` etc. list registers for the waitcnt and uninitialized-read checks."""
+
+    ins: Instruction
+    fn: Callable
+    kind: int = NORMAL
+    target: int = 0
+    next_pc: int = 0
+    loads: tuple = ()           # (file, first, count) destinations of a load; filled by the family
+    counter: str = ""           # waitcnt class of a load/store: vm, lds, smem (out-of-order lgkm)
+    is_store: bool = False
+    reads: list = field(default_factory=list)    # [(file, index)] file in "v", "a", "s"
+    writes: list = field(default_factory=list)
+    chk_reads: list = field(default_factory=list)   # reads/writes of registers some load writes
+    chk_writes: list = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """Launch-independent facts the families may consult while preparing instructions."""
+
+    source: str

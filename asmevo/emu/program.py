@@ -1,0 +1,145 @@
+"""A kernel's code decoded once: every instruction of the code object prepared into an Op, with the
+register sets the strictness checks need."""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+
+from ..codeobj import CodeObject
+from ..errors import UnsupportedInstruction
+from ..isa.disasm import disassemble_file
+from ..isa.instruction import Instruction
+from .access import sgpr_index
+from .ds import compile_ds
+from .ops import Context, Op
+from .smem import compile_smem
+from .sop import compile_sop
+from .vmem import compile_vmem
+from .vop import compile_vop
+from .vop3p import compile_vop3p
+
+_SMEM = ("s_load_", "s_buffer_load_", "s_memtime", "s_memrealtime", "s_dcache_")
+_VOP3P = ("v_pk_", "v_fma_mix", "v_mad_mix", "v_dot", "v_mfma", "v_accvgpr", "v_smfmac")
+_NO_DST = ("s_cmp", "s_bitcmp", "s_cbranch", "s_branch", "s_waitcnt", "s_setpc", "s_nop", "s_endpgm",
+           "s_barrier", "s_setreg", "s_set", "s_sleep", "s_sendmsg", "s_trap", "s_icache", "s_dcache",
+           "s_incperf", "s_decperf", "s_ttrace")
+_TWO_DST = ("v_add_co_", "v_sub_co_", "v_subrev_co_", "v_addc_co_", "v_subb_co_", "v_subbrev_co_",
+            "v_div_scale_", "v_mad_u64_u32", "v_mad_i64_i32", "v_swap_b32")
+
+
+def compile_instruction(ins: Instruction, ctx: Context) -> Op:
+    """Prepare one instruction; unsupported ones become an Op that raises when executed."""
+    n = ins.mnemonic
+    try:
+        if n == ".long":
+            raise UnsupportedInstruction(".long (undecodable word)", ins.address)
+        if n.startswith(_SMEM):
+            op = compile_smem(ins, ctx)
+        elif n.startswith("s_"):
+            op = compile_sop(ins, ctx)
+        elif n.startswith(("global_", "flat_", "scratch_", "buffer_")):
+            op = compile_vmem(ins, ctx)
+        elif n.startswith("ds_"):
+            op = compile_ds(ins, ctx)
+        elif n.startswith(_VOP3P):
+            op = compile_vop3p(ins, ctx)
+        elif n.startswith("v_"):
+            op = compile_vop(ins, ctx)
+        else:
+            raise UnsupportedInstruction(n, ins.address)
+    except UnsupportedInstruction as exc:
+        err = UnsupportedInstruction(n, ins.address, _detail(exc))
+
+        def fail(m, g, err=err):
+            raise err
+        op = Op(ins, fail)
+    op.next_pc = ins.address + ins.size
+    op.reads, op.writes = register_sets(ins, op)
+    return op
+
+
+def _detail(exc: UnsupportedInstruction) -> str:
+    msg = str(exc)
+    return msg[msg.index("(") + 1:-1] if "(" in msg else ""
+
+
+def _regs(o) -> list[tuple[str, int]]:
+    if o.kind in ("vgpr", "agpr"):
+        return [(o.kind[0], o.index + i) for i in range(o.count)]
+    r = sgpr_index(o)
+    if r is not None:
+        return [("s", r + i) for i in range(o.count)]
+    return []
+
+
+def register_sets(ins: Instruction, op: Op) -> tuple[list, list]:
+    """(registers read, registers written) by operand position; loads' destinations are writes."""
+    n = ins.mnemonic
+    ops = list(ins.operands)
+    if op.is_store or n.startswith(_NO_DST) or not ops:
+        ndst = 0
+    elif n.startswith(_TWO_DST):
+        ndst = 2
+    else:
+        ndst = 1
+    writes = [r for o in ops[:ndst] for r in _regs(o)]
+    reads = [r for o in ops[ndst:] for r in _regs(o)]
+    base = n.rsplit("_e", 1)[0] if n.endswith(("_e32", "_e64")) else n
+    if base in ("v_mac_f32", "v_fmac_f32", "v_mac_f16", "v_fmac_f16", "v_fmac_f64", "v_swap_b32",
+                "v_pk_fmac_f16", "v_dot2c_f32_f16", "v_dot4c_i32_i8", "v_dot2c_i32_i16") or "d16" in n:
+        reads += writes
+    return reads, writes
+
+
+class Program:
+    """All instructions of a code object's text, prepared; `ops[address]`."""
+
+    def __init__(self, code_object: CodeObject, ctx: Context):
+        self.ops: dict[int, Op] = {}
+        for ins in _listing(code_object).instructions:
+            self.ops[ins.address] = compile_instruction(ins, ctx)
+        tracked = set()
+        for op in self.ops.values():
+            for file, first, count in op.loads:
+                tracked.update((file, first + i) for i in range(count))
+        self.tracked = tracked
+        for op in self.ops.values():
+            op.chk_reads = [r for r in op.reads if r in tracked]
+            op.chk_writes = [r for r in op.writes if r in tracked]
+        used = [r for op in self.ops.values() for r in op.reads + op.writes + _load_regs(op)]
+        self.nvgpr = 1 + max((i for f, i in used if f == "v"), default=0)
+        self.nagpr = 1 + max((i for f, i in used if f == "a"), default=0)
+
+
+def _load_regs(op: Op) -> list:
+    return [(f, first + i) for f, first, count in op.loads for i in range(count)]
+
+
+_LISTINGS: dict[str, object] = {}
+_PROGRAMS: dict[str, Program] = {}
+
+
+def program_for(code_object: CodeObject) -> Program:
+    """The prepared Program of a code object (cached by content)."""
+    key = hashlib.sha256(code_object.data).hexdigest()
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = Program(code_object, Context(code_object.path))
+    return _PROGRAMS[key]
+
+
+def _listing(code_object: CodeObject):
+    key = hashlib.sha256(code_object.data).hexdigest()
+    if key not in _LISTINGS:
+        path = code_object.path
+        if not os.path.isfile(path):
+            with tempfile.NamedTemporaryFile(suffix=".hsaco", delete=False) as f:
+                f.write(code_object.data)
+                path = f.name
+            try:
+                _LISTINGS[key] = disassemble_file(path)
+            finally:
+                os.unlink(path)
+        else:
+            _LISTINGS[key] = disassemble_file(path)
+    return _LISTINGS[key]

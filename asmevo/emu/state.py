@@ -1,0 +1,147 @@
+"""Architectural state of a batch of waves, held as numpy arrays indexed by wave.
+
+VGPRs/AGPRs are stored register-major, `[nregs, waves, 64]` uint32, so one register of a group of
+waves is a contiguous block; SGPRs are `[waves, 128]` uint32 (the gfx9 SGPR-file numbering, so vcc is
+106, m0 124, exec 126) with a uint64 view for register pairs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .memory import Memory
+from .report import Finding
+
+LANES = np.arange(64, dtype=np.uint64)
+LANE_IDS = np.arange(64, dtype=np.uint32)
+VCC, M0, EXEC, FLAT_SCRATCH = 106, 124, 126, 102
+SHARED_APERTURE_HI = 0x0001_0000  # high dword of the LDS (shared) aperture in flat addresses
+PRIVATE_APERTURE_HI = 0x0002_0000  # high dword of the scratch (private) aperture
+MAX_FINDINGS = 200
+
+
+class Group:
+    """Waves executing in lockstep at one PC. `sel` indexes wave axes: a slice when the waves are
+    contiguous (views, no copies) or an index array."""
+
+    __slots__ = ("pc", "waves", "sel", "_ver", "_mask", "_full", "_lanes")
+
+    def __init__(self, pc: int, waves: np.ndarray):
+        self.pc = pc
+        self.waves = waves
+        n = len(waves)
+        if n and int(waves[-1]) - int(waves[0]) + 1 == n:
+            self.sel = slice(int(waves[0]), int(waves[0]) + n)
+        else:
+            self.sel = waves
+        self._ver = -1
+
+    def __len__(self) -> int:
+        return len(self.waves)
+
+    def exec_info(self, m: "Machine") -> tuple[np.ndarray, bool, int]:
+        """(lane mask [G,64] bool, all lanes active, active lane count), cached per EXEC version."""
+        if self._ver != m.exec_version:
+            ex = m.s64[self.sel, EXEC // 2]
+            self._full = bool((ex == np.uint64(0xFFFFFFFFFFFFFFFF)).all())
+            self._mask = ((ex[:, None] >> LANES) & np.uint64(1)).astype(bool)
+            self._lanes = len(self) * 64 if self._full else int(self._mask.sum())
+            self._ver = m.exec_version
+        return self._mask, self._full, self._lanes
+
+
+class Machine:
+    """State of `nwaves` waves (whole workgroups) executing one kernel together."""
+
+    def __init__(self, *, nwaves: int, nvgpr: int, nagpr: int, waves_per_group: int, lds_bytes: int,
+                 scratch_bytes: int, memory: Memory, checked: bool, wave_base: int, entry: int):
+        self.W = nwaves
+        self.memory = memory
+        self.checked = checked
+        self.wave_base = wave_base
+        self.entry = entry
+        self.v = np.zeros((max(nvgpr, 1), nwaves, 64), np.uint32)
+        self.a = np.zeros((max(nagpr, 1), nwaves, 64), np.uint32)
+        self.s = np.zeros((nwaves, 128), np.uint32)
+        self.s64 = self.s.view(np.uint64)
+        self.scc = np.zeros(nwaves, bool)
+        self.exec_version = 0
+        self.clock = 0
+        self.wpg = waves_per_group
+        self.nwg = nwaves // waves_per_group
+        self.wg_of_wave = np.arange(nwaves) // waves_per_group
+        self.lds_bytes = lds_bytes
+        self.lds_stride = max(-(-lds_bytes // 16) * 16, 16)
+        self.lds = np.zeros(self.nwg * self.lds_stride, np.uint8)
+        self.lds_epoch = np.zeros(self.nwg, np.int32)
+        self.lds_track: tuple[np.ndarray, ...] | None = None
+        self.scratch_bytes = scratch_bytes
+        self._scratch: np.ndarray | None = None
+        # waitcnt bookkeeping: per-wave issue/retire sequence numbers per counter class
+        self.vm_issued = np.zeros(nwaves, np.int64)
+        self.vm_retired = np.zeros(nwaves, np.int64)
+        self.lds_issued = np.zeros(nwaves, np.int64)
+        self.lds_retired = np.zeros(nwaves, np.int64)
+        self.lds_last_store = np.zeros(nwaves, np.int64)
+        self.smem_issued = np.zeros(nwaves, np.int64)
+        self.smem_retired = np.zeros(nwaves, np.int64)
+        self.pend: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        if checked:
+            self.v_init = np.zeros(self.v.shape, bool)
+            self.a_init = np.zeros(self.a.shape, bool)
+            self.s_init = np.zeros(self.s.shape, bool)
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[str, int]] = set()
+
+    # ---- findings -----------------------------------------------------------------------------
+    def find(self, kind: str, pc: int, waves, message: str) -> None:
+        """Record a finding once per (kind, pc); `waves` are batch-local wave indices."""
+        key = (kind, pc)
+        if key in self._seen or len(self.findings) >= MAX_FINDINGS:
+            return
+        self._seen.add(key)
+        w = int(np.asarray(waves).ravel()[0]) if np.size(waves) else 0
+        self.findings.append(Finding(kind, pc, self.wave_base + w, message))
+
+    # ---- scratch --------------------------------------------------------------------------------
+    @property
+    def scratch(self) -> np.ndarray:
+        """Private memory of every lane: [waves * 64 * scratch_bytes] bytes, lane-major."""
+        if self._scratch is None:
+            self._scratch = np.zeros(max(self.W * 64 * self.scratch_bytes, 4), np.uint8)
+        return self._scratch
+
+    # ---- register writes under EXEC -------------------------------------------------------------
+    def vwrite(self, g: Group, file: np.ndarray, r: int, val, extra: np.ndarray | None = None) -> None:
+        """Write `val` ([G,64] or broadcastable) to register r of `file` for active lanes of g."""
+        mask, full, _ = g.exec_info(self)
+        if extra is not None:
+            mask, full = mask & extra, False
+        dst = file[r]
+        if full:
+            dst[g.sel] = val
+        elif isinstance(g.sel, slice):
+            np.copyto(dst[g.sel], val, where=mask, casting="unsafe")
+        else:
+            dst[g.sel] = np.where(mask, val, dst[g.sel])
+        if self.checked:
+            init = self.v_init if file is self.v else self.a_init
+            if full:
+                init[r][g.sel] = True
+            else:
+                init[r][g.sel] |= mask
+
+    def swrite(self, g: Group, r: int, val) -> None:
+        """Write a 32-bit SGPR for every wave of g."""
+        self.s[g.sel, r] = val
+        if r in (EXEC, EXEC + 1):
+            self.exec_version += 1
+        if self.checked:
+            self.s_init[g.sel, r] = True
+
+    def swrite64(self, g: Group, r: int, val) -> None:
+        """Write an aligned SGPR pair (r even) for every wave of g."""
+        self.s64[g.sel, r // 2] = val
+        if r == EXEC:
+            self.exec_version += 1
+        if self.checked:
+            self.s_init[g.sel, r:r + 2] = True
