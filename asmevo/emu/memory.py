@@ -97,6 +97,12 @@ class Memory:
     # ---- vectorised device accesses (used by the emulator) -------------------------------------
     def in_bounds(self, off: np.ndarray, size: int) -> np.ndarray:
         """Per-access: does [off, off+size) lie inside one buffer? `off` is int64 heap offsets."""
+        if off.size:
+            lo, hi = int(off.min()), int(off.max()) + size
+            for buf in self._buffers:  # fast path: every access inside one buffer
+                start = buf.address - BASE
+                if start <= lo and hi <= start + buf.nbytes:
+                    return np.ones(off.shape, bool)
         ok = (off >= 0) & (off + size <= len(self.heap))
         safe = np.where(ok, off, 0)
         ok &= self.valid[safe] & self.valid[safe + (size - 1) * ok]
@@ -108,6 +114,8 @@ class Memory:
             n = size // 4
             if not (off & 3).any():
                 words = self.heap.view(np.uint32)
+                if n == 1:
+                    return words[off >> 2][..., None]
                 idx = (off >> 2)[..., None] + np.arange(n)
                 return words[idx]
             idx = off[..., None] + np.arange(size)
@@ -123,6 +131,9 @@ class Memory:
         """Store `size` bytes per offset from uint32 data [..., max(1, size//4)] (later lanes win)."""
         if size >= 4 and not (off & 3).any():
             n = size // 4
+            if n == 1:
+                self.heap.view(np.uint32)[off >> 2] = data[..., 0]
+                return
             idx = (off >> 2)[..., None] + np.arange(n)
             self.heap.view(np.uint32)[idx] = data
             return

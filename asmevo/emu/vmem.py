@@ -126,15 +126,17 @@ def _addresser(ins: Instruction, seg: str, ops: list[Operand], ctx: Context):
     return access
 
 
-def global_access(m, g, ins, mask, a, size, data, ok_extra=None):
+def global_access(m, g, ins, mask, a, size, data):
     """Gather/scatter global memory for lanes in mask; flags lanes outside every buffer."""
     off = (a - U64(BASE)).view(I64)
-    sel_off = off[mask]
+    full = bool(mask.all())
+    sel_off = off.reshape(-1) if full else off[mask]
     ok = m.memory.in_bounds(sel_off, size)
-    if not ok.all():
-        bad = np.nonzero(mask)[0][np.nonzero(~ok)[0][0]]
+    all_ok = bool(ok.all())
+    if not all_ok:
+        bad = np.nonzero(mask.reshape(-1))[0][np.nonzero(~ok)[0][0]] // 64
         m.find("out_of_bounds", ins.address, g.waves[bad],
-               f"{ins.mnemonic} lane address 0x{int(a[mask][~ok][0]):x} is outside every buffer")
+               f"{ins.mnemonic} lane address 0x{int(sel_off[~ok][0]) + BASE:x} is outside every buffer")
     ndw = max(1, size // 4)
     if isinstance(data, AtomicRequest):
         out = np.zeros(mask.shape + (ndw,), U32)
@@ -143,13 +145,19 @@ def global_access(m, g, ins, mask, a, size, data, ok_extra=None):
         out[mask] = sel
         return out
     if data is None:
+        vals = m.memory.gather(sel_off if all_ok else np.where(ok, sel_off, 0), size)
+        if not all_ok:
+            vals[~ok] = 0
+        if full:
+            return vals.reshape(mask.shape + (ndw,))
         out = np.zeros(mask.shape + (ndw,), U32)
-        vals = m.memory.gather(np.where(ok, sel_off, 0), size)
-        vals[~ok] = 0
         out[mask] = vals
         return out
-    d = data[mask]
-    m.memory.scatter(sel_off[ok], size, d[ok])
+    d = data.reshape(-1, data.shape[-1]) if full else data[mask]
+    if all_ok:
+        m.memory.scatter(sel_off, size, d)
+    else:
+        m.memory.scatter(sel_off[ok], size, d[ok])
     return None
 
 

@@ -120,17 +120,23 @@ amdhsa.kernels:
     return _cached("asm", text, build)
 
 
-def triton_kernel(fn, signature: dict, constexprs: dict, num_warps: int = 4) -> CodeObject:
-    """Compile a Triton kernel for gfx942 and return its code object."""
+def triton_kernel(fn, signature: dict, constexprs: dict, num_warps: int = 4) -> tuple[CodeObject, int]:
+    """Compile a Triton kernel for gfx942: (code object, dynamic LDS bytes the launch must pass)."""
     import triton
     from triton.backends.compiler import GPUTarget
     key = f"{fn.fn.__name__}:{fn.src}:{signature}:{constexprs}:{num_warps}"
+    shared = {}
 
     def build(tmp: Path):
         src = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs)
         k = triton.compile(src, target=GPUTarget("hip", "gfx942", 64), options={"num_warps": num_warps})
         tmp.write_bytes(k.asm["hsaco"])
-    return _cached("triton", key, build)
+        shared["n"] = k.metadata.shared
+    co = _cached("triton", key, build)
+    side = Path(co.path).with_suffix(".shared")
+    if shared:
+        side.write_text(str(shared["n"]))
+    return co, int(side.read_text())
 
 
 @dataclass
