@@ -1,0 +1,152 @@
+"""A kernel body as an editable list of items, with the analyses rewrite operators need: register
+def/use, CFG, liveness, and the static checks as an oracle on any rearrangement."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..isa.cfg import CFG, build_cfg
+from ..isa.instruction import Instruction
+from ..isa.regs import Reg, RegInfo, def_use_all
+from ..isa.waitcnt import check_waitcnt
+from ..static_checks import run_static_checks
+from .edit import Edit, edit_between
+from .source import KernelSource, instruction_line, parse_line, strip_comment
+
+
+@dataclass(frozen=True)
+class Item:
+    """One body line: an instruction (`ins` set), a label definition (`label` set) or other text."""
+
+    text: str
+    ins: Instruction | None = None
+    label: str = ""
+
+
+def make_item(text: str) -> Item:
+    """An instruction item from instruction text (canonical spelling)."""
+    return Item(instruction_line(text), parse_line(text))
+
+
+class Body:
+    """An immutable arrangement of a kernel body's items and analyses of it."""
+
+    def __init__(self, items: list[Item], offset: int, xnack: bool = True):
+        self.items = items
+        self.offset = offset
+        self.xnack = xnack
+
+    @classmethod
+    def of(cls, src: KernelSource, xnack: bool = True) -> "Body":
+        lo, hi = src.body
+        items = []
+        for n in range(lo, hi + 1):
+            raw = src.line(n)
+            code = strip_comment(raw)
+            if code.endswith(":") and " " not in code:
+                items.append(Item(raw, label=code[:-1]))
+            elif code and not code.startswith("."):
+                items.append(Item(raw, parse_line(code)))
+            else:
+                items.append(Item(raw))
+        return cls(items, lo, xnack)
+
+    def replace(self, items: list[Item]) -> "Body":
+        return Body(items, self.offset, self.xnack)
+
+    @cached_property
+    def opaque(self) -> bool:
+        """Raw words or other directives make the body unsafe to rearrange."""
+        return any(it.ins is None and not it.label and strip_comment(it.text).startswith(".") for it in self.items)
+
+    @cached_property
+    def index(self) -> tuple[list[Instruction], dict[str, int], list[int]]:
+        """(instructions, label -> instruction index, item position of each instruction)."""
+        instrs, labels, pos = [], {}, []
+        for k, it in enumerate(self.items):
+            if it.label:
+                labels[it.label] = len(instrs)
+            elif it.ins is not None:
+                instrs.append(it.ins)
+                pos.append(k)
+        return instrs, labels, pos
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        return self.index[0]
+
+    @property
+    def pos(self) -> list[int]:
+        return self.index[2]
+
+    @cached_property
+    def infos(self) -> list[RegInfo]:
+        return def_use_all(self.instructions)
+
+    @cached_property
+    def cfg(self) -> CFG:
+        return build_cfg(self.instructions, self.index[1])
+
+    @cached_property
+    def waitcnt_violations(self) -> int:
+        return len(check_waitcnt(self.instructions, cfg=self.cfg))
+
+    @cached_property
+    def findings(self) -> Counter:
+        return Counter((f.check, f.rule) for f in run_static_checks(
+            self.instructions, labels=self.index[1], xnack=self.xnack))
+
+    def same_code(self, other: "Body") -> bool:
+        """Same code ignoring comments."""
+        return [strip_comment(x.text) for x in self.items] == [strip_comment(x.text) for x in other.items]
+
+    def no_worse(self, parent: "Body", full: bool = True) -> bool:
+        """No static finding beyond the parent's (waitcnt only when not `full`)."""
+        if not full:
+            return self.waitcnt_violations <= parent.waitcnt_violations
+        return all(n <= parent.findings[k] for k, n in self.findings.items())
+
+    def edit(self, parent: "Body", operator: str, note: str) -> Edit | None:
+        """The edit turning `parent` into this arrangement (None when identical)."""
+        return edit_between([it.text for it in parent.items], [it.text for it in self.items],
+                            self.offset, operator, note)
+
+    @cached_property
+    def live_out(self) -> list[frozenset[Reg]]:
+        """Registers possibly read after each block. VGPR/AGPR writes never kill (they may cover only
+        the active lanes); SGPR and SCC writes kill."""
+        cfg, infos = self.cfg, self.infos
+        gen, kill = [], []
+        for b in cfg.blocks:
+            g: set[Reg] = set()
+            k: set[Reg] = set()
+            for i in range(b.end - 1, b.start - 1, -1):
+                full = {r for r in infos[i].defs if r[0] in ("s", "scc")} - infos[i].uses
+                g -= full
+                k |= full
+                g |= infos[i].uses
+            gen.append(frozenset(g))
+            kill.append(frozenset(k))
+        live_in = [frozenset()] * len(cfg.blocks)
+        live_out = [frozenset()] * len(cfg.blocks)
+        changed = True
+        while changed:
+            changed = False
+            for b in reversed(cfg.blocks):
+                out = frozenset().union(*(live_in[s] for s in b.succs)) if b.succs else frozenset()
+                inn = gen[b.index] | (out - kill[b.index])
+                if out != live_out[b.index] or inn != live_in[b.index]:
+                    live_out[b.index], live_in[b.index] = out, inn
+                    changed = True
+        return live_out
+
+    def live_after(self, i: int) -> frozenset[Reg]:
+        """Registers possibly read after instruction i."""
+        b = self.cfg.blocks[self.cfg.block_of[i]]
+        live = set(self.live_out[b.index])
+        for j in range(b.end - 1, i, -1):
+            info = self.infos[j]
+            live -= {r for r in info.defs if r[0] in ("s", "scc")} - info.uses
+            live |= info.uses
+        return frozenset(live)

@@ -1,0 +1,175 @@
+"""The gates every candidate passes, in order: precheck (window, directives, labels, per-line
+assembly) -> rebuild (full reassembly with resource rescan; ABI refusals) -> ABI comparison ->
+static checks (hazards, waitcnt) on the rebuilt binary -> differential verification against K0 on
+every verify launch -> correctness-gated timing. Every candidate, accepted or not, lands in the
+lineage; nothing here raises for a bad edit.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..codeobj import CodeObject
+from ..cycle_model import kernel_instructions
+from ..device import Device, get_device
+from ..errors import AsmEvoError, RebuildError
+from ..profile import Profile, profile_launch
+from ..rebuild import rebuild_source
+from ..recover import recover
+from ..static_checks import Finding, run_static_checks
+from ..timing import time_candidate
+from ..verify import VerifyLaunch, sha256, static_differences, verify
+from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
+from .lineage import Candidate, Lineage
+from .source import KernelSource
+
+MODEL_UNIT = "model_cycles"
+
+
+@dataclass
+class Baseline:
+    """K0: its recovered source, recovery info and the profile of each verify launch."""
+
+    source: str
+    info: dict
+    profiles: list[Profile]
+
+    @property
+    def cycles(self) -> float:
+        return float(sum(p.estimate.model_cycles for p in self.profiles))
+
+
+class Evaluator:
+    """Runs edits through the gates for one kernel and records every candidate in `lineage`."""
+
+    def __init__(self, k0_path: str | Path, launches: list[VerifyLaunch], *, heldout: list[VerifyLaunch] = (),
+                 device: Device | None = None, trials: int = 3, kernel: str | None = None):
+        if not launches:
+            raise AsmEvoError("optimisation needs at least one verify launch")
+        self.k0 = CodeObject.from_path(k0_path)
+        self.launches = list(launches)
+        self.heldout = list(heldout)
+        self.device = device or get_device("emu")
+        self.trials = trials
+        self.kernel = kernel or launches[0].spec.kernel
+        if self.kernel not in self.k0.kernel_names:
+            raise AsmEvoError(f"kernel {self.kernel} is not in {k0_path} (has {', '.join(self.k0.kernel_names)})")
+        rec = recover(k0_path)
+        self.name = rec.name
+        self.xnack = self.k0.target.xnack != "off"
+        self.baseline = Baseline(rec.source, rec.info, [profile_launch(self.k0, vl.spec, device=self.device)
+                                                         for vl in self.launches])
+        self.k0_findings = Counter((f.check, f.rule) for f in self._findings(self.k0))
+        self.k0_source = KernelSource(rec.source, self.kernel)
+        self.lineage = Lineage(self.kernel, sha256(self.k0.data), MODEL_UNIT)
+        self.lineage.add(Candidate(0, None, "k0", 0, "baseline", "the input kernel", status="baseline",
+                                   cycles=self.baseline.cycles, speedup=1.0, sha256=self.lineage.k0_sha256,
+                                   timing={"unit": MODEL_UNIT, "per_launch": [
+                                       p.estimate.model_cycles for p in self.baseline.profiles]},
+                                   source=rec.source, data=self.k0.data))
+        self._seen: dict[str, int] = {rec.source: 0}
+
+    @property
+    def best(self) -> Candidate:
+        return self.lineage.best_candidate
+
+    def source_of(self, cid: int) -> KernelSource:
+        return KernelSource(self.lineage.get(cid).source, self.kernel)
+
+    def evaluate(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
+        """Run `edit` of candidate `parent` through every gate; the record is added to the lineage."""
+        start = time.perf_counter()
+        par = self.lineage.get(parent)
+        cand = Candidate(self.lineage.next_id(), parent, agent, step, edit.operator, edit.note, edit.to_json())
+        try:
+            src = KernelSource(par.source, self.kernel)
+            rejection = precheck(src, edit, window, self.k0.target)
+            if rejection is None:
+                cand.source = "\n".join(apply_edit(src.lines, edit)) + "\n"
+                cand.diff = unified_diff(par.source, cand.source, self.name)
+                rejection = self._gates(cand)
+        except AsmEvoError as exc:
+            rejection = Rejection("error", str(exc))
+        if rejection is not None:
+            cand.status, cand.reason, cand.detail = "rejected", rejection.reason, rejection.detail
+        cand.seconds = time.perf_counter() - start
+        self.lineage.add(cand)
+        if cand.status == "verified" and cand.cycles < self.best.cycles:
+            self.lineage.best = cand.id
+        return cand
+
+    def _gates(self, cand: Candidate) -> Rejection | None:
+        if cand.source in self._seen:
+            return Rejection("no-op", f"same source as candidate #{self._seen[cand.source]}")
+        self._seen[cand.source] = cand.id
+        try:
+            data = rebuild_source(cand.source, self.baseline.info, origin=f"candidate {cand.id}").data
+        except RebuildError as exc:
+            return Rejection("abi" if "ABI change" in str(exc) or "kernels changed" in str(exc) else "assemble",
+                             str(exc))
+        cand.data, cand.sha256 = data, sha256(data)
+        k1 = CodeObject(data, f"candidate-{cand.id}.co")
+        abi = static_differences(self.k0, k1)
+        if abi:
+            return Rejection("abi", abi[0])
+        new = self._new_findings(k1)
+        if new:
+            return Rejection("static", str(new[0]))
+        verdict = verify(self.k0, k1, self.launches, trials=self.trials, device=self.device, static=False)
+        cand.verdict = verdict.to_json()
+        if not verdict.equivalent:
+            return Rejection(verdict.kind, verdict.reason)
+        decisions = [time_candidate(verdict, self.k0, k1, vl, self.device, eps=0.0) for vl in self.launches]
+        cand.status = "verified"
+        cand.cycles = float(sum(d.candidate.median for d in decisions))
+        base = float(sum(d.baseline.median for d in decisions))
+        cand.speedup = base / cand.cycles
+        cand.timing = {"unit": decisions[0].unit, "per_launch": [d.candidate.median for d in decisions],
+                       "baseline": base, "decisions": [d.to_json() for d in decisions]}
+        return None
+
+    def _findings(self, co: CodeObject) -> list[Finding]:
+        instructions = kernel_instructions(co, self.kernel)
+        return run_static_checks(instructions, co.kernel(self.kernel).descriptor, xnack=self.xnack)
+
+    def _new_findings(self, k1: CodeObject) -> list[Finding]:
+        seen: Counter = Counter()
+        out = []
+        for f in self._findings(k1):
+            seen[(f.check, f.rule)] += 1
+            if seen[(f.check, f.rule)] > self.k0_findings[(f.check, f.rule)]:
+                out.append(f)
+        return out
+
+    def profile(self, cid: int) -> list[Profile]:
+        """Profiles of a verified candidate on every verify launch."""
+        cand = self.lineage.get(cid)
+        if not cand.verified:
+            raise AsmEvoError(f"candidate #{cid} is not verified; only verified candidates are profiled")
+        if cid == 0:
+            return self.baseline.profiles
+        k1 = CodeObject(cand.data, f"candidate-{cid}.co")
+        return [profile_launch(k1, vl.spec, device=self.device) for vl in self.launches]
+
+    def confirm_heldout(self) -> Candidate:
+        """Re-verify the best candidate on verify + held-out launches; on failure fall back to the next
+        best verified candidate (K0 last). Records every attempt in the lineage; returns the winner."""
+        ranked = sorted((c for c in self.lineage.candidates if c.status == "verified"), key=lambda c: c.cycles)
+        launches = self.launches + self.heldout
+        attempts = []
+        self.lineage.best = 0
+        for cand in ranked:
+            if cand.cycles >= self.lineage.candidates[0].cycles:
+                break
+            verdict = verify(self.k0, CodeObject(cand.data, f"candidate-{cand.id}.co"), launches,
+                             trials=self.trials, device=self.device)
+            attempts.append({"candidate": cand.id, **verdict.to_json()})
+            if verdict.equivalent:
+                self.lineage.best = cand.id
+                break
+            cand.status, cand.reason, cand.detail = "rejected", "heldout-" + verdict.kind, verdict.reason
+        self.lineage.heldout = {"launches": [vl.label for vl in launches], "accepted": self.lineage.best,
+                                "attempts": attempts}
+        return self.best

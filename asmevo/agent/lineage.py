@@ -1,0 +1,92 @@
+"""Candidate records and the lineage of one optimisation run (every candidate, accepted or not)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import AsmEvoError
+
+STATUSES = ("baseline", "rejected", "verified")
+
+
+@dataclass
+class Candidate:
+    """One candidate: where it came from, the edit (as a unified diff against its parent), and what
+    the gates said. `cycles` is the total timing over the verify launches in `unit`; `speedup` is
+    K0's total over this one's. `source` (the full edited text) is kept in memory only."""
+
+    id: int
+    parent: int | None
+    agent: str
+    step: int
+    operator: str
+    note: str = ""
+    edit: dict | None = None
+    diff: str = ""
+    status: str = "rejected"
+    reason: str = ""
+    detail: str = ""
+    verdict: dict | None = None
+    timing: dict | None = None
+    cycles: float | None = None
+    speedup: float | None = None
+    sha256: str = ""
+    seconds: float = 0.0
+    source: str = field(default="", repr=False)
+    data: bytes = field(default=b"", repr=False)
+
+    @property
+    def verified(self) -> bool:
+        return self.status in ("baseline", "verified")
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out.pop("source")
+        out.pop("data")
+        return out
+
+    def summary(self) -> str:
+        if self.verified:
+            return f"#{self.id} {self.operator}: verified, {self.speedup:.3f}x vs K0"
+        return f"#{self.id} {self.operator}: rejected ({self.reason}: {self.detail})"
+
+
+@dataclass
+class Lineage:
+    """All candidates of one run, in creation order; `best` is the id of the fastest verified one."""
+
+    kernel: str
+    k0_sha256: str
+    unit: str
+    candidates: list[Candidate] = field(default_factory=list)
+    best: int = 0
+    heldout: dict | None = None
+    config: dict = field(default_factory=dict)
+
+    def add(self, cand: Candidate) -> Candidate:
+        self.candidates.append(cand)
+        return cand
+
+    def next_id(self) -> int:
+        return len(self.candidates)
+
+    def get(self, cid: int) -> Candidate:
+        if not 0 <= cid < len(self.candidates):
+            raise AsmEvoError(f"no candidate #{cid}")
+        return self.candidates[cid]
+
+    @property
+    def best_candidate(self) -> Candidate:
+        return self.candidates[self.best]
+
+    def verified_count(self) -> int:
+        return sum(1 for c in self.candidates if c.status == "verified")
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "k0_sha256": self.k0_sha256, "unit": self.unit, "best": self.best,
+                "best_speedup": self.best_candidate.speedup, "heldout": self.heldout, "config": self.config,
+                "candidates": [c.to_json() for c in self.candidates]}
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")

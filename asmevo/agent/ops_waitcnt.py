@@ -1,0 +1,175 @@
+"""Rewrite operators on `s_waitcnt`: relax a wait to the largest legal counts, sink it to the latest
+legal point (splitting it per consumer), and hoist it to a dominating block so that waits after
+stores stop waiting for the stores. Legality is the waitcnt analysis (isa/waitcnt.py): in-order
+vmcnt/LDS lgkmcnt events, out-of-order SMEM; every result is checked against it."""
+from __future__ import annotations
+
+from ..isa.waitcnt import COUNTER_MAX, check_waitcnt, decode_waitcnt
+from .body import Body, Item, make_item
+
+_ORDER = ("vmcnt", "expcnt", "lgkmcnt")
+
+
+def wait_text(limits: dict[str, int]) -> str | None:
+    """`s_waitcnt` text for counter limits (None when nothing is waited on)."""
+    parts = [f"{c}({limits[c]})" for c in _ORDER if c in limits and limits[c] < COUNTER_MAX[c]]
+    return "s_waitcnt " + " ".join(parts) if parts else None
+
+
+def is_wait(item: Item) -> bool:
+    return item.ins is not None and item.ins.mnemonic == "s_waitcnt"
+
+
+def _with_wait(body: Body, k: int, limits: dict[str, int]) -> Body:
+    """`body` with the wait at item position k set to `limits` (removed when empty)."""
+    if limits == decode_waitcnt(body.items[k].ins):
+        return body
+    text = wait_text(limits)
+    items = list(body.items)
+    if text is None:
+        del items[k]
+    else:
+        items[k] = make_item(text)
+    return body.replace(items)
+
+
+def _legal(body: Body, budget: int) -> bool:
+    return len(check_waitcnt(body.instructions, cfg=body.cfg)) <= budget
+
+
+def relax_at(body: Body, k: int, budget: int) -> Body:
+    """Raise each counter of the wait at item k as far as the analysis allows (dropping counters,
+    or the whole wait, when nothing needs them)."""
+    limits = decode_waitcnt(body.items[k].ins)
+    for counter in list(limits):
+        lo, hi = limits[counter], COUNTER_MAX[counter]
+        if _legal(_with_wait(body, k, {**limits, counter: hi}), budget):
+            limits[counter] = hi
+            continue
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _legal(_with_wait(body, k, {**limits, counter: mid}), budget):
+                lo = mid
+            else:
+                hi = mid
+        limits[counter] = lo
+    return _with_wait(body, k, limits)
+
+
+def relax(body: Body, k: int) -> Body | None:
+    """Relax the wait at item k; None when it is already as late as legal."""
+    new = relax_at(body, k, body.waitcnt_violations)
+    return None if new.same_code(body) else new
+
+
+def _is_end(item: Item) -> bool:
+    return item.ins is not None and (item.ins.is_branch or item.ins.mnemonic.startswith("s_endpgm"))
+
+
+def sink(body: Body, k: int) -> Body | None:
+    """Remove the wait at item k and re-insert waits just before each consumer in its block that
+    needs one (each relaxed; a wait still needed by later blocks goes to the block's end), so
+    independent work after the wait overlaps the memory latency."""
+    budget = body.waitcnt_violations
+    limits = decode_waitcnt(body.items[k].ins)
+    i = sum(1 for it in body.items[:k] if it.ins is not None)
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    after = [id(x) for x in body.instructions[i + 1:blk.end]]
+    cur = body.replace(body.items[:k] + body.items[k + 1:])
+    for _ in range(16):
+        found = check_waitcnt(cur.instructions, cfg=cur.cfg)
+        if len(found) <= budget:
+            break
+        where = {id(ins): p for ins, p in zip(cur.instructions, cur.pos)}
+        inside = [where[id(cur.instructions[v.index])] for v in found if id(cur.instructions[v.index]) in after]
+        if inside:
+            at = min(inside)
+        elif after:
+            last = where[after[-1]]
+            at = last if _is_end(cur.items[last]) else last + 1
+        else:
+            at = k
+        items = list(cur.items)
+        items.insert(at, make_item(wait_text(limits)))
+        before = cur
+        cur = relax_at(cur.replace(items), at, budget)
+        if cur.same_code(before):
+            return None
+    else:
+        return None
+    if not _legal(cur, budget) or cur.same_code(body):
+        return None
+    return cur
+
+
+def _block_end_position(body: Body, b: int) -> int:
+    """Item position at the end of block b (before its branch or s_endpgm)."""
+    last = body.pos[body.cfg.blocks[b].end - 1]
+    return last if _is_end(body.items[last]) else last + 1
+
+
+def _reachable_from(body: Body, b: int) -> set[int]:
+    """Ids of the instructions of every block reachable from block b (b included)."""
+    cfg, seen, work = body.cfg, {b}, [b]
+    while work:
+        for s in cfg.blocks[work.pop()].succs:
+            if s not in seen:
+                seen.add(s)
+                work.append(s)
+    return {id(body.instructions[j]) for x in seen for j in range(cfg.blocks[x].start, cfg.blocks[x].end)}
+
+
+def _insert_and_relax(body: Body, k: int, blocks: list[int]) -> Body | None:
+    """Insert a copy of the wait at item k at the end of each of `blocks`, then relax (or drop) every
+    other wait those blocks reach, latest first."""
+    text = wait_text(decode_waitcnt(body.items[k].ins))
+    reach: set[int] = set()
+    for b in blocks:
+        reach |= _reachable_from(body, b)
+    items = list(body.items)
+    inserted = []
+    for at in sorted({_block_end_position(body, b) for b in blocks}, reverse=True):
+        item = make_item(text)
+        items.insert(at, item)
+        inserted.append(item)
+    cur = body.replace(items)
+    budget = body.waitcnt_violations
+    for p in range(len(cur.items) - 1, -1, -1):
+        if is_wait(cur.items[p]) and id(cur.items[p].ins) in reach:
+            cur = relax_at(cur, p, budget)
+    for p in range(len(cur.items) - 1, -1, -1):
+        if any(cur.items[p] is it for it in inserted):
+            cur = relax_at(cur, p, budget)
+    if not _legal(cur, budget) or cur.same_code(body):
+        return None
+    return cur
+
+
+def _block_of_item(body: Body, k: int) -> int:
+    return body.cfg.block_of[sum(1 for it in body.items[:k] if it.ins is not None)]
+
+
+def hoist_to_dominator(body: Body, k: int, depth: int = 1) -> Body | None:
+    """Copy the wait at item k to the end of its `depth`-th dominator block, then relax or remove
+    the waits after it. Worth it when waits sit after stores they would otherwise also wait for."""
+    dom = body.cfg.dominators()
+    b = _block_of_item(body, k)
+    if b not in dom:
+        return None
+    for _ in range(depth):
+        strict = [d for d in dom[b] if d != b]
+        if not strict:
+            return None
+        b = max(strict, key=lambda d: len(dom[d]))
+    return _insert_and_relax(body, k, [b])
+
+
+def hoist_to_predecessors(body: Body, k: int) -> Body | None:
+    """Copy the wait at item k to the end of every forward predecessor of its block, then relax or
+    remove the waits after them (a wait per incoming path instead of one behind the merge)."""
+    b = _block_of_item(body, k)
+    dom = body.cfg.dominators()
+    preds = [p for p in body.cfg.blocks[b].preds if p in dom and b not in dom[p]]
+    if not preds:
+        return None
+    return _insert_and_relax(body, k, preds)
