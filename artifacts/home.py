@@ -47,6 +47,7 @@ class Home:
             "PREFECT_LOCAL_STORAGE_PATH": str(self.results),
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+            "PREFECT_LOGGING_LEVEL": "WARNING",
             "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }

@@ -13,6 +13,10 @@ COMMAND_MODULES: list[str] = [
     "emulate",
     "verify",
     "profile",
+    "suite",
+    "report",
+    "runs",
+    "serve",
 ]
 
 

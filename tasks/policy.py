@@ -21,12 +21,14 @@ from prefect.cache_policies import CachePolicy
 from prefect.context import TaskRunContext
 
 from artifacts import Record, asmevo_home, canonical_json, default_store
-from asmevo.errors import AsmEvoError
+from asmevo.device import DeviceError
+from asmevo.errors import AsmEvoError, ToolchainError
 
 from .storage import AtomicLocalFileSystem
 from .versions import code_version
 
 ERROR_KIND = "error"
+ENVIRONMENT_ERRORS = (DeviceError, ToolchainError)
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,9 @@ def stage(name: str, modules: tuple[str, ...], **task_options: Any) -> Callable[
     """Make `fn(*artifact shas, config) -> Output` a cached Prefect task returning the output's sha256.
 
     The output and its record (inputs, config, code version, elapsed time) go to the store. An
-    AsmEvoError raised by the stage becomes an `error` artifact (cached like any result); a stage
-    given an error artifact as input returns that error unchanged without running.
+    AsmEvoError raised by the stage becomes an `error` artifact (cached like any result), except
+    device and toolchain errors, which fail the task; a stage given an error artifact as input
+    returns that error unchanged without running.
     """
     home = asmevo_home()
 
@@ -110,6 +113,8 @@ def stage(name: str, modules: tuple[str, ...], **task_options: Any) -> Callable[
             started = time.perf_counter()
             try:
                 out = fn(*args, **kwargs)
+            except ENVIRONMENT_ERRORS:
+                raise  # a missing device or toolchain says nothing about the inputs: never cached
             except AsmEvoError as exc:
                 out = Output(ERROR_KIND, {"stage": name, "error": type(exc).__name__, "message": str(exc)})
             elapsed = time.perf_counter() - started

@@ -3,26 +3,9 @@ killed mid-write, or two runs writing the same key at once, never leave a trunca
 later run would read as a cache hit."""
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 from prefect.filesystems import LocalFileSystem
 
-
-def write_atomic(path: Path, content: bytes) -> None:
-    """Replace `path` with `content` in one rename; readers see the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+from artifacts.files import write_atomic
 
 
 class AtomicLocalFileSystem(LocalFileSystem):

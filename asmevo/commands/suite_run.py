@@ -1,0 +1,73 @@
+"""`asmevo suite run SUITE`: evaluate every kernel of a suite as a resumable Prefect flow run.
+
+Every stage is a content-cached task, so running the same command again after an interruption
+(even `kill -9`) recomputes only what had not finished; the run prints how many stage calls were
+cache hits. Reports land in $ASMEVO_HOME/runs/<run-id>/ (see `asmevo report`, `asmevo runs`)."""
+from __future__ import annotations
+
+import argparse
+
+DEVICES = ("emu", "hip")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options `suite run` and `serve` share: what every kernel's run does."""
+    p.add_argument("suite", help="suite name (benchmarks/<name>) or path to a suite directory")
+    p.add_argument("--agent", default="none", help="editing agent (default none: baselines only)")
+    p.add_argument("--budget", type=int, default=0, help="candidate edits per kernel (default 0)")
+    p.add_argument("--device", choices=DEVICES, default="emu", help="where kernels run (default emu)")
+    p.add_argument("--seed", type=int, default=0, help="agent seed (default 0)")
+    p.add_argument("--problems", help="comma-separated problem names (default: all)")
+
+
+def register_run(sub) -> None:
+    """Add `run` to the `suite` command group's subparsers."""
+    p = sub.add_parser("run", help="run a suite as a resumable Prefect flow", description=__doc__.splitlines()[0])
+    add_run_options(p)
+    p.add_argument("--workers", type=_positive, help="parallel tasks (default: CPU count)")
+    p.add_argument("--dask", metavar="ADDR",
+                   help="run tasks on the Dask scheduler at ADDR (or `local` for a temporary LocalCluster)")
+    p.add_argument("--run-id", help="name of the run directory (default: <suite>-<time>-<random>)")
+    p.set_defaults(handler=run)
+
+
+def run_parameters(args: argparse.Namespace) -> dict:
+    """Check the arguments (suite, agent) without starting Prefect; the run_suite parameters."""
+    from ..suites import load_suite
+    from flows.pipeline import RunConfig
+
+    suite = load_suite(args.suite)
+    problems = [name.strip() for name in args.problems.split(",") if name.strip()] if args.problems else None
+    for name in problems or []:
+        suite.problem(name)
+    RunConfig(agent=args.agent, budget=args.budget, device=args.device, seed=args.seed)
+    return {"suite": args.suite, "agent": args.agent, "budget": args.budget, "device": args.device,
+            "seed": args.seed, "problems": problems}
+
+
+def run(args: argparse.Namespace) -> int:
+    parameters = run_parameters(args)
+    from flows.report import build_report
+    from flows.runs import load_run
+    from flows.runtime import start_api, task_runner
+    from flows.suite import run_suite
+
+    start_api()
+    result = run_suite.with_options(task_runner=task_runner(args.workers, args.dask))(
+        **parameters, run_id=args.run_id)
+    report = build_report(load_run(result["run_id"]))
+    cache = result["cache"]
+    print(f"run {result['run_id']}: {report.summary['ok']}/{result['kernels']} kernels ok, "
+          f"{cache['hits']}/{cache['stage_calls']} stage calls were cache hits, {result['elapsed_s']:.1f} s")
+    print(f"reports: {report.run.dir}/report.{{md,csv,html}}")
+    return 0 if report.summary["ok"] == result["kernels"] else 1

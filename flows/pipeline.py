@@ -1,0 +1,179 @@
+"""One kernel's stages as Prefect futures, and the result row they add up to.
+
+Inputs enter the store once (`ingest_*`), then every stage gets and returns sha256 strings:
+
+    recover(K0) -> rebuild -> verify(K0, rebuilt, verify launches) -> time(verdict, K0, rebuilt)
+            \\-> profile(K0, recovered, timing launch)
+
+The rebuilt K0 is the baseline candidate: it must verify equivalent (the round trip is faithful)
+and its timing gives K0's baseline in the device's unit.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from math import prod
+from pathlib import Path
+
+import yaml
+from prefect.futures import PrefectFuture
+
+from artifacts import Record, default_store
+from asmevo.errors import AsmEvoError
+from asmevo.verify import load_launch, suite_launches
+from tasks.policy import ERROR_KIND
+from tasks.profile import profile
+from tasks.rebuild import rebuild
+from tasks.recover import recover
+from tasks.timing import measure
+from tasks.verify import verify
+
+STAGES = ("recover", "rebuild", "profile", "verify", "time")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run does to every kernel; together with the inputs it determines every cache key."""
+
+    agent: str = "none"
+    budget: int = 0
+    device: str = "emu"
+    seed: int = 0
+    trials: int = 3
+    special: bool = True
+    top: int = 8
+
+    def __post_init__(self):
+        if self.agent != "none" or self.budget:
+            raise AsmEvoError(f"agent {self.agent!r} with budget {self.budget}: no agent is available yet; "
+                              "runs evaluate baselines (agent none, budget 0)")
+
+    def stage(self, name: str) -> dict:
+        """The config a stage is called with (part of its cache key)."""
+        return {"recover": {}, "rebuild": {"shrink": False}, "profile": {"top": self.top},
+                "verify": {"device": self.device, "trials": self.trials, "special": self.special},
+                "time": {"device": self.device, "warmup": 5, "repetitions": 30}}[name]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class KernelJob:
+    """A kernel's input artifacts: K0, its verify launches and the launch it is timed on."""
+
+    name: str
+    k0: str
+    verify: tuple[str, ...]
+    timing: str
+
+
+def _put_input(data: bytes, kind: str, origin: str) -> str:
+    store = default_store()
+    sha = store.put(data)
+    store.add_record(Record(kind=kind, sha256=sha, stage="input", config={"origin": origin}))
+    return sha
+
+
+def _put_launch(label: str, spec: dict, tolerance: dict, origin: str) -> str:
+    body = json.dumps({"label": label, "spec": {**spec, "tolerance": tolerance}}, sort_keys=True,
+                      separators=(",", ":")).encode()
+    return _put_input(body, "launch", origin)
+
+
+def _work(spec: dict) -> int:
+    return prod(spec["grid"]) * prod(spec["block"])
+
+
+def _timing_launch(launches: list[tuple[str, dict]], bench: tuple[str, dict] | None, device: str) -> tuple[str, dict]:
+    """Hardware times the bench shape; the emulator the largest verify shape (bench is too big)."""
+    if device != "emu" and bench is not None:
+        return bench
+    return max(launches, key=lambda item: _work(item[1]))
+
+
+def ingest_problem(problem, device: str) -> KernelJob:
+    """Store a suite problem's code object and launch specs."""
+    raw = {f"{problem.name}:{s.name}": (s, problem.launch(s)) for s in problem.shapes}
+    verify_launches = suite_launches(problem)
+    shas = {vl.label: _put_launch(vl.label, raw[vl.label][1], vl.tolerance.to_dict(), str(raw[vl.label][0].launch_path))
+            for vl in verify_launches}
+    bench = next(((label, spec) for label, (s, spec) in raw.items() if s.role == "bench"), None)
+    label, spec = _timing_launch([(vl.label, raw[vl.label][1]) for vl in verify_launches], bench, device)
+    timing = shas.get(label) or _put_launch(label, spec, {}, str(raw[label][0].launch_path))
+    k0 = _put_input(problem.code_object.read_bytes(), "code_object", str(problem.code_object))
+    return KernelJob(problem.name, k0, tuple(shas.values()), timing)
+
+
+def ingest_files(name: str, code_object: str | Path, launches: list[str | Path], device: str) -> KernelJob:
+    """Store a code object and launch spec files given by path (an optional `tolerance` key in a
+    spec is its K0-vs-K1 comparison policy)."""
+    items = []
+    for path in map(Path, launches):
+        vl = load_launch(path)
+        data = yaml.safe_load(path.read_text()) if path.suffix in (".yaml", ".yml") else json.loads(path.read_text())
+        data.pop("tolerance", None)
+        items.append((vl.label, data, _put_launch(vl.label, data, vl.tolerance.to_dict(), str(path.resolve()))))
+    if not items:
+        raise AsmEvoError("optimize_kernel needs at least one launch spec")
+    label, _ = _timing_launch([(lbl, data) for lbl, data, _ in items], None, device)
+    k0 = _put_input(Path(code_object).read_bytes(), "code_object", str(Path(code_object).resolve()))
+    return KernelJob(name, k0, tuple(sha for _, _, sha in items), next(s for lbl, _, s in items if lbl == label))
+
+
+def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]:
+    """Submit the kernel's stages to the flow's task runner; futures by stage name."""
+    rec = recover.submit(job.k0, config.stage("recover"))
+    reb = rebuild.submit(rec, config.stage("rebuild"))
+    prof = profile.submit(job.k0, rec, job.timing, config.stage("profile"))
+    ver = verify.submit(job.k0, reb, list(job.verify), config.stage("verify"))
+    tim = measure.submit(ver, job.k0, reb, job.timing, config.stage("time"))
+    return {"recover": rec, "rebuild": reb, "profile": prof, "verify": ver, "time": tim}
+
+
+@dataclass
+class StageOutcome:
+    """A finished stage call: its output sha (None when the task failed), whether it was a cache
+    hit, and the failure message."""
+
+    sha: str | None
+    cached: bool
+    failure: str = ""
+
+
+def outcome(future: PrefectFuture) -> StageOutcome:
+    future.wait()
+    state = future.state
+    if state.is_completed():
+        return StageOutcome(state.result(), state.name == "Cached")
+    return StageOutcome(None, False, state.message or state.name)
+
+
+def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
+    """The kernel's result row (see `report.COLUMNS`), read from the stage artifacts."""
+    store = default_store()
+    row: dict = {"kernel": job.name, "status": "ok", "error": "", "unit": "", "baseline": None, "best": None,
+                 "speedup": None, "candidates_tried": 0, "candidates_accepted": 0, "verify_trials": 0,
+                 "roundtrip": "", "hot_window": ""}
+    for name in STAGES:
+        out = outcomes[name]
+        record = store.record(out.sha) if out.sha else None
+        row[f"{name}_s"] = round(record.elapsed_s, 3) if record and record.stage == name else 0.0
+        if out.failure and row["status"] == "ok":
+            row.update(status="failed", error=f"{name}: {out.failure}")
+        elif record and record.kind == ERROR_KIND and row["status"] == "ok":
+            err = store.get_json(out.sha)
+            row.update(status="error", error=f"{err['stage']}: {err['message']}")
+    if outcomes["verify"].sha and store.record(outcomes["verify"].sha).kind == "verdict":
+        verdict = store.get_json(outcomes["verify"].sha)
+        row.update(roundtrip=verdict["kind"], verify_trials=verdict["trials"] * verdict["launches"])
+    if outcomes["profile"].sha and store.record(outcomes["profile"].sha).kind == "profile":
+        windows = store.get_json(outcomes["profile"].sha)["windows"]
+        if windows:
+            w = windows[0]
+            row["hot_window"] = f"{w['kind']} 0x{w['start']:x}-0x{w['end']:x}"
+    if outcomes["time"].sha and store.record(outcomes["time"].sha).kind == "timing":
+        decision = store.get_json(outcomes["time"].sha)
+        baseline = decision["baseline"]["median"]
+        row.update(unit=decision["unit"], baseline=baseline, best=baseline, speedup=1.0)
+    return row

@@ -1,0 +1,75 @@
+"""The flows: `optimize_kernel` (one kernel from files) and `run_suite` (every kernel of a suite,
+fanned out over the flow's task runner), each ending in result rows; `run_suite` also writes the
+run directory and the reports and publishes them as Prefect artifacts."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from prefect import flow
+from prefect.futures import as_completed
+from prefect.runtime import flow_run
+
+from asmevo.suites import load_suite
+
+from .pipeline import KernelJob, RunConfig, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
+from .report import build_report, publish
+from .runs import Run, new_run_id, now
+
+
+def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOutcome]) -> str:
+    hits = sum(o.cached for o in outcomes.values())
+    timing = (f"{row['baseline']:g} {row['unit']} x{row['speedup']:.3f}" if row["baseline"] is not None
+              else row["error"][:80])
+    return f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  ({hits}/{len(outcomes)} cached)"
+
+
+def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tuple[list[dict], dict]:
+    """Submit every kernel, collect rows as kernels finish; returns (rows, cache statistics)."""
+    submitted = {job.name: submit_kernel(job, config) for job in jobs}
+    by_last = {futures["time"]: job for job, futures in zip(jobs, submitted.values())}
+    rows, hits, calls = [], 0, 0
+    for last in as_completed(list(by_last)):
+        job = by_last[last]
+        outcomes = {stage: outcome(f) for stage, f in submitted[job.name].items()}
+        rows.append(kernel_row(job, outcomes))
+        hits += sum(o.cached for o in outcomes.values())
+        calls += len(outcomes)
+        if progress:
+            print(_progress_line(len(rows), len(jobs), rows[-1], outcomes), flush=True)
+    return rows, {"hits": hits, "stage_calls": calls}
+
+
+@flow(name="optimize-kernel", persist_result=False)
+def optimize_kernel(k0: str, launches: list[str], agent: str = "none", budget: int = 0, device: str = "emu",
+                    seed: int = 0) -> dict:
+    """Evaluate one code object (`k0`, a path) on launch spec files; returns its result row."""
+    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed)
+    job = ingest_files(Path(k0).stem, k0, launches, device)
+    rows, cache = _run_kernels([job], config, progress=False)
+    return {**rows[0], "cache": cache}
+
+
+@flow(name="run-suite", persist_result=False)
+def run_suite(suite: str, agent: str = "none", budget: int = 0, device: str = "emu", seed: int = 0,
+              problems: list[str] | None = None, run_id: str | None = None, progress: bool = True) -> dict:
+    """Run every problem of `suite` (or those named in `problems`); writes runs/<run-id>/ and the
+    reports, publishes them, and returns the run record as a dict."""
+    started = time.perf_counter()
+    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed)
+    loaded = load_suite(suite)
+    chosen = [loaded.problem(name) for name in problems] if problems else list(loaded.problems)
+    run = Run(run_id=run_id or new_run_id(loaded.name), suite=suite, config=config.to_json(), kernels=len(chosen),
+              flow_run_id=str(flow_run.get_id()))
+    run.save()
+    rows, cache = _run_kernels([ingest_problem(p, device) for p in chosen], config, progress)
+    run.save_results(rows)
+    run.status = "completed"
+    run.finished = now()
+    run.elapsed_s = round(time.perf_counter() - started, 3)
+    run.cache = cache
+    run.save()
+    report = build_report(run)
+    report.write()
+    publish(report)
+    return {**run.__dict__, "summary": report.summary}

@@ -1,0 +1,28 @@
+"""Turning stored artifacts back into the objects the `asmevo` stage functions take."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from artifacts import default_store
+from asmevo.codeobj import CodeObject
+from asmevo.verify import VerifyLaunch, launch_from_dict
+
+
+def code_object(sha: str) -> CodeObject:
+    return CodeObject(default_store().get(sha), f"sha256:{sha[:16]}")
+
+
+def verify_launch(sha: str, base_dir: str | Path) -> VerifyLaunch:
+    """A launch artifact ({label, spec}) as a VerifyLaunch; `file:` inputs resolve against base_dir."""
+    launch = default_store().get_json(sha)
+    return launch_from_dict(launch["spec"], base_dir, launch["label"])
+
+
+def write_recovered(sha: str, directory: Path) -> tuple[Path, dict]:
+    """Write a recovered bundle's files into `directory`; returns (source path, recovery info)."""
+    bundle = default_store().get_json(sha)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in bundle["files"].items():
+        (directory / name).write_text(text)
+    return directory / f"{bundle['name']}.s", json.loads(bundle["files"]["recovery.json"])

@@ -1,0 +1,24 @@
+"""The time stage: a verified candidate against K0 on one launch -> speedup decision (two Timings)."""
+from __future__ import annotations
+
+import tempfile
+
+from artifacts import default_store
+from asmevo.device import get_device
+from asmevo.timing import time_candidate
+from asmevo.verify import Verdict
+
+from .inputs import code_object, verify_launch
+from .policy import Output, stage
+
+
+@stage("time", ("tasks.timing",))
+def measure(verdict: str, k0: str, candidate: str, launch: str, config: dict) -> Output:
+    """Time `candidate` against `k0` if `verdict` is equivalent (else a NotVerified error artifact).
+    config: device, warmup, repetitions."""
+    with tempfile.TemporaryDirectory(prefix="asmevo-time-") as tmp:
+        decision = time_candidate(Verdict(**default_store().get_json(verdict)), code_object(k0),
+                                  code_object(candidate), verify_launch(launch, tmp),
+                                  get_device(config["device"]), warmup=config["warmup"],
+                                  repetitions=config["repetitions"])
+    return Output("timing", decision.to_json())
