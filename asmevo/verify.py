@@ -258,13 +258,31 @@ def _findings_text(findings: list[dict]) -> str:
     return f"{f['kind']}{where}: {f['message']}{more}"
 
 
+class ReferenceCache:
+    """K0's results per (K0 content, launch spec, input set): verifying many candidates against one
+    K0 runs K0 once per input set. K0 is deterministic on identical inputs, so reuse is exact."""
+
+    def __init__(self) -> None:
+        self._store: dict[tuple, tuple[dict[str, np.ndarray], list[dict], bool]] = {}
+
+    def get(self, key: tuple):
+        return self._store.get(key)
+
+    def put(self, key: tuple, value) -> None:
+        self._store[key] = value
+
+
 def _run(device: Device, data: bytes, spec: LaunchSpec, inputs: dict[str, np.ndarray]):
-    return run_launch(device, data, spec, {k: v.copy() for k, v in inputs.items()})
+    outputs, result = run_launch(device, data, spec, {k: v.copy() for k, v in inputs.items()})
+    return outputs, list(result.findings), bool(result.ok)
 
 
 def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, trials: int = 3,
-           special: bool = True, device: Device | None = None, static: bool = True) -> Verdict:
-    """Verify `k1` against `k0` on every launch (see the module docstring)."""
+           special: bool = True, device: Device | None = None, static: bool = True,
+           reference: ReferenceCache | None = None) -> Verdict:
+    """Verify `k1` against `k0` on every launch (see the module docstring). Input sets run in
+    rounds (set 1 on every launch, then set 2, ...) so a wrong candidate fails early; `reference`
+    reuses K0's results across calls."""
     if not launches:
         raise AsmEvoError("verification needs at least one launch spec")
     if trials < 1:
@@ -272,35 +290,43 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
     start = time.perf_counter()
     dev = device or get_device("emu")
     sets_per_launch = trials + (len(SPECIAL_SETS) if special else 0)
+    k0_sha = sha256(k0.data)
 
     def verdict(kind: str, reason: str, evidence: dict, done_sets: int = 0) -> Verdict:
         return Verdict(kind, reason, evidence, done_sets, len(launches), time.perf_counter() - start,
-                       sha256(k0.data), sha256(k1.data))
+                       k0_sha, sha256(k1.data))
 
     if static:
         problems = static_differences(k0, k1)
         if problems:
             return verdict("different", f"static check: {problems[0]}", {"stage": "static", "findings": problems})
-    for vl in launches:
-        decoders = _decoders(vl.spec)
-        for n_set, (set_label, inputs) in enumerate(input_sets(vl.spec, trials, special)):
+    plans = [(vl, list(input_sets(vl.spec, trials, special)), _decoders(vl.spec)) for vl in launches]
+    for n_set in range(sets_per_launch):
+        for vl, sets, decoders in plans:
+            set_label, inputs = sets[n_set]
             where = {"launch": vl.label, "inputs": set_label}
-            try:
-                out0, res0 = _run(dev, k0.data, vl.spec, inputs)
-            except AsmEvoError as exc:
-                return verdict("invalid", f"K0 cannot run {vl.label} ({set_label}): {exc}", where, n_set)
-            if res0.findings or not res0.ok:
+            key = (k0_sha, vl.spec, set_label)
+            cached = reference.get(key) if reference is not None else None
+            if cached is None:
+                try:
+                    cached = _run(dev, k0.data, vl.spec, inputs)
+                except AsmEvoError as exc:
+                    return verdict("invalid", f"K0 cannot run {vl.label} ({set_label}): {exc}", where, n_set)
+                if reference is not None:
+                    reference.put(key, cached)
+            out0, findings0, ok0 = cached
+            if findings0 or not ok0:
                 return verdict("invalid", f"K0 has findings on {vl.label} ({set_label}): "
-                               f"{_findings_text(res0.findings) if res0.findings else 'launch failed'}",
-                               {**where, "findings": res0.findings}, n_set)
+                               f"{_findings_text(findings0) if findings0 else 'launch failed'}",
+                               {**where, "findings": findings0}, n_set)
             try:
-                out1, res1 = _run(dev, k1.data, vl.spec, inputs)
+                out1, findings1, ok1 = _run(dev, k1.data, vl.spec, inputs)
             except AsmEvoError as exc:
                 return verdict("crashed", f"K1 failed on {vl.label} ({set_label}): {exc}", where, n_set)
-            if res1.findings or not res1.ok:
-                text = _findings_text(res1.findings) if res1.findings else "launch failed"
+            if findings1 or not ok1:
+                text = _findings_text(findings1) if findings1 else "launch failed"
                 return verdict("different", f"K1 strictness finding on {vl.label} ({set_label}): {text}",
-                               {**where, "findings": res1.findings}, n_set)
+                               {**where, "findings": findings1}, n_set)
             diff = compare_buffers(out0, out1, vl.tolerance, decoders)
             if diff is not None:
                 return verdict("different", f"{vl.label} ({set_label}): {diff.describe()}",

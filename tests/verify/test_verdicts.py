@@ -162,3 +162,15 @@ def test_static_resource_overrun_rejected():
     assert v.kind == "different" and "SGPRs" in v.reason and dev.launches == 0
     frozen = with_descriptor(K1, enable_sgpr_workgroup_id_y=1)
     assert any("enable_sgpr_workgroup_id_y" in d for d in abi_differences(K0, frozen))
+
+
+def test_reference_cache_runs_k0_once_per_input_set():
+    from asmevo.verify import ReferenceCache
+    dev = ScriptedDevice()
+    dev.script(K0, relu)
+    dev.script(K1, relu)
+    cache = ReferenceCache()
+    launches = [launch_from_dict(RELU_SPEC)]
+    first = verify(K0, K1, launches, device=dev, trials=1, special=False, reference=cache)
+    second = verify(K0, K1, launches, device=dev, trials=1, special=False, reference=cache)
+    assert first.equivalent and second.equivalent and dev.launches == 3
