@@ -1,0 +1,85 @@
+"""Verification, timing and profiling on the real emulator with rebuilt KernelBench candidates."""
+import pytest
+
+from asmevo.codeobj import CodeObject
+from asmevo.device import get_device
+from asmevo.profile import profile_launch
+from asmevo.rebuild import rebuild_source
+from asmevo.recover import recover
+from asmevo.suites import load_suite
+from asmevo.timing import NotVerified, time_candidate
+from asmevo.verify import ReferenceCache, suite_launches, verify
+
+SUITE = load_suite("kernelbench")
+RELU = SUITE.problem("19_ReLU")
+K0 = CodeObject.from_path(RELU.code_object)
+LAUNCHES = suite_launches(RELU)
+REC = recover(RELU.code_object)
+
+
+def edited(edit) -> CodeObject:
+    lines = REC.source.splitlines()
+    return CodeObject(rebuild_source("\n".join(edit(list(lines))) + "\n", REC.info).data)
+
+
+def replace_at(address: int, old: str, new: str):
+    def edit(lines):
+        i = next(n for n, ln in enumerate(lines) if ln.rstrip().endswith(f"; 0x{address:x}"))
+        assert old in lines[i]
+        lines[i] = lines[i].replace(old, new)
+        return lines
+    return edit
+
+
+def test_noop_rebuild_is_equivalent_on_every_shape_and_heldout():
+    v = verify(K0, edited(lambda ls: ls), suite_launches(RELU, heldout=True), trials=2)
+    assert v.kind == "equivalent" and v.launches == 4 and v.trials == 8
+
+
+def test_store_to_the_input_buffer_is_caught_as_input_clobbering():
+    k1 = edited(replace_at(0x176c, "s[6:7]", "s[4:5]"))
+    v = verify(K0, k1, LAUNCHES, trials=1)
+    assert v.kind == "different" and v.evidence["difference"]["buffer"] == "x"
+
+
+def test_store_past_the_buffer_is_a_strictness_failure():
+    k1 = edited(replace_at(0x1798, "global_store_dwordx4 v[4:5], v[0:3], off", "global_store_dwordx4 v[4:5], v[0:3], off offset:16"))
+    v = verify(K0, k1, LAUNCHES, trials=1)
+    assert v.kind == "different" and "out_of_bounds" in v.reason
+
+
+def test_missing_wait_found_dynamically_when_static_checks_are_off():
+    def drop(lines):
+        i = next(n for n, ln in enumerate(lines) if "s_waitcnt vmcnt(0)" in ln and "0x1774" in ln)
+        return lines[:i] + lines[i + 1:]
+    v = verify(K0, edited(drop), LAUNCHES, trials=1, static=False)
+    assert v.kind == "different" and "waitcnt" in v.reason
+
+
+def test_k0_findings_make_a_launch_invalid():
+    bad = edited(replace_at(0x1798, "global_store_dwordx4 v[4:5], v[0:3], off", "global_store_dwordx4 v[4:5], v[0:3], off offset:16"))
+    assert verify(bad, bad, LAUNCHES, trials=1).kind == "invalid"
+
+
+def test_emu_timing_is_gated_and_in_model_cycles():
+    k1 = edited(lambda ls: ls)
+    cache = ReferenceCache()
+    v = verify(K0, k1, LAUNCHES, trials=1, special=False, reference=cache)
+    d = time_candidate(v, K0, k1, LAUNCHES[2], get_device("emu"))
+    assert d.unit == "model_cycles" and d.baseline.provenance["config"]["model"] == "asmevo.cycle_model"
+    assert not d.accepted and d.speedup == pytest.approx(1.0)
+    broken = edited(replace_at(0x176c, "s[6:7]", "s[4:5]"))
+    with pytest.raises(NotVerified):
+        time_candidate(verify(K0, broken, LAUNCHES, trials=1), K0, broken, LAUNCHES[2], get_device("emu"))
+
+
+def test_profile_windows_on_a_real_kernel(tmp_path):
+    REC.write(tmp_path)
+    softmax = SUITE.problem("23_Softmax")
+    prof = profile_launch(CodeObject.from_path(RELU.code_object), LAUNCHES[1].spec, recovery_dir=tmp_path)
+    assert prof.windows and prof.windows[0].lines is not None
+    assert sum(p.count for p in prof.estimate.per_pc.values()) > 0
+    sm = profile_launch(CodeObject.from_path(softmax.code_object), suite_launches(softmax)[0].spec)
+    top = sm.windows[0]
+    assert top.share > 0.05 and top.reason and top.end > top.start
+    assert "model_cycles" in sm.listing()
