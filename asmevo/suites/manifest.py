@@ -21,7 +21,9 @@ import yaml
 from ..errors import AsmEvoError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TOOLCHAINS = ("hip-clang19", "triton")
+TOOLCHAINS = ("hip-clang19", "triton", "aiter-asm")
+CACHE_PREFIX = "cache:"  # code_object/source paths under benchmarks/.cache (fetched or built, never committed)
+CACHE_ROOT = REPO_ROOT / "benchmarks" / ".cache"
 ROLES = ("verify", "heldout", "bench")
 PROBLEM_KEYS = {"name", "level", "kernel", "code_object", "source", "toolchain", "dtype", "tolerance", "shapes",
                 "outputs"}
@@ -116,6 +118,7 @@ class Suite:
     description: str
     root: Path
     problems: tuple[Problem, ...]
+    prepare_script: Path | None = None
 
     def problem(self, name: str) -> Problem:
         for p in self.problems:
@@ -125,6 +128,21 @@ class Suite:
 
     def __len__(self) -> int:
         return len(self.problems)
+
+    def prepare(self) -> None:
+        """Fetch or build what the problems need (suite.yaml `prepare: script.py` defining `prepare()`);
+        a no-op for suites whose code objects are committed."""
+        if self.prepare_script is None:
+            return
+        spec = importlib.util.spec_from_file_location(f"asmevo_prepare_{self.name}", self.prepare_script)
+        mod = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(mod)
+        except FileNotFoundError:
+            raise SuiteError(f"suite {self.name}: prepare script {self.prepare_script} not found") from None
+        if not callable(getattr(mod, "prepare", None)):
+            raise SuiteError(f"suite {self.name}: {self.prepare_script.name} defines no prepare()")
+        mod.prepare()
 
 
 def _read_yaml(path: Path, what: str) -> dict:
@@ -146,9 +164,19 @@ def _resolve_root(name_or_path: str | Path) -> Path:
     if p.is_dir():
         return p.resolve()
     named = REPO_ROOT / "benchmarks" / str(name_or_path)
-    if "/" not in str(name_or_path) and named.is_dir():
-        return named
-    raise SuiteError(f"suite {name_or_path!r} not found (looked for a directory and for {named})")
+    production = REPO_ROOT / "benchmarks" / "production" / str(name_or_path)
+    if "/" not in str(name_or_path):
+        for candidate in (named, production):
+            if (candidate / "suite.yaml").is_file():
+                return candidate
+    raise SuiteError(f"suite {name_or_path!r} not found (looked for a directory, {named} and {production})")
+
+
+def _problem_path(pdir: Path, rel: str) -> Path:
+    """A problem file: relative to its directory, or `cache:REL` under benchmarks/.cache."""
+    if rel.startswith(CACHE_PREFIX):
+        return CACHE_ROOT / rel[len(CACHE_PREFIX):]
+    return pdir / rel
 
 
 def _check_tolerance(tol: object, where: str) -> dict:
@@ -197,7 +225,7 @@ def _load_problem(root: Path, rel: str) -> Problem:
         raise SuiteError(f"{where}: shape names must be unique")
     extra = {k: d[k] for k in OPTIONAL_PROBLEM_KEYS if k in d}
     return Problem(name=str(d["name"]), level=d["level"], kernel=str(d["kernel"]), dir=pdir,
-                   code_object=pdir / d["code_object"], source=pdir / d["source"], toolchain=d["toolchain"],
+                   code_object=_problem_path(pdir, str(d["code_object"])), source=_problem_path(pdir, str(d["source"])), toolchain=d["toolchain"],
                    dtype=str(d["dtype"]), tolerance=_check_tolerance(d["tolerance"], where),
                    outputs=tuple(outputs), shapes=tuple(shapes), description=str(d.get("description", "")),
                    extra=extra)
@@ -213,7 +241,11 @@ def load_suite(name_or_path: str | Path) -> Suite:
     names = [p.name for p in problems]
     if len(set(names)) != len(names):
         raise SuiteError(f"suite {d['name']}: duplicate problem names")
-    return Suite(d["name"], str(d.get("description", "")).strip(), root, problems)
+    prepare = d.get("prepare")
+    if prepare is not None and not isinstance(prepare, str):
+        raise SuiteError(f"suite file {root / 'suite.yaml'}: prepare must be a script path")
+    return Suite(d["name"], str(d.get("description", "")).strip(), root, problems,
+                 root / prepare if prepare else None)
 
 
 # ---- tolerance checks ------------------------------------------------------------------------
