@@ -112,8 +112,10 @@ amdhsa.kernels:
     def build(tmp: Path):
         src, obj = tmp.with_suffix(".s"), tmp.with_suffix(".o")
         src.write_text(text)
-        subprocess.run([tc.path("llvm-mc"), "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-filetype=obj",
-                        str(src), "-o", str(obj)], check=True, capture_output=True)
+        proc = subprocess.run([tc.path("llvm-mc"), "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-filetype=obj",
+                               str(src), "-o", str(obj)], capture_output=True, text=True)
+        if proc.returncode:
+            raise AssertionError(f"llvm-mc failed: {proc.stderr}")
         subprocess.run([tc.path("ld.lld"), "-shared", str(obj), "-o", str(tmp)], check=True, capture_output=True)
         src.unlink()
         obj.unlink()
