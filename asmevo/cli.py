@@ -11,6 +11,9 @@ from .errors import AsmEvoError
 
 COMMAND_MODULES: list[str] = [
     "emulate",
+    "recover",
+    "rebuild",
+    "roundtrip",
     "verify",
     "profile",
     "suite",

@@ -46,14 +46,29 @@ def _strip(line: str) -> str:
     return line.split(";", 1)[0].split("//", 1)[0].strip()
 
 
+class _Str(str):
+    """A scalar tagged `!str`: kept as a string."""
+
+
+class _Loader(getattr(yaml, "CBaseLoader", yaml.BaseLoader)):
+    """Reads every scalar as text; `_llvm_yaml` then types them as llvm-mc does."""
+
+
+_Loader.add_constructor("!str", lambda loader, node: _Str(loader.construct_scalar(node)))
+_YAML_TRUE = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
+_YAML_FALSE = frozenset("n N no No NO false False FALSE off Off OFF".split())
+
+
 def _llvm_yaml(node):
     """Scalars typed the way llvm-mc's YAML reader types them (ints and booleans inferred)."""
     if isinstance(node, dict):
         return {k: _llvm_yaml(v) for k, v in node.items()}
     if isinstance(node, list):
         return [_llvm_yaml(v) for v in node]
-    if node in ("true", "false"):
-        return node == "true"
+    if isinstance(node, _Str):
+        return str(node)
+    if node in _YAML_TRUE or node in _YAML_FALSE:
+        return node in _YAML_TRUE
     if _INT_RE.match(node):
         return int(node, 0)
     return node
@@ -143,7 +158,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         raise RebuildError(f"{origin}: no .amdgpu_metadata block")
     m0, m1 = src.metadata_span
     try:
-        meta = _llvm_yaml(yaml.load("\n".join(lines[m0 + 1:m1]), Loader=yaml.BaseLoader))
+        meta = _llvm_yaml(yaml.load("\n".join(lines[m0 + 1:m1]), Loader=_Loader))
     except yaml.YAMLError as exc:
         raise RebuildError(f"{origin}: metadata YAML does not parse: {str(exc).splitlines()[0]}") from None
     if not isinstance(meta, dict):

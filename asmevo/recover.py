@@ -8,17 +8,20 @@ records what the rebuild must preserve and maps source lines to addresses.
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
 
 from .codeobj.descriptor import KernelDescriptor
 from .codeobj.directives import carried_fields, kernel_block
 from .codeobj.elf import CodeObject
 from .codeobj.metadata import metadata_to_yaml, yaml_lossy_values
 from .errors import AsmEvoError, CodeObjectError
-from .isa.assemble import encode_lines
+from .isa.assemble import assemble, encode_lines
 from .isa.disasm import branch_target, iter_objdump
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import declared, required, scan_lines
@@ -100,10 +103,9 @@ def disassemble_text(co: CodeObject) -> list[Item]:
     return items
 
 
-def _check_encodings(items: list[Item], co: CodeObject) -> list[dict]:
-    """Re-encode every instruction in one llvm-mc call; mismatches become raw words."""
-    check, index = [], []
-    for i, item in enumerate(items):
+def _prepare_branches(items: list[Item]) -> None:
+    """Give SOPP branches their target address and a numeric operand (labels come at render)."""
+    for item in items:
         if item.text is None:
             continue
         mnemonic = item.text.split(None, 1)[0]
@@ -111,8 +113,12 @@ def _check_encodings(items: list[Item], co: CodeObject) -> list[dict]:
             item.branch_target = branch_target(item.address, item.encoding)
             simm = int.from_bytes(item.encoding[:2], "little", signed=True)
             item.text = f"{mnemonic} {simm}"
-        check.append(item.text)
-        index.append(i)
+
+
+def _check_encodings(items: list[Item], co: CodeObject) -> list[dict]:
+    """Re-encode every instruction in one llvm-mc call; mismatches become raw words."""
+    index = [i for i, item in enumerate(items) if item.text is not None]
+    check = [items[i].text for i in index]
     encs, errors = encode_lines(check, co.target)
     raw = []
     for k, (i, enc) in enumerate(zip(index, encs)):
@@ -138,25 +144,47 @@ def _is_padding(item: Item) -> bool:
 
 
 class _Emitter:
-    """Accumulates source lines and the line number of each text address."""
+    """Accumulates source lines; `add` returns the 1-based line number."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.line_of: list[list[int]] = []
 
     def add(self, line: str) -> int:
         self.lines.append(line)
         return len(self.lines)
 
 
-def recover(path: str | Path) -> Recovered:
-    """Recover the code object at `path`."""
+def _assembled_text(source: str, co: CodeObject) -> bytes:
+    obj = ELFFile(io.BytesIO(assemble(source, co.target)))
+    return obj.get_section_by_name(".text").data()
+
+
+def recover(path: str | Path, *, verify: bool = True) -> Recovered:
+    """Recover the code object at `path`. With `verify`, the source is assembled and its text
+    compared with the original; on a difference every instruction is re-encoded (one batched
+    llvm-mc call) and those that do not reproduce their bytes become raw words."""
     co = CodeObject.from_path(path)
+    items = disassemble_text(co)
+    _prepare_branches(items)
+    rec = _render(co, items, path, [])
+    if verify:
+        original = co.read(co.text["address"], co.text["size"])
+        if _assembled_text(rec.source, co) != original:
+            rec = _render(co, items, path, _check_encodings(items, co))
+            again = _assembled_text(rec.source, co)
+            if again != original:
+                at = next((i for i in range(min(len(again), len(original))) if again[i] != original[i]),
+                          min(len(again), len(original)))
+                rec.info["text_mismatch"] = f"reassembled text differs at 0x{co.text['address'] + at:x}"
+                rec.warnings.append(rec.info["text_mismatch"])
+    return rec
+
+
+def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]) -> Recovered:
+    """The source and recovery info for `items` (raw words already marked)."""
     name = Path(path).stem
     text = co.text
     text_align_log2 = max(0, (co.elf.get_section_by_name(".text")["sh_addralign"] or 1).bit_length() - 1)
-    items = disassemble_text(co)
-    raw = _check_encodings(items, co)
     symbols = _symbols(co)
     kernels = {k.name: k for k in co.kernels}
     text_syms = sorted((s for s in symbols if s["section"] == ".text"), key=lambda s: s["address"])
@@ -165,7 +193,6 @@ def recover(path: str | Path) -> Recovered:
     warnings = []
 
     labels: dict[int, str] = {}
-    used_names = {s["name"] for s in symbols}
     seen: dict[str, int] = {}
     for s in text_syms:
         seen[s["name"]] = seen.get(s["name"], 0) + 1
@@ -188,8 +215,6 @@ def recover(path: str | Path) -> Recovered:
             unlabeled.append(item.address)
             warnings.append(f"branch at 0x{item.address:x} targets 0x{tgt:x}, not an instruction: kept numeric")
             item.branch_target = None
-            simm = int.from_bytes(item.encoding[:2], "little", signed=True)
-            item.text = f"{item.text.split()[0]} {simm}"
 
     def target_name(addr: int) -> str:
         return func_at[addr]["name"] if addr in func_at and addr not in labels else labels[addr]

@@ -68,7 +68,10 @@ def encode_metadata(meta: dict) -> bytes:
 
 _PLAIN_RE = re.compile(r"^[A-Za-z_.$][\w.$\-+/@ ]*$")
 _NUMBERISH_RE = re.compile(r"^[-+]?(?:0[xXoObB])?[0-9a-fA-F_]+$|^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-_BOOLISH = frozenset({"true", "false", "True", "False", "TRUE", "FALSE"})
+# Scalars llvm-mc's YAML reader would not read back as strings (it types plain and quoted
+# scalars alike: integers, YAML booleans, floats); such strings are written with the `!str` tag.
+_BOOLISH = frozenset("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split())
+_FLOATISH_RE = re.compile(r"^[-+]?(\.?inf|\.?Inf|\.?INF|\.?nan|\.?NaN|\.?NAN|infinity|Infinity)$")
 
 
 def _scalar(value) -> str:
@@ -79,7 +82,9 @@ def _scalar(value) -> str:
     if isinstance(value, float):
         return repr(value)
     text = str(value)
-    if _PLAIN_RE.match(text) and not text.endswith(" ") and text not in _BOOLISH and text != "null":
+    if text == "" or text in _BOOLISH or _NUMBERISH_RE.match(text) or _FLOATISH_RE.match(text):
+        return "!str '" + text.replace("'", "''") + "'"
+    if _PLAIN_RE.match(text) and not text.endswith(" ") and text != "null":
         return text
     return "'" + text.replace("'", "''") + "'"
 
@@ -111,8 +116,8 @@ def metadata_to_yaml(meta: dict) -> str:
 
 
 def yaml_lossy_values(meta, path: str = "") -> list[str]:
-    """Paths of values llvm-mc's YAML reader cannot give back unchanged (it infers scalar types
-    from the text whatever the quoting, and has no floats or byte strings)."""
+    """Paths of values llvm-mc's YAML reader cannot give back unchanged (floats, byte strings,
+    nil, integers beyond 64 bits)."""
     if isinstance(meta, dict):
         return [p for k, v in meta.items() for p in yaml_lossy_values(v, f"{path}/{k}")]
     if isinstance(meta, list):
@@ -120,7 +125,5 @@ def yaml_lossy_values(meta, path: str = "") -> list[str]:
     if isinstance(meta, (float, bytes)) or meta is None:
         return [path]
     if isinstance(meta, int) and not isinstance(meta, bool) and not -(1 << 63) <= meta < (1 << 64):
-        return [path]
-    if isinstance(meta, str) and (meta == "" or meta in _BOOLISH or _NUMBERISH_RE.match(meta)):
         return [path]
     return []

@@ -5,6 +5,7 @@ instruction.
 """
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from pathlib import Path
@@ -55,8 +56,10 @@ def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None]
     return out, errors
 
 
+@functools.lru_cache(maxsize=2)
 def assemble(source: str, target: TargetId) -> bytes:
-    """Assemble a complete source into a relocatable object (bytes)."""
+    """Assemble a complete source into a relocatable object (bytes). The last results are
+    cached: a round trip assembles the same source to verify it and to rebuild."""
     with tempfile.TemporaryDirectory(prefix="asmevo-mc-") as tmp:
         obj = Path(tmp) / "out.o"
         find_toolchain().run("llvm-mc", [*mc_target_args(target), "-filetype=obj", "-o", str(obj), "-"],

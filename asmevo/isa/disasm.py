@@ -41,7 +41,7 @@ def iter_objdump(text: str) -> Iterator[tuple[int, str, bytes] | tuple[str, int]
         if m:
             asm, addr, words, _ = m.groups()
             encoding = b"".join(int(w, 16).to_bytes(4, "little") for w in words.split())
-            yield int(addr, 16), "" if asm.startswith("<unknown>") else asm, encoding
+            yield int(addr, 16), "" if asm.startswith(("<unknown>", ".long")) else asm, encoding
             continue
         m = _SYMBOL_RE.match(line.strip())
         if not m:

@@ -28,7 +28,9 @@ SGPR_GRANULE = 8
 _REG_RE = re.compile(r"(?<![\w.$])([vsa])(?:(\d+)|\[(\d+):(\d+)\])(?!\w)")
 _IMPLICIT_VCC = re.compile(
     r"^(v_cmpx?_\w+_e32|v_cndmask_b32_e32|v_(add|sub|subrev)_co_u32_e32|v_(addc|subb|subbrev)_co_u32_e32|"
-    r"v_div_fmas_f(32|64)\w*|s_cbranch_vccn?z)$")
+    r"v_div_fmas_f(32|64)\w*|s_cbranch_vccn?z)\b", re.M)
+_SCRATCH = re.compile(r"^scratch_", re.M)
+_LDS = re.compile(r"^ds_|^buffer_\S+ .* lds\b", re.M)
 
 
 @dataclass
@@ -52,26 +54,19 @@ class ResourceUsage:
 
 
 def scan_lines(lines: Iterable[str]) -> ResourceUsage:
-    """Scan assembly instruction lines (comments already removed)."""
+    """Scan assembly instruction lines (comments already removed); one pass of each regex over
+    the joined text."""
+    text = "\n".join(ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("."))
     top = {"v": 0, "a": 0, "s": 0}
-    use = ResourceUsage()
-    for line in lines:
-        text = line.strip()
-        if not text or text.startswith("."):
-            continue
-        mnemonic = text.split(None, 1)[0]
-        for file, single, lo, hi in _REG_RE.findall(text):
-            end = int(single) + 1 if single else int(hi) + 1
-            if end > top[file]:
-                top[file] = end
-        if "vcc" in text or _IMPLICIT_VCC.match(mnemonic):
-            use.vcc = True
-        use.flat_scratch |= "flat_scratch" in text
-        use.xnack_mask |= "xnack_mask" in text
-        use.scratch |= mnemonic.startswith("scratch_")
-        use.lds |= mnemonic.startswith("ds_") or (mnemonic.startswith("buffer_") and " lds" in text)
-    use.vgprs, use.agprs, use.sgprs = top["v"], top["a"], top["s"]
-    return use
+    for file, single, _, hi in _REG_RE.findall(text):
+        end = int(single or hi) + 1
+        if end > top[file]:
+            top[file] = end
+    return ResourceUsage(
+        vgprs=top["v"], agprs=top["a"], sgprs=top["s"],
+        vcc="vcc" in text or bool(_IMPLICIT_VCC.search(text)),
+        flat_scratch="flat_scratch" in text, xnack_mask="xnack_mask" in text,
+        scratch=bool(_SCRATCH.search(text)), lds=bool(_LDS.search(text)))
 
 
 def scan(instructions: Iterable[Instruction]) -> ResourceUsage:

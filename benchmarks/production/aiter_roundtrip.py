@@ -1,0 +1,105 @@
+"""Round-trip every gfx942 code object of the AITer wheel (amd-aiter on PyPI).
+
+Fetches the pinned wheel with `pip download` into benchmarks/.cache/aiter (gitignored), checks
+its sha256, extracts the code objects whose ELF flags name gfx942, runs `asmevo.roundtrip` on
+each in a process pool, and prints identical / patch-only / failed counts and the time taken.
+Exit 0 iff none failed.
+
+    python benchmarks/production/aiter_roundtrip.py [--jobs 2] [--limit N] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import subprocess
+import sys
+import time
+import zipfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from asmevo.roundtrip import roundtrip  # noqa: E402
+
+VERSION = "0.1.7.post2.dev18"
+WHEEL = f"amd_aiter-{VERSION}-py3-none-any.whl"
+SHA256 = "fe139d74438217c35e87e3b961166bac8db2d381eadccb371da2e63615f05a31"
+CACHE = ROOT / "benchmarks" / ".cache" / "aiter"
+EM_AMDGPU = 224
+MACH_GFX942 = 0x04C
+
+
+def fetch_wheel() -> Path:
+    wheel = CACHE / WHEEL
+    if not wheel.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", f"amd-aiter=={VERSION}",
+                        "-d", str(CACHE)], check=True)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if digest != SHA256:
+        sys.exit(f"error: {wheel} has sha256 {digest}, expected {SHA256}")
+    return wheel
+
+
+def _is_gfx942(data: bytes) -> bool:
+    return (len(data) > 64 and data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == EM_AMDGPU
+            and int.from_bytes(data[48:52], "little") & 0xFF == MACH_GFX942)
+
+
+def extract(wheel: Path) -> list[Path]:
+    """The wheel's gfx942 code objects, extracted once under the cache."""
+    out = CACHE / f"extract-{VERSION}"
+    done = out / ".done"
+    if not done.exists():
+        with zipfile.ZipFile(wheel) as zf:
+            for name in zf.namelist():
+                if name.endswith(".co"):
+                    data = zf.read(name)
+                    if _is_gfx942(data):
+                        dest = out / name
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        dest.write_bytes(data)
+        done.write_text("ok\n")
+    return sorted(out.rglob("*.co"))
+
+
+def _one(path: Path) -> dict:
+    return roundtrip(path).as_dict()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N files")
+    parser.add_argument("--json", help="write per-file results here")
+    args = parser.parse_args()
+    files = extract(fetch_wheel())
+    if args.limit:
+        files = files[:args.limit]
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(_one, files, chunksize=4))
+    elapsed = time.perf_counter() - start
+    counts = collections.Counter(r["status"] for r in results)
+    reasons = collections.Counter(r["reason"].split(":")[0] for r in results if r["status"] != "identical")
+    notes = collections.Counter(n.split(" at ")[0] for r in results for n in r["notes"])
+    print(f"amd-aiter {VERSION}: {len(files)} gfx942 code objects in {elapsed:.1f}s with {args.jobs} workers")
+    print(f"identical {counts['identical']}, patch-only {counts['patch-only']}, failed {counts['failed']}")
+    for reason, n in reasons.most_common():
+        print(f"  {n:5d}  {reason}")
+    for note, n in notes.most_common(10):
+        print(f"  note {n:5d}  {note}")
+    for r in results:
+        if r["status"] == "failed":
+            print(f"FAILED {r['path']}: {r['reason']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
