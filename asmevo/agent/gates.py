@@ -78,6 +78,11 @@ class Evaluator:
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)
 
+    def seen(self, parent_source: str, edit: Edit) -> bool:
+        """Whether applying `edit` to `parent_source` gives a source already evaluated."""
+        lines = apply_edit(parent_source.splitlines(), edit)
+        return "\n".join(lines) + "\n" in self._seen
+
     def evaluate(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
         """Run `edit` of candidate `parent` through every gate; the record is added to the lineage."""
         start = time.perf_counter()

@@ -1,0 +1,80 @@
+"""The rewrite operators the search agent applies, each legal by construction and re-checked
+(static checks on the result here, then every gate in gates.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from ..errors import AsmEvoError
+from .body import Body
+from .ops_cleanup import propagate_move, remove_dead_write
+from .ops_sched import hoist_load, hoist_past_wait
+from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
+
+Apply = Callable[[Body, int], "Body | None"]
+
+
+def _at_item(fn: Callable[[Body, int], "Body | None"]) -> Apply:
+    """Adapt an operator taking an item position to one taking an instruction index."""
+    return lambda body, i: fn(body, body.pos[i])
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str
+    applies: Callable[[Body, int], bool]
+    apply: Apply
+    doc: str
+
+
+def _is_wait(body: Body, i: int) -> bool:
+    return body.instructions[i].mnemonic == "s_waitcnt"
+
+
+def _is_mem(body: Body, i: int) -> bool:
+    return body.infos[i].family in ("smem", "flat", "mubuf", "ds")
+
+
+def _is_alu(body: Body, i: int) -> bool:
+    return body.infos[i].family in ("salu", "valu", "vopc")
+
+
+OPERATORS: tuple[Operator, ...] = (
+    Operator("relax_waitcnt", _is_wait, _at_item(relax), "raise a wait's counts to the largest legal values"),
+    Operator("sink_waitcnt", _is_wait, _at_item(sink), "move a wait to its first consumer, split per consumer"),
+    Operator("hoist_wait_to_predecessors", _is_wait, _at_item(hoist_to_predecessors),
+             "wait at the end of each incoming path; drop waits that became redundant (e.g. behind stores)"),
+    Operator("hoist_wait_to_dominator", _is_wait, _at_item(hoist_to_dominator),
+             "wait at the end of the dominating block; drop waits that became redundant"),
+    Operator("hoist_load", _is_mem, hoist_load, "issue a load as early as its block allows"),
+    Operator("interleave_alu", _is_alu, hoist_past_wait, "move independent ALU work before a wait"),
+    Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
+    Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
+)
+BY_NAME = {op.name: op for op in OPERATORS}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A rearranged body from applying `operator` at instruction `site` of the parent."""
+
+    body: Body
+    operator: str
+    site: int
+    note: str
+
+
+def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPERATORS) -> Iterator[Proposal]:
+    """Every operator applied at every site where it applies, keeping results that pass the
+    static checks (no finding beyond the parent's)."""
+    for i in sites:
+        for op in operators:
+            if not op.applies(body, i):
+                continue
+            try:
+                new = op.apply(body, i)
+            except AsmEvoError:
+                continue
+            if new is not None and not new.same_code(body) and new.no_worse(body):
+                yield Proposal(new, op.name, i, f"{op.name} at `{body.instructions[i].text()}` "
+                                                f"(line {body.pos[i] + body.offset})")

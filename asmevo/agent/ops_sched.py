@@ -1,0 +1,98 @@
+"""Scheduling operators inside a basic block: hoist a load above independent instructions (waits it
+crosses are relaxed so they do not start waiting for it), and move independent VALU/SALU work from
+behind a wait to before it (interleaving it with the memory latency). Dependences: registers
+(explicit and implicit: EXEC, VCC, SCC, M0), memory order (no load crosses a store, atomic, barrier
+or cache control), and the static checks afterwards (hazard wait states, waitcnt coverage)."""
+from __future__ import annotations
+
+from ..isa.regs import RegInfo
+from .body import Body, Item
+from .ops_waitcnt import is_wait, relax_at
+
+_MEMORY = ("smem", "flat", "mubuf", "ds")
+_BARRIERS = ("s_barrier", "s_sethalt", "s_sleep", "s_setprio", "s_sendmsg", "s_icache_inv", "s_dcache_wb",
+             "s_dcache_inv", "buffer_wbl2", "buffer_inv", "s_trap", "s_setreg_b32", "s_setreg_imm32_b32",
+             "s_set_gpr_idx_on", "s_set_gpr_idx_off", "s_nop")
+
+
+def is_load(info: RegInfo) -> bool:
+    """A memory read returning registers (no store, no atomic, no LDS DMA)."""
+    if info.family not in _MEMORY or not info.dst:
+        return False
+    return "load" in info.base or info.base.startswith("ds_read")
+
+
+def _writes_memory(info: RegInfo) -> bool:
+    return info.family in _MEMORY and not is_load(info)
+
+
+def _independent(a: RegInfo, b: RegInfo) -> bool:
+    return not (a.defs & b.uses or a.uses & b.defs or a.defs & b.defs)
+
+
+def _blocks(body: Body, i: int) -> tuple[int, int]:
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    return blk.start, blk.end
+
+
+def hoist_load(body: Body, i: int) -> Body | None:
+    """Move load instruction i as early in its block as dependences allow."""
+    infos, ins = body.infos, body.instructions
+    info = infos[i]
+    if not is_load(info):
+        return None
+    start, _ = _blocks(body, i)
+    j = i
+    while j > start:
+        prev = infos[j - 1]
+        if ins[j - 1].is_branch or prev.base in _BARRIERS or _writes_memory(prev) or not _independent(prev, info):
+            break
+        j -= 1
+    if j == i:
+        return None
+    new = _move(body, i, j)
+    return new if new.no_worse(body, full=False) else None
+
+
+def hoist_past_wait(body: Body, i: int) -> Body | None:
+    """Move instruction i (VALU/SALU, not a memory op) above the nearest earlier waits in its block,
+    when it neither reads nor writes anything a pending memory op touches (the oracle decides)."""
+    infos, ins = body.infos, body.instructions
+    info = infos[i]
+    if info.family in _MEMORY or info.family in ("sopp",) or ins[i].is_branch or info.base in _BARRIERS:
+        return None
+    start, _ = _blocks(body, i)
+    j = i
+    crossed_wait = False
+    while j > start:
+        prev = ins[j - 1]
+        if prev.mnemonic == "s_waitcnt":
+            crossed_wait = True
+            j -= 1
+            continue
+        if prev.is_branch or infos[j - 1].base in _BARRIERS or not _independent(infos[j - 1], info):
+            break
+        if crossed_wait and infos[j - 1].family in _MEMORY:
+            break
+        j -= 1
+    while j < i and ins[j].mnemonic != "s_waitcnt":
+        j += 1
+    if not crossed_wait or j >= i:
+        return None
+    new = _move(body, i, j, relax=False)
+    return new if new.no_worse(body, full=False) else None
+
+
+def _move(body: Body, i: int, j: int, relax: bool = True) -> Body:
+    """Instruction i moved before instruction j (j < i); waits crossed are relaxed."""
+    src, dst = body.pos[i], body.pos[j]
+    items: list[Item] = list(body.items)
+    item = items.pop(src)
+    items.insert(dst, item)
+    cur = body.replace(items)
+    if relax:
+        budget = body.waitcnt_violations
+        for p in range(src, dst, -1):
+            if is_wait(cur.items[p]):
+                cur = relax_at(cur, p, budget)
+    return cur

@@ -1,0 +1,82 @@
+"""`optimize`: one kernel through an agent (offline search or LLM) and the gates; writes the best
+verified candidate, its recovered-source diff against K0, and the lineage of every candidate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..device import Device
+from ..errors import AsmEvoError
+from ..verify import VerifyLaunch, load_launch
+from .edit import unified_diff
+from .gates import Evaluator
+from .lineage import Candidate, Lineage
+from .search import SearchConfig, search
+
+AGENTS = ("search", "llm")
+
+
+@dataclass
+class OptimizeResult:
+    """What an optimisation produced: the winner (K0 when nothing faster held up) and its files."""
+
+    best: Candidate
+    lineage: Lineage
+    speedup: float
+    improved: bool
+    paths: dict[str, Path]
+
+    def summary(self) -> str:
+        lin = self.lineage
+        n = len(lin.candidates) - 1
+        ok = lin.verified_count()
+        if not self.improved:
+            return f"{lin.kernel}: no improvement found ({n} candidates, {ok} verified); K0 kept"
+        return (f"{lin.kernel}: {self.speedup:.3f}x ({lin.unit}) with candidate #{self.best.id} "
+                f"({n} candidates, {ok} verified, held-out re-verified)")
+
+
+def _launches(items: list) -> list[VerifyLaunch]:
+    return [x if isinstance(x, VerifyLaunch) else load_launch(x) for x in items]
+
+
+def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent: str = "search",
+             budget: int = 16, seed: int = 0, heldout: list = (), device: Device | None = None,
+             model: str | None = None, api_base: str | None = None, llm_options: dict | None = None,
+             log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
+    """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
+    `agent`; `heldout` launches are used only for the final re-verification."""
+    if agent not in AGENTS:
+        raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
+    if budget < 1:
+        raise AsmEvoError(f"budget must be at least 1, got {budget}")
+    ev = Evaluator(kernel_co, _launches(list(launches)), heldout=_launches(list(heldout)), device=device)
+    ev.lineage.config = {"agent": agent, "budget": budget, "seed": seed,
+                         "launches": [vl.label for vl in ev.launches],
+                         "heldout": [vl.label for vl in ev.heldout]}
+    log(f"K0 {ev.kernel}: {ev.baseline.cycles:.0f} {ev.lineage.unit} over {len(ev.launches)} verify launch(es)")
+    if agent == "search":
+        search(ev, SearchConfig(budget=budget, seed=seed), log)
+    else:
+        from .llm import LLMConfig, run_llm_agent
+        config = LLMConfig.from_env(model=model, api_base=api_base, max_steps=budget, **(llm_options or {}))
+        ev.lineage.config["model"] = config.model
+        run_llm_agent(ev, config, log)
+    best = ev.confirm_heldout()
+    return _write(ev, best, Path(outdir))
+
+
+def _write(ev: Evaluator, best: Candidate, out: Path) -> OptimizeResult:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"code_object": out / f"{ev.name}.co", "diff": out / f"{ev.name}.diff",
+                 "lineage": out / "lineage.json", "source": out / f"{ev.name}.s"}
+        paths["code_object"].write_bytes(best.data)
+        paths["diff"].write_text(unified_diff(ev.lineage.candidates[0].source, best.source, ev.name))
+        paths["source"].write_text(best.source)
+        ev.lineage.write(paths["lineage"])
+    except OSError as exc:
+        raise AsmEvoError(f"cannot write results to {out}: {exc.strerror}") from None
+    speedup = best.speedup or 1.0
+    return OptimizeResult(best, ev.lineage, speedup, best.id != 0, paths)

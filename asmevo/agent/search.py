@@ -1,0 +1,173 @@
+"""The offline search agent: beam search over rewrite operators, preferring hot windows, with a
+budget counted in verified evaluations. Deterministic for a seed; no network.
+
+Each expansion profiles the parent (verified candidates only), applies every operator at the
+hottest instructions, and ranks the proposals by the cycle model applied statically to the
+rearranged code with the parent's per-instruction execution counts. Only proposals predicted to
+be faster are sent through the gates (static checks -> verify on every verify shape -> timing);
+the timing that decides is always the measured one. The final best is re-verified on the
+held-out shape (gates.Evaluator.confirm_heldout).
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from ..cycle_model import CycleModelError, estimate
+from ..errors import AsmEvoError
+from ..isa.instruction import Instruction
+from ..profile import Profile
+from .body import Body
+from .edit import Window
+from .gates import Evaluator
+from .lineage import Candidate
+from .operators import OPERATORS, Operator, Proposal, propose
+
+
+@dataclass
+class Heat:
+    """Per body-instruction execution counts of a verified candidate on each verify launch."""
+
+    counts: list[dict[int, int]]  # per launch: id(Instruction) -> count
+    cycles: dict[int, float]      # id(Instruction) -> modelled cycles summed over launches
+
+
+def heat_of(body: Body, profiles: list[Profile]) -> Heat | None:
+    """Map profiles (in binary address order) onto the body's instructions; None if they differ."""
+    instrs = body.instructions
+    counts, cycles = [], {id(x): 0.0 for x in instrs}
+    for prof in profiles:
+        if len(prof.instructions) != len(instrs) or any(
+                a.mnemonic != b.mnemonic for a, b in zip(prof.instructions, instrs)):
+            return None
+        per = {}
+        for a, b in zip(prof.instructions, instrs):
+            pc = prof.estimate.per_pc[a.address]
+            per[id(b)] = pc.count
+            cycles[id(b)] += pc.cycles
+        counts.append(per)
+    return Heat(counts, cycles)
+
+
+def _addressed(body: Body) -> list[Instruction]:
+    """Copies of the body's instructions at synthetic addresses with resolved branch targets."""
+    instrs, labels, _ = body.index
+    out = []
+    for n, ins in enumerate(instrs):
+        target = 4 * labels[ins.label] if ins.is_branch and ins.label in labels else None
+        out.append(replace(ins, address=4 * n, target=target, extra={}))
+    return out
+
+
+def predict(ev: Evaluator, body: Body, heat: Heat) -> float | None:
+    """Modelled cycles of `body` over the verify launches, assuming the parent's execution counts
+    (an inserted instruction counts as its predecessor in the block). None when not modellable."""
+    addressed = _addressed(body)
+    instrs = body.instructions
+    total = 0.0
+    kernel = ev.k0.kernel(ev.kernel)
+    for vl, per in zip(ev.launches, heat.counts):
+        pc_counts = {}
+        prev = 0
+        for n, ins in enumerate(instrs):
+            c = per.get(id(ins))
+            if c is None:
+                c = prev if n and body.cfg.block_of[n] == body.cfg.block_of[n - 1] else 0
+            pc_counts[4 * n] = c
+            prev = c
+        spec = vl.spec
+        waves = math.prod(spec.grid) * -(-math.prod(spec.block) // 64)
+        try:
+            est = estimate(addressed, kernel, pc_counts, waves=waves, grid=spec.grid, block=spec.block,
+                           dynamic_lds=spec.dynamic_lds, footprint_bytes=sum(b.nbytes for b in spec.buffers.values()))
+        except (CycleModelError, AsmEvoError):
+            return None
+        total += est.model_cycles
+    return total
+
+
+@dataclass
+class _Node:
+    cid: int
+    body: Body
+    heat: Heat | None
+    baseline: float | None
+    queue: list[tuple[float, float, Proposal]] = field(default_factory=list)
+
+
+@dataclass
+class SearchConfig:
+    """`budget`: verified evaluations; `sites`: hottest instructions tried per expansion; `beam`:
+    verified candidates kept for expansion; `explore`: chance of trying a random proposal."""
+
+    budget: int = 16
+    seed: int = 0
+    sites: int = 48
+    beam: int = 4
+    explore: float = 0.1
+    operators: tuple[Operator, ...] = OPERATORS
+    max_attempts: int = 200
+
+
+def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lambda s: None) -> Candidate:
+    """Run the search; returns the best verified candidate (before the held-out re-check)."""
+    rng = random.Random(config.seed)
+    nodes: dict[int, _Node] = {}
+    step = 0
+
+    def node(cid: int) -> _Node:
+        if cid not in nodes:
+            body = Body.of(ev.source_of(cid), ev.xnack)
+            heat = heat_of(body, ev.profile(cid))
+            nodes[cid] = _Node(cid, body, heat, predict(ev, body, heat) if heat else None)
+            nodes[cid].queue = _ranked(ev, nodes[cid], config, rng)
+            log(f"expand #{cid}: {len(nodes[cid].queue)} proposals predicted faster")
+        return nodes[cid]
+
+    def verified_evals() -> int:
+        return sum(1 for c in ev.lineage.candidates if c.verdict is not None)
+
+    while verified_evals() < config.budget and step < config.max_attempts:
+        beam = sorted((c for c in ev.lineage.candidates if c.verified), key=lambda c: (c.cycles, c.id))
+        parent = next((node(c.id) for c in beam[:config.beam] if node(c.id).queue), None)
+        if parent is None:
+            log("no proposal predicted to be faster: search converged")
+            break
+        k = rng.randrange(len(parent.queue)) if rng.random() < config.explore else 0
+        predicted, _, prop = parent.queue.pop(k)
+        edit = prop.body.edit(parent.body, prop.operator, prop.note)
+        if edit is None or ev.seen(ev.lineage.get(parent.cid).source, edit):
+            continue
+        step += 1
+        window = Window(*ev.source_of(parent.cid).body)
+        cand = ev.evaluate(parent.cid, edit, window, agent="search", step=step)
+        log(f"step {step}: {cand.summary()} (predicted {predicted:.0f}, parent #{parent.cid})")
+    return ev.best
+
+
+def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random) -> list:
+    """Proposals at the hottest sites, predicted faster than the node, best predicted first."""
+    body, heat = node.body, node.heat
+    if body.opaque:
+        return []
+    try:
+        body.cfg
+    except AsmEvoError:
+        return []
+    order = list(range(len(body.instructions)))
+    if heat is not None:
+        order = [i for i in order if heat.cycles[id(body.instructions[i])] > 0]
+        order.sort(key=lambda i: -heat.cycles[id(body.instructions[i])])
+    out, seen = [], set()
+    for prop in propose(body, order[:config.sites], config.operators):
+        code = tuple(it.text for it in prop.body.items)
+        if code in seen:
+            continue
+        seen.add(code)
+        predicted = predict(ev, prop.body, heat) if heat is not None else None
+        if predicted is None or node.baseline is None or predicted < node.baseline:
+            out.append((predicted if predicted is not None else math.inf, rng.random(), prop))
+    out.sort(key=lambda t: (t[0], t[1]))
+    return out
