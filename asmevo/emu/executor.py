@@ -53,15 +53,15 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
         if op is None:
             raise EmulationError(f"execution reached 0x{pc:x}, which holds no instruction")
         n = len(g)
-        stats.instructions += n
-        m.clock = stats.instructions
-        stats.lane_instructions += g.exec_info(m)[2]
-        pc_counts[pc] = pc_counts.get(pc, 0) + n
-        if stats.instructions > stats.budget:
+        if stats.instructions + n > stats.budget:
             m.find("budget", pc, g.waves, f"instruction budget of {stats.budget} wave-instructions exhausted "
                                           f"(runaway loop?)")
             stats.stopped = True
             return
+        stats.instructions += n
+        m.clock = stats.instructions
+        stats.lane_instructions += g.exec_info(m)[2]
+        pc_counts[pc] = pc_counts.get(pc, 0) + n
         if op.chk_reads:
             _check_pending(m, g, op, op.chk_reads, False)
         if op.chk_writes:

@@ -1,0 +1,155 @@
+"""Strictness: broken code objects produce the right findings (with PC and wave)."""
+from __future__ import annotations
+
+import numpy as np
+
+from asmevo.codeobj import CodeObject
+from emutools import asm, hip, launch, launch_raw
+from test_kernels import REDUCE, VADD
+
+WAITCNT_VMCNT0 = 0xBF8C0F70
+S_BARRIER = 0xBF8A0000
+S_NOP0 = 0xBF800000
+
+
+def patched(co: CodeObject, word: int, limit: int = 1) -> tuple[CodeObject, list[int]]:
+    """Replace the first `limit` occurrences of instruction `word` in .text with s_nop 0."""
+    data = bytearray(co.data)
+    text = co.text
+    addrs = []
+    for off in range(text["offset"], text["offset"] + text["size"], 4):
+        if int.from_bytes(data[off:off + 4], "little") == word and len(addrs) < limit:
+            data[off:off + 4] = S_NOP0.to_bytes(4, "little")
+            addrs.append(text["address"] + off - text["offset"])
+    assert addrs, "instruction to remove not found"
+    return CodeObject(bytes(data)), addrs
+
+
+def test_removed_waitcnt_is_a_waitcnt_finding():
+    co, _ = patched(hip(VADD), WAITCNT_VMCNT0)
+    n = 256
+    a = np.ones(n, np.float32)
+    res = launch(co, "vadd", (1,), (256,), [a, a, np.zeros(n, np.float32), np.int32(n)])
+    kinds = [f.kind for f in res.report.findings]
+    assert kinds == ["waitcnt"], res.report.findings
+    f = res.report.findings[0]
+    assert "v_add_f32" in f.message and f.wave == 0
+
+
+def test_removed_barrier_is_an_lds_race():
+    co, addrs = patched(hip(REDUCE), S_BARRIER, limit=1)
+    x = np.ones(1024, np.float32)
+    res = launch(co, "reduce", (1,), (256,), [x, np.zeros(1, np.float32), np.int32(1024)])
+    kinds = {f.kind for f in res.report.findings}
+    assert kinds == {"lds_race"}, res.report.findings
+    assert "ds_read" in res.report.findings[0].message
+
+
+def test_intact_barrier_has_no_race():
+    x = np.ones(1024, np.float32)
+    res = launch(hip(REDUCE), "reduce", (1,), (256,), [x, np.zeros(1, np.float32), np.int32(1024)], outputs=[1])
+    assert res.report.ok and res.outputs[1][0] == 1024
+
+
+def test_out_of_bounds_store():
+    n = 256
+    a = np.ones(n, np.float32)
+    res = launch(hip(VADD), "vadd", (2,), (256,), [a, a, np.zeros(n, np.float32), np.int32(2 * n)])
+    oob = [f for f in res.report.findings if f.kind == "out_of_bounds"]
+    assert oob and not res.report.ok
+    assert {f.wave for f in oob} == {4}  # first wave of the second workgroup
+
+
+def test_out_of_bounds_store_is_dropped_and_guards_intact():
+    co = asm("""
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  v_mov_b32 v2, 7
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v2, s[4:5] offset:64
+  s_endpgm
+""", args=1)
+    res = launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)])
+    assert [f.kind for f in res.report.findings] == ["out_of_bounds"]
+    assert res.memory.guard_violations() == []
+    assert (res.outputs[0][16:] == 7).all() and (res.outputs[0][:16] == 0).all()
+
+
+def test_infinite_loop_hits_budget():
+    co = asm("loop:\n  s_add_u32 s4, s4, 1\n  s_branch loop\n  s_endpgm", args=0)
+    res = launch_raw(co, "k", (2,), (64,), [], budget=10_000)
+    assert [f.kind for f in res.report.findings] == ["budget"]
+    assert res.report.instructions <= 10_000
+
+
+def test_uninitialized_read_in_checked_mode():
+    co = asm("""
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  v_add_u32 v2, v0, v20
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm
+""", args=1)
+    res = launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)], checked=True)
+    assert [f.kind for f in res.report.findings] == ["uninitialized"]
+    assert "v20" in res.report.findings[0].message
+    assert launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)]).report.ok
+
+
+def test_smem_needs_lgkmcnt_zero():
+    co = asm("""
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x8
+  s_waitcnt lgkmcnt(1)
+  v_mov_b32 v1, s4
+  s_endpgm
+""", args=1)
+    res = launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)])
+    assert [f.kind for f in res.report.findings] == ["waitcnt"]
+
+
+def test_overwriting_pending_load_destination():
+    co = asm("""
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v2, v1, s[4:5]
+  v_mov_b32 v2, 0
+  s_waitcnt vmcnt(0)
+  s_endpgm
+""", args=1)
+    res = launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)])
+    assert [f.kind for f in res.report.findings] == ["waitcnt"]
+    assert "overwrites" in res.report.findings[0].message
+
+
+def test_lds_and_scratch_limits():
+    co = asm("v_mov_b32 v1, 256\n ds_write_b32 v1, v0\n s_waitcnt lgkmcnt(0)\n s_endpgm", args=0, lds=256)
+    res = launch_raw(co, "k", (1,), (64,), [])
+    assert [f.kind for f in res.report.findings] == ["lds_limit"]
+    co = asm("v_mov_b32 v1, 14\n scratch_store_dword v1, v0, off\n s_waitcnt vmcnt(0)\n s_endpgm", args=0, scratch=16)
+    res = launch_raw(co, "k", (1,), (64,), [])
+    assert [f.kind for f in res.report.findings] == ["scratch_limit"]
+
+
+def test_unsupported_instruction_raises_with_pc():
+    import pytest
+
+    from asmevo.errors import UnsupportedInstruction
+    co = asm("v_cubeid_f32 v1, v0, v0, v0\n s_endpgm", args=0)
+    with pytest.raises(UnsupportedInstruction) as exc:
+        launch_raw(co, "k", (1,), (64,), [])
+    assert exc.value.mnemonic == "v_cubeid_f32" and exc.value.pc == co.kernel("k").entry_address
+
+
+def test_report_counts_and_json():
+    n = 1000
+    a = np.ones(n, np.float32)
+    res = launch(hip(VADD), "vadd", (4,), (256,), [a, a, np.zeros(n, np.float32), np.int32(n)])
+    rep = res.report
+    assert rep.waves == 16 and rep.ok
+    assert sum(rep.pc_counts.values()) == rep.instructions
+    assert rep.lane_instructions < rep.instructions * 64  # the last wave is partial
+    js = rep.to_json()
+    assert js["ok"] and js["instructions"] == rep.instructions
