@@ -1,10 +1,12 @@
 """`asmevo suite`: benchmark suites. `suite list SUITE` shows a suite's problems; `suite run SUITE`
-evaluates them as a resumable Prefect flow run (see `asmevo suite run -h`)."""
+evaluates them as a resumable Prefect flow run (see `asmevo suite run -h`); `suite check SUITE` runs
+verify/heldout shapes on the emulator against the numpy references."""
 from __future__ import annotations
 
 import argparse
 
 from ..suites import load_suite
+from .suite_check import register_check
 from .suite_run import register_run
 
 
@@ -15,6 +17,7 @@ def register(subparsers) -> None:
     ls.add_argument("suite", help="suite name (benchmarks/<name>) or path to a suite directory")
     ls.set_defaults(handler=list_problems)
     register_run(sub)
+    register_check(sub)
 
 
 def list_problems(args: argparse.Namespace) -> int:

@@ -1,0 +1,37 @@
+"""Reference for vllm_prefill_attention: causal softmax(Q K^T / sqrt(d)) V per packed sequence, GQA
+(query head h reads KV head h // 2)."""
+import numpy as np
+
+from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
+
+GROUP = 2
+
+
+def _shapes(launch):
+    return {a["buffer"]: a["shape"] for a in launch["args"] if "shape" in a}
+
+
+def generate(launch, rng):
+    """A random split of the `total` packed rows into `batch` sequences (the grid covers `total` rows)."""
+    s = _shapes(launch)
+    total, batch = s["q"][0], s["seq_lens"][0]
+    cuts = np.sort(rng.choice(np.arange(1, total), batch - 1, replace=False))
+    bounds = np.concatenate([[0], cuts, [total]])
+    return {"seq_lens": np.diff(bounds).astype(np.int32), "start_loc": bounds[:-1].astype(np.int32)}
+
+
+def reference(inputs, scalars):
+    q = bf16_to_f32(inputs["q"]).astype(np.float64)
+    k = bf16_to_f32(inputs["k"]).astype(np.float64)
+    v = bf16_to_f32(inputs["v"]).astype(np.float64)
+    out = bf16_to_f32(inputs["out"]).astype(np.float64)
+    scale = 1.0 / np.sqrt(q.shape[2])
+    for start, n in zip(inputs["start_loc"], inputs["seq_lens"]):
+        rows = slice(int(start), int(start) + int(n))
+        causal = np.tril(np.ones((n, n), bool))
+        for h in range(q.shape[1]):
+            logits = q[rows, h] @ k[rows, h // GROUP].T * scale
+            logits = np.where(causal, logits, -np.inf)
+            p = np.exp(logits - logits.max(axis=1, keepdims=True))
+            out[rows, h] = p @ v[rows, h // GROUP] / p.sum(axis=1, keepdims=True)
+    return {"out": f32_to_bf16(out.astype(np.float32))}
