@@ -39,6 +39,15 @@ class Scalar:
 
 
 @dataclass(frozen=True)
+class KernargImage:
+    """The explicit part of the kernarg segment as one host-packed byte image, placed at offset 0 (what
+    AITer's host code passes with HIP_LAUNCH_PARAM_BUFFER_POINTER: its packed `KernelArgs` struct)."""
+
+    data: bytes
+    label: str = "kernarg image"
+
+
+@dataclass(frozen=True)
 class Geometry:
     """A launch's shape: grid in workgroups, block in work-items, dynamic LDS in bytes."""
 
@@ -120,6 +129,28 @@ def hidden_value(kind: str, geometry: Geometry, apertures: Apertures) -> int:
     return values[kind]
 
 
+def check_image(metadata: dict, size: int) -> None:
+    """An image of `size` bytes must fit the segment, cover every explicit argument and no hidden one."""
+    name = metadata.get(".name", "?")
+    if size > metadata[".kernarg_segment_size"]:
+        raise LaunchSpecError(f"kernel {name}: kernarg image of {size} bytes exceeds its "
+                              f"{metadata['.kernarg_segment_size']}-byte kernarg segment")
+    for arg in metadata.get(".args", []):
+        end = arg[".offset"] + arg[".size"]
+        hidden = arg[".value_kind"].startswith("hidden_")
+        if hidden and arg[".offset"] < size:
+            raise LaunchSpecError(f"kernel {name}: kernarg image of {size} bytes overlaps hidden argument "
+                                  f"{arg['.value_kind']} at offset {arg['.offset']}")
+        if not hidden and end > size:
+            raise LaunchSpecError(f"kernel {name}: kernarg image of {size} bytes does not cover argument "
+                                  f"{arg.get('.name', '?')} at offset {arg['.offset']}")
+
+
+def _put_image(metadata: dict, image: KernargImage, out: bytearray) -> None:
+    check_image(metadata, len(image.data))
+    out[:len(image.data)] = image.data
+
+
 def _describe(value: object) -> str:
     return value.label if isinstance(value, Scalar) else f"pointer 0x{value.address:x}"
 
@@ -130,7 +161,8 @@ def pack_kernargs(metadata: dict, args: list, geometry: Geometry, apertures: Ape
     size = metadata[".kernarg_segment_size"]
     align = max(metadata.get(".kernarg_segment_align", 8), 1)
     explicit = explicit_args(metadata)
-    if len(args) != len(explicit):
+    image = len(args) == 1 and isinstance(args[0], KernargImage)
+    if len(args) != len(explicit) and not image:
         raise LaunchSpecError(f"kernel {name} takes {len(explicit)} explicit arguments, got {len(args)}")
     out = bytearray(-(-size // align) * align)
 
@@ -140,6 +172,9 @@ def pack_kernargs(metadata: dict, args: list, geometry: Geometry, apertures: Ape
             raise LaunchSpecError(f"kernel {name}: {what} does not fit its {arg['.size']}-byte slot at offset {off}")
         out[off:off + len(data)] = data
 
+    if image:
+        _put_image(metadata, args[0], out)
+        explicit = []
     for i, (arg, value) in enumerate(zip(explicit, args)):
         kind, nbytes = arg[".value_kind"], arg[".size"]
         where = f"kernel {name} argument {i}"

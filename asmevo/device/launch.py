@@ -14,6 +14,16 @@ normal, floats), `zeros`, `ones`, `arange` (0, 1, 2, ... converted to the dtype;
 or `file:PATH.npy` (relative to the spec file; its dtype must be the storage dtype). Random
 inputs are seeded from (`seed`, buffer name). A scalar is a number, a list (an array or vector
 by value) or, with a list of dtypes, a C struct.
+
+A `struct` arg lays out a packed host struct by explicit byte offsets, pointer fields naming buffers:
+
+    {"struct": [{"offset": 0, "buffer": "T", "dtype": "int32", "shape": [64, 8], "init": "zeros"},
+                {"offset": 48, "scalar": 64, "dtype": "uint32", "name": "batch"}], "size": 128}
+
+Unlisted bytes (padding) are zero. It fills one `by_value` argument of exactly `size` bytes or, as a
+spec's only arg, the kernel's whole explicit kernarg area (`KernargImage`: AITer-style kernels whose
+host passes one packed `KernelArgs` buffer); there, each metadata pointer must be a buffer field at its
+offset.
 """
 from __future__ import annotations
 
@@ -30,7 +40,8 @@ from ..codeobj import CodeObject, Kernel
 from ..errors import LaunchSpecError
 from .base import Device, LaunchResult
 from .dtypes import DType, encode_scalar, get_dtype
-from .kernarg import Geometry, Scalar, check_geometry, explicit_args, make_geometry
+from .kernarg import (Geometry, KernargImage, Scalar, check_geometry, check_image, explicit_args,
+                      make_geometry)
 
 INITS = ("random", "normal", "zeros", "ones", "arange")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -65,13 +76,58 @@ class ScalarArg:
 
 
 @dataclass(frozen=True)
+class StructField:
+    """One field of a struct arg: a pointer to `buffer` (8 bytes) or an encoded scalar."""
+
+    offset: int
+    data: bytes = b""
+    buffer: BufferArg | None = None
+    value: object = None
+    name: str | None = None
+
+    @property
+    def size(self) -> int:
+        return 8 if self.buffer is not None else len(self.data)
+
+
+@dataclass(frozen=True)
+class StructArg:
+    """A packed by-value struct of `size` bytes; fields at explicit offsets, zero padding."""
+
+    size: int
+    fields: tuple[StructField, ...]
+
+    @property
+    def label(self) -> str:
+        return f"struct ({self.size} bytes, {len(self.fields)} fields)"
+
+    @property
+    def scalar_values(self) -> dict[str, object]:
+        """Named scalar fields' values (what a reference sees for this arg)."""
+        return {f.name: f.value for f in self.fields if f.buffer is None and f.name}
+
+    def encode(self, addresses: dict[str, int]) -> bytes:
+        """The struct's bytes with each pointer field set to its buffer's address."""
+        out = bytearray(self.size)
+        for f in self.fields:
+            data = addresses[f.buffer.name].to_bytes(8, "little") if f.buffer is not None else f.data
+            out[f.offset:f.offset + len(data)] = data
+        return bytes(out)
+
+    def is_image_for(self, explicit: list[dict]) -> bool:
+        """Whether this struct stands for the whole explicit kernarg area rather than one by-value arg."""
+        return not (len(explicit) == 1 and explicit[0][".value_kind"] == "by_value"
+                    and explicit[0][".size"] == self.size)
+
+
+@dataclass(frozen=True)
 class LaunchSpec:
     """A parsed, self-consistent launch spec (not yet checked against a kernel: see `check`)."""
 
     kernel: str
     geometry: Geometry
     seed: int
-    args: tuple[BufferArg | ScalarArg, ...]
+    args: tuple[BufferArg | ScalarArg | StructArg, ...]
     base_dir: Path
 
     @property
@@ -88,8 +144,16 @@ class LaunchSpec:
 
     @property
     def buffers(self) -> dict[str, BufferArg]:
-        """Distinct buffers by name, in order of first use."""
-        return {a.name: a for a in self.args if isinstance(a, BufferArg)}
+        """Distinct buffers by name, in order of first use (struct pointer fields included)."""
+        out: dict[str, BufferArg] = {}
+        for a in self.args:
+            if isinstance(a, BufferArg):
+                out.setdefault(a.name, a)
+            elif isinstance(a, StructArg):
+                for f in a.fields:
+                    if f.buffer is not None:
+                        out.setdefault(f.buffer.name, f.buffer)
+        return out
 
     @classmethod
     def load(cls, path: str | Path) -> "LaunchSpec":
@@ -127,11 +191,12 @@ class LaunchSpec:
         if not isinstance(d["args"], list):
             raise LaunchSpecError("args must be a list")
         base = Path(base_dir)
-        args: list[BufferArg | ScalarArg] = []
+        args: list[BufferArg | ScalarArg | StructArg] = []
         seen: dict[str, BufferArg] = {}
         for i, raw in enumerate(d["args"]):
             try:
-                arg = _parse_arg(raw, base, seen)
+                arg = _parse_struct(raw, base, seen) if isinstance(raw, dict) and "struct" in raw else \
+                    _parse_arg(raw, base, seen)
             except LaunchSpecError as exc:
                 raise LaunchSpecError(f"args[{i}]: {exc}") from None
             if isinstance(arg, BufferArg):
@@ -143,6 +208,10 @@ class LaunchSpec:
         """Reject the spec if it disagrees with the kernel's metadata, with the reason."""
         meta = kernel.metadata
         explicit = explicit_args(meta)
+        if self.is_image(explicit):
+            _check_image(kernel, self.args[0], explicit)
+            check_geometry(meta, self.geometry)
+            return
         if len(explicit) != len(self.args):
             raise LaunchSpecError(f"kernel {kernel.name} takes {len(explicit)} arguments "
                                   f"({', '.join(_kind(a) for a in explicit)}), spec gives {len(self.args)}")
@@ -150,6 +219,13 @@ class LaunchSpec:
             kind, size, where = m[".value_kind"], m[".size"], f"args[{i}]"
             if kind == "global_buffer" and isinstance(a, ScalarArg):
                 raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a pointer here, spec gives {a.label}")
+            if kind == "global_buffer" and isinstance(a, StructArg):
+                raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a pointer here, spec gives {a.label}")
+            if kind == "by_value" and isinstance(a, StructArg):
+                if a.size != size:
+                    raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a {size}-byte value, "
+                                          f"spec gives {a.label}")
+                continue
             if kind == "by_value" and isinstance(a, BufferArg):
                 raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a {size}-byte value here, "
                                       f"spec gives buffer {a.name!r}")
@@ -158,6 +234,20 @@ class LaunchSpec:
             if kind not in ("global_buffer", "by_value"):
                 raise LaunchSpecError(f"{where}: kernel argument kind {kind} is not supported by launch specs")
         check_geometry(meta, self.geometry)
+
+
+    def is_image(self, explicit: list[dict]) -> bool:
+        """True when the spec's only arg is a struct standing for the whole explicit kernarg area."""
+        return len(self.args) == 1 and isinstance(self.args[0], StructArg) and self.args[0].is_image_for(explicit)
+
+
+def _check_image(kernel: Kernel, struct: StructArg, explicit: list[dict]) -> None:
+    check_image(kernel.metadata, struct.size)
+    pointers = {f.offset for f in struct.fields if f.buffer is not None}
+    for arg in explicit:
+        if arg[".value_kind"] == "global_buffer" and arg[".offset"] not in pointers:
+            raise LaunchSpecError(f"kernel {kernel.name} has pointer {arg.get('.name', '?')} at kernarg offset "
+                                  f"{arg['.offset']}, the struct has no buffer field there")
 
 
 def _kind(arg: dict) -> str:
@@ -193,6 +283,40 @@ def _parse_arg(raw: object, base: Path, seen: dict[str, BufferArg]) -> BufferArg
     if name in seen and seen[name] != arg:
         raise LaunchSpecError(f"buffer {name!r} is redefined differently (reuse it as {{\"buffer\": \"{name}\"}})")
     return arg
+
+
+def _parse_struct(raw: dict, base: Path, seen: dict[str, BufferArg]) -> StructArg:
+    _keys(raw, {"struct", "size"}, set(), "struct arg")
+    size = raw["size"]
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        raise LaunchSpecError(f"struct size must be a positive integer, got {size!r}")
+    if not isinstance(raw["struct"], list) or not raw["struct"]:
+        raise LaunchSpecError("struct must be a non-empty list of fields")
+    fields: list[StructField] = []
+    for i, f in enumerate(raw["struct"]):
+        where = f"struct field {i}"
+        if not isinstance(f, dict) or not isinstance(f.get("offset"), int) or isinstance(f["offset"], bool) \
+                or f["offset"] < 0:
+            raise LaunchSpecError(f"{where} needs a non-negative integer offset")
+        rest = {k: v for k, v in f.items() if k != "offset"}
+        if "buffer" in rest:
+            buffer = _parse_arg(rest, base, seen)
+            seen[buffer.name] = buffer
+            field = StructField(f["offset"], buffer=buffer)
+        else:
+            _keys(rest, {"scalar", "dtype"}, {"name"}, where)
+            if "name" in rest and not (isinstance(rest["name"], str) and NAME_RE.match(rest["name"])):
+                raise LaunchSpecError(f"{where}: name {rest['name']!r} must match {NAME_RE.pattern}")
+            field = StructField(f["offset"], encode_scalar(rest["scalar"], rest["dtype"]), value=rest["scalar"],
+                                name=rest.get("name"))
+        if field.offset + field.size > size:
+            raise LaunchSpecError(f"{where} (offset {field.offset}, {field.size} bytes) runs past the "
+                                  f"{size}-byte struct")
+        for other in fields:
+            if field.offset < other.offset + other.size and other.offset < field.offset + field.size:
+                raise LaunchSpecError(f"{where} at offset {field.offset} overlaps the field at offset {other.offset}")
+        fields.append(field)
+    return StructArg(size, tuple(fields))
 
 
 def _parse_init(init: object, dtype: DType, base: Path) -> str:
@@ -272,6 +396,18 @@ def make_inputs(spec: LaunchSpec, overrides: dict[str, np.ndarray] | None = None
     return out
 
 
+def launch_args(spec: LaunchSpec, kernel: Kernel, buffers: dict) -> list:
+    """The explicit args `Device.launch` takes for `spec`, given its allocated `buffers` by name (objects
+    with `.address`): buffers, `Scalar`s (structs encoded with the buffers' addresses), or one
+    `KernargImage` when a lone struct stands for the whole explicit kernarg area."""
+    addresses = {name: buf.address for name, buf in buffers.items()}
+    if spec.is_image(explicit_args(kernel.metadata)):
+        return [KernargImage(spec.args[0].encode(addresses), spec.args[0].label)]
+    return [buffers[a.name] if isinstance(a, BufferArg) else
+            Scalar(a.encode(addresses), a.label) if isinstance(a, StructArg) else
+            Scalar(a.data, a.label) for a in spec.args]
+
+
 def run_launch(device: Device, code_object: str | Path | bytes, spec: LaunchSpec,
                inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], LaunchResult]:
     """Allocate and fill every buffer, launch, and read every buffer back (freed afterwards)."""
@@ -288,7 +424,7 @@ def run_launch(device: Device, code_object: str | Path | bytes, spec: LaunchSpec
             _check_array(buf, inputs[name], "input")
             allocated[name] = device.alloc(buf.nbytes, name)
             device.copy_in(allocated[name], inputs[name])
-        args = [allocated[a.name] if isinstance(a, BufferArg) else Scalar(a.data, a.label) for a in spec.args]
+        args = launch_args(spec, module.kernel(spec.kernel), allocated)
         result = device.launch(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
         outputs = {name: np.frombuffer(device.copy_out(allocated[name]), dtype=buf.dtype.storage)
                    .reshape(buf.shape).copy() for name, buf in buffers.items()}
