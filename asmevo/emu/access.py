@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnsupportedInstruction
 from ..isa.operands import SPECIAL_PAIRS, SPECIAL_SGPR_INDEX, TTMP_BASE, Operand
-from .state import EXEC, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, VCC
+from .state import EXEC, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI, VCC, unpack_lanes
 
 Reader = Callable[..., np.ndarray]
 U32, U64 = np.uint32, np.uint64
@@ -119,8 +119,7 @@ def vector_reader(op: Operand, bits: int = 32, ftype: str | None = None) -> Read
         i = op.index
         name = "v" if op.kind == "vgpr" else "a"
         if bits == 64:
-            return lambda m, g: (getattr(m, name)[i][g.sel].astype(U64)
-                                 | (getattr(m, name)[i + 1][g.sel].astype(U64) << U64(32)))
+            return lambda m, g: join64(getattr(m, name)[i][g.sel], getattr(m, name)[i + 1][g.sel])
         if name == "v":
             return lambda m, g: m.v[i][g.sel]
         return lambda m, g: m.a[i][g.sel]
@@ -140,12 +139,27 @@ def vector_writer(op: Operand, bits: int = 32) -> Callable:
     def write(m, g, val, extra=None):
         file = m.v if kind == "vgpr" else m.a
         if bits == 64:
-            val = np.asarray(val, U64)
-            m.vwrite(g, file, i, (val & U64(0xFFFFFFFF)).astype(U32), extra)
-            m.vwrite(g, file, i + 1, (val >> U64(32)).astype(U32), extra)
+            lo, hi = split64(val)
+            m.vwrite(g, file, i, lo, extra)
+            m.vwrite(g, file, i + 1, hi, extra)
         else:
             m.vwrite(g, file, i, val, extra)
     return write
+
+
+def join64(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Two uint32 register arrays -> uint64 (lo | hi << 32) without shifts."""
+    out = np.empty(lo.shape + (2,), U32)
+    out[..., 0] = lo
+    out[..., 1] = hi
+    return out.view(U64).reshape(lo.shape)
+
+
+def split64(val) -> tuple[np.ndarray, np.ndarray]:
+    """uint64 array -> (low dwords, high dwords) as zero-copy strided uint32 views."""
+    v = np.ascontiguousarray(val, U64)
+    halves = v.view(U32).reshape(v.shape + (2,))
+    return halves[..., 0], halves[..., 1]
 
 
 def reg_file(m, kind: str) -> np.ndarray:
@@ -155,8 +169,7 @@ def reg_file(m, kind: str) -> np.ndarray:
 def lane_mask_reader(op: Operand) -> Reader:
     """A 64-bit lane mask operand (vcc, s[n:n+1], constant) expanded to bool [G,64]."""
     rd = scalar_reader(op, 64)
-    lanes = np.arange(64, dtype=U64)
-    return lambda m, g: ((np.asarray(rd(m, g), U64).reshape(-1, 1) >> lanes) & U64(1)).astype(bool)
+    return lambda m, g: unpack_lanes(np.broadcast_to(np.asarray(rd(m, g), U64), (len(g),)))
 
 
 def pack_lanes(bits: np.ndarray) -> np.ndarray:

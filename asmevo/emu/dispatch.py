@@ -90,12 +90,13 @@ def init_batch(m: Machine, kernel: Kernel, wg_first: int, grid, block, addrs: di
     # work-items: wave k of a workgroup holds flat ids 64k .. 64k+63; v0 = x | y << 10 | z << 20
     bx, by, bz = block
     nitems = bx * by * bz
-    t = (np.arange(W) % wpg)[:, None] * 64 + np.arange(64)[None, :]
+    t = (np.arange(wpg, dtype=np.uint32)[:, None] * 64 + np.arange(64, dtype=np.uint32)[None, :])
     live = t < nitems
     x, y, z = t % bx, (t // bx) % by, t // (bx * by)
-    m.v[0] = np.where(live, x | (y << 10) | (z << 20), 0).astype(np.uint32)
+    ids = np.where(live, x | (y << 10) | (z << 20), 0).astype(np.uint32)
+    m.v[0].reshape(m.nwg, wpg, 64)[:] = ids  # every workgroup has the same work-item layout
     bits = np.packbits(live, axis=1, bitorder="little").view(np.uint64).reshape(-1)
-    m.s64[:, EXEC // 2] = bits
+    m.s64[:, EXEC // 2] = np.tile(bits, m.nwg)
     m.exec_version += 1
     if m.checked:
         m.v_init[0] = True

@@ -51,10 +51,11 @@ class Memory:
     def _grow(self, need: int) -> None:
         if need <= len(self.heap):
             return
-        cap = max(need, 2 * len(self.heap))
+        cap = max(need + (16 << 20), 2 * len(self.heap))
         cap = -(-cap // 4096) * 4096
-        heap = np.full(cap, GUARD_BYTE, np.uint8)
+        heap = np.empty(cap, np.uint8)
         heap[:len(self.heap)] = self.heap
+        heap[len(self.heap):] = GUARD_BYTE
         valid = np.zeros(cap, bool)
         valid[:len(self.valid)] = self.valid
         self.heap, self.valid = heap, valid

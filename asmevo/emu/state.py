@@ -11,12 +11,17 @@ import numpy as np
 from .memory import Memory
 from .report import Finding
 
-LANES = np.arange(64, dtype=np.uint64)
 LANE_IDS = np.arange(64, dtype=np.uint32)
 VCC, M0, EXEC, FLAT_SCRATCH = 106, 124, 126, 102
 SHARED_APERTURE_HI = 0x0001_0000  # high dword of the LDS (shared) aperture in flat addresses
 PRIVATE_APERTURE_HI = 0x0002_0000  # high dword of the scratch (private) aperture
 MAX_FINDINGS = 200
+
+
+def unpack_lanes(masks: np.ndarray) -> np.ndarray:
+    """uint64 lane masks [G] -> bool [G,64] (bit i is lane i)."""
+    raw = np.ascontiguousarray(masks, np.uint64).view(np.uint8).reshape(-1, 8)
+    return np.unpackbits(raw, axis=1, bitorder="little").view(bool)
 
 
 class Group:
@@ -43,7 +48,7 @@ class Group:
         if self._ver != m.exec_version:
             ex = m.s64[self.sel, EXEC // 2]
             self._full = bool((ex == np.uint64(0xFFFFFFFFFFFFFFFF)).all())
-            self._mask = ((ex[:, None] >> LANES) & np.uint64(1)).astype(bool)
+            self._mask = unpack_lanes(ex)
             self._lanes = len(self) * 64 if self._full else int(self._mask.sum())
             self._ver = m.exec_version
         return self._mask, self._full, self._lanes

@@ -18,18 +18,33 @@ F32, F64, U32, U64, I32, I64 = np.float32, np.float64, np.uint32, np.uint64, np.
 
 # ---- float helpers ---------------------------------------------------------------------------------
 def fma32(a, b, c) -> np.ndarray:
-    """Correctly rounded f32 fused multiply-add (round-to-odd in float64, then RNE to f32)."""
+    """Correctly rounded f32 fused multiply-add. a*b is exact in float64; the float64 sum is
+    rounded once more to f32, which is exact unless that sum sits on an f32 rounding midpoint (or in
+    the f32 subnormal range), where the exact residual decides (round-to-odd)."""
     p = np.asarray(a, F64) * np.asarray(b, F64)
-    c = np.asarray(c, F64)
+    s = p + np.asarray(c, F64)
+    r = s.astype(F32)
+    sb = s.view(U64)
+    suspect = ((sb & U64(0x1FFFFFFF)) == U64(0x10000000)) | (np.abs(s) < 2.0 ** -125)
+    if suspect.any():
+        a_, b_, c_ = (np.broadcast_to(np.asarray(x, F64), s.shape)[suspect] for x in (a, b, c))
+        r = np.array(r, copy=True).reshape(s.shape)
+        r[suspect] = _fma32_exact(a_, b_, c_)
+    return r
+
+
+def _fma32_exact(a, b, c) -> np.ndarray:
+    """fma via round-to-odd in float64, then RNE to f32 (exact for every input)."""
+    p = a * b
     s = p + c
     bb = s - p
     err = (p - (s - bb)) + (c - bb)
     inexact = (err != 0) & np.isfinite(err) & np.isfinite(s)
-    bits = np.atleast_1d(s).view(I64).copy()
+    bits = s.view(I64).copy()
     toward_zero = inexact & ((err > 0) != (s > 0))
     bits = np.where(toward_zero, bits - 1, bits)
     bits = np.where(inexact, bits | 1, bits)
-    return bits.view(F64).reshape(np.shape(s)).astype(F32)
+    return bits.view(F64).astype(F32)
 
 
 def _two_prod(a, b):

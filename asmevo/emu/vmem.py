@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
-from .access import scalar_reader, sgpr_index
+from .access import join64, scalar_reader, sgpr_index
 from .atomics import ATOMIC_OPS, AtomicRequest, apply_atomic
 from .ds import lds_access
 from .memory import BASE
@@ -109,8 +109,10 @@ def _addresser(ins: Instruction, seg: str, ops: list[Operand], ctx: Context):
             base = m.s64[g.sel, si // 2][:, None]
             a = base + m.v[vi][g.sel].astype(U64)
         else:
-            a = m.v[vi][g.sel].astype(U64) | (m.v[vi + 1][g.sel].astype(U64) << U64(32)) if v64 else None
-        return a + U64(imm) if imm >= 0 else a - U64(-imm)
+            a = join64(m.v[vi][g.sel], m.v[vi + 1][g.sel]) if v64 else None
+        if imm == 0:
+            return a
+        return a + U64(imm) if imm > 0 else a - U64(-imm)
 
     def access(m, g, mask, size, data):
         a = lane_addr(m, g)
@@ -129,7 +131,8 @@ def _addresser(ins: Instruction, seg: str, ops: list[Operand], ctx: Context):
 def global_access(m, g, ins, mask, a, size, data):
     """Gather/scatter global memory for lanes in mask; flags lanes outside every buffer."""
     off = (a - U64(BASE)).view(I64)
-    full = bool(mask.all())
+    exec_mask, exec_full, _ = g.exec_info(m)
+    full = exec_full and (mask is exec_mask or bool(mask.all()))
     sel_off = off.reshape(-1) if full else off[mask]
     ok = m.memory.in_bounds(sel_off, size)
     all_ok = bool(ok.all())

@@ -82,10 +82,10 @@ def from_typed(val, t: str, clamp: bool = False):
         v = np.clip(v.astype(np.float64) if v.dtype == U64 else v, lo, hi).astype(I64 if t != "u64" else U64)
         val = v
     if t in ("u64", "i64"):
-        return np.asarray(val).astype(U64)
+        return np.asarray(val).astype(U64, copy=False)
     if t in ("u16", "i16"):
         return np.asarray(val).astype(U16).astype(U32)
-    return np.asarray(val).astype(U32)
+    return np.asarray(val).astype(U32, copy=False)
 
 
 def _modlist(ins: Instruction, name: str, n: int, default: int = 0) -> list[int]:
