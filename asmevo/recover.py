@@ -21,7 +21,7 @@ from .codeobj.directives import carried_fields, kernel_block
 from .codeobj.elf import CodeObject
 from .codeobj.metadata import metadata_to_yaml, yaml_lossy_values
 from .errors import AsmEvoError, CodeObjectError
-from .isa.assemble import assemble, encode_lines
+from .isa.assemble import assemble, encode_lines, link
 from .isa.disasm import branch_target, iter_objdump
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import declared, required, scan_lines
@@ -45,6 +45,11 @@ class Item:
     original: str = ""
     branch_target: int | None = None
     note: str = ""
+    symbolic: str | None = None  # text with a relocation in place of a pc-relative literal
+
+    @property
+    def size(self) -> int:
+        return len(self.encoding)
 
 
 @dataclass
@@ -155,8 +160,38 @@ class _Emitter:
 
 
 def _assembled_text(source: str, co: CodeObject) -> bytes:
-    obj = ELFFile(io.BytesIO(assemble(source, co.target)))
-    return obj.get_section_by_name(".text").data()
+    """Text of the assembled and linked source (relocations applied, as in the original)."""
+    linked = ELFFile(io.BytesIO(link(assemble(source, co.target))))
+    return linked.get_section_by_name(".text").data()
+
+
+_GETPC_RE = re.compile(r"^s_getpc_b64 s\[(\d+):(\d+)\]$")
+_PC_WINDOW = 8
+
+
+def _pc_relative(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
+    """`s_getpc_b64 s[a:b]` followed by `s_add_u32 sa, sa, lit` / `s_addc_u32 sb, sb, lit` (both
+    with 32-bit literals): (lo item, hi item, pc value, target address) per such pair."""
+    found = []
+    for i, item in enumerate(items):
+        m = _GETPC_RE.match(item.text or "")
+        if not m:
+            continue
+        lo_reg, hi_reg = f"s{m.group(1)}", f"s{m.group(2)}"
+        lo = hi = None
+        for nxt in items[i + 1:i + 1 + _PC_WINDOW]:
+            t = nxt.text or ""
+            if t.startswith("s_getpc_b64") or nxt.branch_target is not None:
+                break
+            if nxt.size == 8 and lo is None and t.startswith(f"s_add_u32 {lo_reg}, {lo_reg}, "):
+                lo = nxt
+            elif nxt.size == 8 and lo is not None and t.startswith(f"s_addc_u32 {hi_reg}, {hi_reg}, "):
+                hi = nxt
+                break
+        if lo is not None and hi is not None:
+            offset = int.from_bytes(lo.encoding[4:8] + hi.encoding[4:8], "little", signed=True)
+            found.append((lo, hi, item.address + 4, item.address + 4 + offset))
+    return found
 
 
 def recover(path: str | Path, *, verify: bool = True) -> Recovered:
@@ -218,6 +253,21 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
 
     def target_name(addr: int) -> str:
         return func_at[addr]["name"] if addr in func_at and addr not in labels else labels[addr]
+
+    data_at = {s["address"]: s["name"] for s in symbols if s["section"] != ".text" and _IDENT_RE.match(s["name"])}
+    for lo, hi, pc, tgt in _pc_relative(items):
+        if tgt in boundaries and text["address"] <= tgt < text["address"] + text["size"]:
+            if tgt not in labels and tgt not in func_at:
+                labels[tgt] = f".Lbb_{tgt:x}"
+            sym = target_name(tgt)
+        elif tgt in data_at:
+            sym = data_at[tgt]
+        else:
+            warnings.append(f"pc-relative address at 0x{lo.address:x} targets 0x{tgt:x}: kept numeric")
+            continue
+        for part, ins in (("lo", lo), ("hi", hi)):
+            head = ins.text.rsplit(",", 1)[0]
+            ins.symbolic = f"{head}, {sym}@rel32@{part}+{ins.address + 4 - pc}"
 
     ends: dict[int, list[str]] = {}
     for f in funcs:
@@ -285,7 +335,7 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
         elif item.branch_target is not None:
             line = em.add(f"\t{item.text.split()[0]} {target_name(item.branch_target)}".ljust(48) + f"; 0x{addr:x}")
         else:
-            line = em.add(f"\t{item.text}".ljust(48) + f"; 0x{addr:x}")
+            line = em.add(f"\t{item.symbolic or item.text}".ljust(48) + f"; 0x{addr:x}")
         positions.append([addr, line, len(item.encoding)])
         i += 1
     end_addr = text["address"] + text["size"]

@@ -67,7 +67,8 @@ def encode_metadata(meta: dict) -> bytes:
 
 
 _PLAIN_RE = re.compile(r"^[A-Za-z_.$][\w.$\-+/@ ]*$")
-_NUMBERISH_RE = re.compile(r"^[-+]?(?:0[xXoObB])?[0-9a-fA-F_]+$|^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_NUMBERISH_RE = re.compile(r"^[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|\d[\d_]*)$"
+                           r"|^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 # Scalars llvm-mc's YAML reader would not read back as strings (it types plain and quoted
 # scalars alike: integers, YAML booleans, floats); such strings are written with the `!str` tag.
 _BOOLISH = frozenset("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split())

@@ -67,8 +67,9 @@ def assemble(source: str, target: TargetId) -> bytes:
         return obj.read_bytes()
 
 
+@functools.lru_cache(maxsize=2)
 def link(obj: bytes) -> bytes:
-    """Link one relocatable object into a shared code object with ld.lld."""
+    """Link one relocatable object into a shared code object with ld.lld (last results cached)."""
     with tempfile.TemporaryDirectory(prefix="asmevo-ld-") as tmp:
         src, out = Path(tmp) / "in.o", Path(tmp) / "out.co"
         src.write_bytes(obj)

@@ -1,0 +1,145 @@
+"""Rebuild: unedited rebuilds are identical, edits rescan resources, the ABI is frozen."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from asmevo.cli import main
+from asmevo.codeobj import CodeObject
+from asmevo.errors import RebuildError
+from asmevo.rebuild import rebuild
+from asmevo.recover import recover
+from asmevo.roundtrip import compare
+
+from conftest import text_bytes
+
+
+@pytest.fixture
+def recovered(code_object, tmp_path):
+    """(K0 path, source path) of the multi-kernel HIP object recovered into tmp_path."""
+    k0 = code_object("hip-O3")
+    return k0, recover(k0).write(tmp_path / "rec")
+
+
+def _kernel(path, name):
+    co = CodeObject.from_path(path)
+    return co.kernel(name)
+
+
+def _edit(src, old, new, count=1):
+    text = src.read_text()
+    assert old in text
+    src.write_text(text.replace(old, new, count))
+
+
+def test_unedited_rebuild_is_identical(recovered, tmp_path, capsys):
+    k0, src = recovered
+    out = tmp_path / "k2.co"
+    assert main(["rebuild", str(src), "-o", str(out)]) == 0
+    assert compare(CodeObject.from_path(k0), CodeObject.from_path(out)) is None
+    assert text_bytes(out) == text_bytes(k0)
+    for a, b in zip(CodeObject.from_path(k0).kernels, CodeObject.from_path(out).kernels):
+        assert a.descriptor.encode()[:16] == b.descriptor.encode()[:16]
+        assert a.descriptor.encode()[24:] == b.descriptor.encode()[24:]
+        assert b.entry_address == b.code_address
+
+
+def test_edit_raises_vgprs_and_metadata(recovered, tmp_path):
+    k0, src = recovered
+    _edit(src, "add:                          ; kernel\n",
+          "add:                          ; kernel\n\tv_mov_b32_e32 v40, 0\n")
+    out = tmp_path / "k2.co"
+    rebuild(src, out)
+    before, after = _kernel(k0, "add"), _kernel(out, "add")
+    assert after.metadata[".vgpr_count"] == 41
+    assert after.descriptor["granulated_workitem_vgpr_count"] == 5  # 48 VGPRs
+    assert after.descriptor.accum_offset >= 41
+    assert after.metadata[".sgpr_count"] == before.metadata[".sgpr_count"]
+    # Other kernels are untouched.
+    assert _kernel(out, "lds").descriptor.encode()[24:] == _kernel(k0, "lds").descriptor.encode()[24:]
+
+
+def test_edit_adds_agprs(recovered, tmp_path):
+    k0, src = recovered
+    _edit(src, "mfma:                          ; kernel\n",
+          "mfma:                          ; kernel\n\tv_accvgpr_write_b32 a40, 0\n")
+    out = tmp_path / "k2.co"
+    rebuild(src, out)
+    k = _kernel(out, "mfma")
+    accum = k.descriptor.accum_offset
+    assert k.metadata[".agpr_count"] == 41
+    assert k.descriptor.vgpr_granule_count >= accum + 41
+    assert k.metadata[".vgpr_count"] == accum + 41
+
+
+def test_shrink_versus_keep(recovered, tmp_path):
+    k0, src = recovered
+    text = src.read_text()
+    body = re.search(r"^add:.*?\n(.*?)^\.Lend_add:", text, re.M | re.S).group(1)
+    src.write_text(text.replace(body, "\ts_endpgm\n", 1))
+    kept, shrunk = tmp_path / "keep.co", tmp_path / "shrink.co"
+    rebuild(src, kept)
+    rebuild(src, shrunk, shrink=True)
+    k0_add = _kernel(k0, "add")
+    assert _kernel(kept, "add").metadata[".vgpr_count"] == k0_add.metadata[".vgpr_count"]
+    assert _kernel(kept, "add").descriptor.fields == k0_add.descriptor.fields
+    small = _kernel(shrunk, "add")
+    assert small.metadata[".vgpr_count"] == 1
+    assert small.metadata[".sgpr_count"] == 3 + 6  # kernarg ptr + workgroup id + extra SGPRs
+
+
+@pytest.mark.parametrize("old,new,reason", [
+    (".kernarg_segment_size: 280", ".kernarg_segment_size: 288", ".kernarg_segment_size"),
+    (".wavefront_size: 64", ".wavefront_size: 32", ".wavefront_size"),
+    (".max_flat_workgroup_size: 1024", ".max_flat_workgroup_size: 256", ".max_flat_workgroup_size"),
+    ("\t\t.amdhsa_kernarg_size 280", "\t\t.amdhsa_kernarg_size 296", ".amdhsa_kernarg_size"),
+    ("    .name: add\n", "    .name: add2\n", "kernels changed"),
+])
+def test_abi_change_refused(recovered, tmp_path, capsys, old, new, reason):
+    _, src = recovered
+    _edit(src, old, new)
+    with pytest.raises(RebuildError, match=re.escape(reason)):
+        rebuild(src, tmp_path / "k2.co")
+    assert main(["rebuild", str(src), "-o", str(tmp_path / "k2.co")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and reason in err
+
+
+def test_scratch_without_private_segment_refused(recovered, tmp_path):
+    _, src = recovered
+    _edit(src, "add:                          ; kernel\n",
+          "add:                          ; kernel\n\tscratch_load_dword v1, off, s0\n")
+    with pytest.raises(RebuildError, match="scratch"):
+        rebuild(src, tmp_path / "k2.co")
+
+
+def test_assembler_error_names_the_line(recovered, tmp_path):
+    _, src = recovered
+    _edit(src, "add:                          ; kernel\n", "add:                          ; kernel\n\tv_bogus v1\n")
+    with pytest.raises(RebuildError, match=r"hip-O3\.s:\d+:\d+: error: invalid instruction"):
+        rebuild(src, tmp_path / "k2.co")
+
+
+def test_missing_recovery_json(recovered, tmp_path):
+    _, src = recovered
+    (src.parent / "recovery.json").unlink()
+    with pytest.raises(RebuildError, match="recovery.json"):
+        rebuild(src, tmp_path / "k2.co")
+
+
+def test_pc_relative_call_follows_edits(recovered, tmp_path):
+    """The getpc/add/addc address of `helper` is a relocation in the source, so code inserted
+    before it keeps the call pointing at `helper`."""
+    k0, src = recovered
+    text = src.read_text()
+    assert "helper@rel32@lo+4" in text and "helper@rel32@hi+12" in text
+    _edit(src, "calls:                          ; kernel\n",
+          "calls:                          ; kernel\n\ts_nop 0\n\ts_nop 1\n")
+    out = tmp_path / "k2.co"
+    rebuild(src, out)
+    co = CodeObject.from_path(out)
+    from asmevo.recover import _pc_relative, disassemble_text
+    pairs = _pc_relative(disassemble_text(co))
+    helper = next(s["st_value"] for s in co.elf.get_section_by_name(".symtab").iter_symbols() if s.name == "helper")
+    assert pairs and all(target == helper for _, _, _, target in pairs)
