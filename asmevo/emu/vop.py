@@ -280,20 +280,18 @@ _FCMP = {
 
 
 def _class(x, mask):
-    """v_cmp_class: bit per IEEE class of x selected by mask bits."""
+    """v_cmp_class for non-NaN classes (bits 2..9); the NaN bits 0/1 need the raw mantissa."""
     bits = np.asarray(x)
     fin = np.isfinite(bits)
     neg = np.signbit(bits)
-    tiny = np.finfo(bits.dtype).tiny if bits.dtype != F32 else np.finfo(F32).tiny
-    isnan = np.isnan(bits)
-    quiet = isnan  # quiet vs signalling: decided from the raw mantissa MSB below
-    classes = [
-        isnan & ~quiet, isnan & quiet, np.isneginf(bits), neg & fin & (np.abs(bits) >= tiny),
-        neg & fin & (bits != 0) & (np.abs(bits) < tiny), neg & (bits == 0), ~neg & (bits == 0),
-        ~neg & fin & (bits != 0) & (np.abs(bits) < tiny), ~neg & fin & (np.abs(bits) >= tiny), np.isposinf(bits)]
+    tiny = np.finfo(bits.dtype).tiny
+    mag = np.abs(bits)
+    classes = [np.isneginf(bits), neg & fin & (mag >= tiny), neg & fin & (bits != 0) & (mag < tiny),
+               neg & (bits == 0), ~neg & (bits == 0), ~neg & fin & (bits != 0) & (mag < tiny),
+               ~neg & fin & (mag >= tiny), np.isposinf(bits)]
     mask = np.asarray(mask, U32)
     out = np.zeros(np.broadcast(bits, mask).shape, bool)
-    for i, c in enumerate(classes):
+    for i, c in enumerate(classes, start=2):
         out |= c & (((mask >> U32(i)) & U32(1)) == 1)
     return out
 
@@ -329,7 +327,7 @@ def _vopc(ins: Instruction, base: str, enc: str) -> Op:
             snan = np.isnan(a) & ((r0 & (U64 if bits == 64 else U32)(mant_msb)) == 0)
             qnan = np.isnan(a) & ~snan
             mk = np.asarray(b, U32)
-            res = (res & ~np.isnan(a)) | (snan & ((mk & U32(1)) == 1)) | (qnan & ((mk & U32(2)) == 2))
+            res = res | (snan & ((mk & U32(1)) == 1)) | (qnan & ((mk & U32(2)) == 2))
         mask, _, _ = g.exec_info(m)
         bits = np.broadcast_to(res, (len(g), 64)) & mask
         if extra is not None:
