@@ -1,6 +1,8 @@
 """Scalar ALU (SOP1, SOP2, SOPC, SOPK) and program control (SOPP) instructions."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..errors import UnsupportedInstruction
@@ -173,7 +175,6 @@ def _pc_ops(ins: Instruction, nxt: int) -> Op:
 
 def _hwreg(ins: Instruction) -> Op:
     """MODE-register access: kept per wave; it does not change arithmetic (see README)."""
-    import re
     spec = next((o.text for o in ins.operands if o.text.startswith("hwreg(")), None)
     mm = re.match(r"hwreg\((\w+)(?:,\s*(\d+),\s*(\d+))?\)", spec or "")
     if not mm or mm.group(1) not in ("HW_REG_MODE", "1"):
@@ -184,15 +185,11 @@ def _hwreg(ins: Instruction) -> Op:
         wr = scalar_writer(ins.operands[0])
 
         def get(m, g):
-            mode = getattr(m, "mode", np.zeros(m.W, U32))
-            wr(m, g, (mode[g.sel] & U32(fmask)) >> U32(off))
+            wr(m, g, (m.mode[g.sel] & U32(fmask)) >> U32(off))
         return Op(ins, get)
-    src = ins.operands[1] if ins.mnemonic == "s_setreg_imm32_b32" else ins.operands[1]
-    rd = scalar_reader(src)
+    rd = scalar_reader(ins.operands[1])
 
     def set_(m, g):
-        if not hasattr(m, "mode"):
-            m.mode = np.zeros(m.W, U32)
         val = (np.asarray(rd(m, g), U32) << U32(off)) & U32(fmask)
         m.mode[g.sel] = (m.mode[g.sel] & U32(~fmask & M32)) | val
     return Op(ins, set_)

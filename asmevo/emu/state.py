@@ -71,6 +71,7 @@ class Machine:
         self.scc = np.zeros(nwaves, bool)
         self.exec_version = 0
         self.clock = 0
+        self.mode = np.full(nwaves, 0xF0, np.uint32)  # MODE: denormals kept, RNE
         self.wpg = waves_per_group
         self.nwg = nwaves // waves_per_group
         self.wg_of_wave = np.arange(nwaves) // waves_per_group
