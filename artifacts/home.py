@@ -40,7 +40,7 @@ class Home:
         return self.root / "runs"
 
     def prefect_env(self) -> dict[str, str]:
-        """Environment for Prefect under this home. Prefect reads its settings when it is first
+        """Environment for Prefect (and the litellm/Dask it may load) under this home. Prefect reads its settings when it is first
         imported, so apply these (`os.environ.update`) before importing it."""
         return {
             "PREFECT_HOME": str(self.prefect_home),
@@ -50,6 +50,7 @@ class Home:
             "PREFECT_LOGGING_LEVEL": "WARNING",
             "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "DASK_LOGGING__DISTRIBUTED": "warning",
         }
 
 

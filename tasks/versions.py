@@ -1,6 +1,7 @@
 """Stage code versions: the sha256 over the source files a stage's modules run, found by following
-their imports within the same top-level package (e.g. everything under `asmevo` that
-`asmevo.verify` imports, transitively, plus the package `__init__` files on the way)."""
+their imports within their own top-level packages and `asmevo` (e.g. for `tasks.verify`: the
+`tasks` glue plus everything under `asmevo` that `asmevo.verify` imports, transitively, with the
+package `__init__` files on the way). Third-party packages are pinned by the environment."""
 from __future__ import annotations
 
 import ast
@@ -10,6 +11,9 @@ import importlib.util
 from pathlib import Path
 
 from asmevo.errors import AsmEvoError
+
+
+FOLLOWED_PACKAGES = ("asmevo",)
 
 
 class CodeVersionError(AsmEvoError):
@@ -61,7 +65,7 @@ def source_files(modules: tuple[str, ...]) -> dict[str, Path]:
     """Every module (name -> source file) the modules execute within their top-level packages."""
     files: dict[str, Path] = {}
     roots: dict[str, Path] = {}
-    tops = {m.split(".")[0] for m in modules}
+    tops = {m.split(".")[0] for m in modules} | set(FOLLOWED_PACKAGES)
     todo = list(modules)
     while todo:
         name = todo.pop()

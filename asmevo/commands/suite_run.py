@@ -57,12 +57,15 @@ def run_parameters(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     parameters = run_parameters(args)
+    from flows.server import start_api
+
+    api_ready = start_api()  # the server boots while Prefect and the flows import
     from flows.report import build_report
     from flows.runs import load_run
-    from flows.runtime import start_api, task_runner
+    from flows.runtime import task_runner
     from flows.suite import run_suite
 
-    start_api()
+    api_ready()
     result = run_suite.with_options(task_runner=task_runner(args.workers, args.dask))(
         **parameters, run_id=args.run_id)
     report = build_report(load_run(result["run_id"]))

@@ -1,0 +1,75 @@
+"""The content-addressed store: raw bytes by sha256, immutable records, lineage, no eviction."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from artifacts import Record, Store, StoreError, canonical_json, lineage
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    s = Store(tmp_path / "store")
+    yield s
+    s.close()
+
+
+def test_put_get_roundtrip_by_sha256(store):
+    data = b"\x7fELF" + bytes(range(256)) * 300  # larger than diskcache's inline limit
+    sha = store.put(data)
+    assert sha == hashlib.sha256(data).hexdigest()
+    assert store.get(sha) == data
+    assert store.put(data) == sha and len(store.blobs) == 1
+
+
+def test_values_are_raw_bytes_and_never_evicted(store):
+    sha = store.put(b"abc")
+    assert type(store.blobs.get(sha)) is bytes
+    assert store.blobs.eviction_policy == "none"
+    assert store.blobs.size_limit >= 2**40
+
+
+def test_rejects_non_bytes(store):
+    with pytest.raises(TypeError):
+        store.put({"a": 1})
+
+
+def test_missing_and_corrupt_blobs_are_errors(store):
+    with pytest.raises(StoreError, match="not in the store"):
+        store.get("0" * 64)
+    sha = store.put(b"good")
+    store.blobs.set(sha, b"evil", retry=True)
+    with pytest.raises(StoreError, match="corrupt"):
+        store.get(sha)
+    assert store.check() == [f"blob {sha[:16]}: sha256 mismatch"]
+
+
+def test_json_is_canonical(store):
+    assert store.put_json({"b": 1, "a": [1, 2]}) == store.put_json({"a": [1, 2], "b": 1})
+    assert canonical_json({"b": 1, "a": 2}) == b'{"a":2,"b":1}'
+
+
+def test_first_record_of_an_artifact_stays(store):
+    sha = store.put(b"x")
+    first = store.add_record(Record(kind="k", sha256=sha, stage="s", config={"n": 1}))
+    again = store.add_record(Record(kind="k", sha256=sha, stage="s", config={"n": 2}))
+    assert again == first and store.record(sha).config == {"n": 1}
+    with pytest.raises(StoreError):
+        store.add_record(Record(kind="k", sha256="f" * 64, stage="s"))
+
+
+def test_lineage_is_the_derivation_tree(store):
+    k0 = store.put(b"k0")
+    store.add_record(Record(kind="code_object", sha256=k0, stage="input"))
+    rec = store.put(b"src")
+    store.add_record(Record(kind="recovered", sha256=rec, stage="recover", inputs={"k0": k0}))
+    external = store.put(b"launch")
+    built = store.put(b"k1")
+    store.add_record(Record(kind="code_object", sha256=built, stage="rebuild",
+                            inputs={"source": rec, "launch": external}))
+    tree = lineage(store, built)
+    assert tree.record.stage == "rebuild"
+    assert tree.inputs["source"].inputs["k0"].record.stage == "input"
+    assert tree.inputs["launch"] is None
+    assert tree.to_dict()["inputs"]["source"]["inputs"]["k0"]["sha256"] == k0
