@@ -23,7 +23,7 @@ A `struct` arg lays out a packed host struct by explicit byte offsets, pointer f
 Unlisted bytes (padding) are zero. It fills one `by_value` argument of exactly `size` bytes or, as a
 spec's only arg, the kernel's whole explicit kernarg area (`KernargImage`: AITer-style kernels whose
 host passes one packed `KernelArgs` buffer); there, each metadata pointer must be a buffer field at its
-offset.
+offset, or an 8-byte scalar (`{"scalar": 0, "dtype": "uint64"}` for a null pointer).
 """
 from __future__ import annotations
 
@@ -243,11 +243,11 @@ class LaunchSpec:
 
 def _check_image(kernel: Kernel, struct: StructArg, explicit: list[dict]) -> None:
     check_image(kernel.metadata, struct.size)
-    pointers = {f.offset for f in struct.fields if f.buffer is not None}
+    pointers = {f.offset for f in struct.fields if f.size == 8}
     for arg in explicit:
         if arg[".value_kind"] == "global_buffer" and arg[".offset"] not in pointers:
             raise LaunchSpecError(f"kernel {kernel.name} has pointer {arg.get('.name', '?')} at kernarg offset "
-                                  f"{arg['.offset']}, the struct has no buffer field there")
+                                  f"{arg['.offset']}, the struct has no buffer (or 8-byte null) field there")
 
 
 def _kind(arg: dict) -> str:

@@ -27,7 +27,7 @@ CACHE_ROOT = REPO_ROOT / "benchmarks" / ".cache"
 ROLES = ("verify", "heldout", "bench")
 PROBLEM_KEYS = {"name", "level", "kernel", "code_object", "source", "toolchain", "dtype", "tolerance", "shapes",
                 "outputs"}
-OPTIONAL_PROBLEM_KEYS = {"description", "notes", "tolerance_reason", "semantics"}
+OPTIONAL_PROBLEM_KEYS = {"description", "notes", "tolerance_reason", "semantics", "known_findings"}
 
 
 class SuiteError(AsmEvoError):
@@ -61,6 +61,11 @@ class Problem:
     description: str = ""
     extra: dict = field(default_factory=dict, compare=False)
 
+    @property
+    def known_findings(self) -> dict[str, str]:
+        """Emulator finding kinds this (unmodified, third-party) binary is known to trigger, with the reason."""
+        return self.extra.get("known_findings", {})
+
     def shape(self, name: str) -> Shape:
         for s in self.shapes:
             if s.name == name:
@@ -86,7 +91,9 @@ class Problem:
     def output_dtypes(self, shape: Shape | str) -> dict[str, str]:
         """dtype names of the output buffers in `shape`'s launch spec."""
         args = self.launch(shape)["args"]
-        return {a["buffer"]: a["dtype"] for a in args if "buffer" in a and a["buffer"] in self.outputs}
+        fields = [f for a in args if isinstance(a.get("struct"), list) for f in a["struct"] if isinstance(f, dict)]
+        return {a["buffer"]: a["dtype"] for a in [*args, *fields]
+                if "buffer" in a and "dtype" in a and a["buffer"] in self.outputs}
 
     @cached_property
     def _module(self):
@@ -223,6 +230,9 @@ def _load_problem(root: Path, rel: str) -> Problem:
         raise SuiteError(f"{where}: needs >= 1 verify, exactly 1 heldout and exactly 1 bench shape")
     if len({s.name for s in shapes}) != len(shapes):
         raise SuiteError(f"{where}: shape names must be unique")
+    known = d.get("known_findings", {})
+    if not isinstance(known, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in known.items()):
+        raise SuiteError(f"{where}: known_findings must map a finding kind to the reason it is expected")
     extra = {k: d[k] for k in OPTIONAL_PROBLEM_KEYS if k in d}
     return Problem(name=str(d["name"]), level=d["level"], kernel=str(d["kernel"]), dir=pdir,
                    code_object=_problem_path(pdir, str(d["code_object"])), source=_problem_path(pdir, str(d["source"])), toolchain=d["toolchain"],

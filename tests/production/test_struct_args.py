@@ -61,6 +61,8 @@ def test_image_needs_a_buffer_at_every_metadata_pointer():
     fields = [f for f in FIELDS if f.get("buffer") != "A"]
     with pytest.raises(LaunchSpecError, match="pointer A at kernarg offset 16"):
         struct_spec(fields).check(kernel(AITER_LIKE))
+    null = [*fields, {"offset": 16, "scalar": 0, "dtype": "uint64", "name": "ptr_A"}]
+    struct_spec(null).check(kernel(AITER_LIKE))
 
 
 def test_image_must_fit_the_segment_and_cover_every_arg():

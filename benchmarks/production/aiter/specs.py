@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Writes every problem.yaml and launch/*.json of the AITer suite from the tables below.
+
+    python benchmarks/production/aiter/specs.py && python benchmarks/production/aiter/build.py --update
+
+Each kernel takes AITer's host-packed `struct __attribute__((packed)) KernelArgs` (see the problem's
+`source`, a host file of the wheel) as the whole kernarg area; `layout()` transcribes such a struct field by
+field (`p1`/`p2`/`p3` are AITer's 4/8/12-byte pads) and the launch spec carries it as a `struct` arg.
+Grids and blocks are those the host code launches with.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+VERSION = "0.1.7.post2.dev18"
+CO = f"cache:aiter/extract-{VERSION}/aiter_meta/hsa/gfx942/"
+HOST = f"cache:aiter/host-{VERSION}/aiter_meta/csrc/"
+SIZES = {"ptr": 8, "p1": 4, "p2": 8, "p3": 12, "u32": 4, "i32": 4, "f32": 4}
+SCALAR_DTYPES = {"u32": "uint32", "i32": "int32", "f32": "float32"}
+cdiv = lambda a, b: -(-a // b)  # noqa: E731
+
+
+def buf(name: str, dtype: str, shape, init: str = "random") -> dict:
+    return {"buffer": name, "dtype": dtype, "shape": [int(s) for s in shape], "init": init}
+
+
+def layout(fields: list[tuple], size: int | None = None) -> dict:
+    """A struct arg from C-order fields: ("ptr", buffer-dict or name), ("ptr", None, field name) for a null
+    pointer, ("u32"|"i32"|"f32", name, value), or a pad ("p1"|"p2"|"p3"). `size` pads the struct to the
+    kernel's kernarg segment size."""
+    out, off = [], 0
+    for f in fields:
+        kind = f[0]
+        if kind == "ptr" and f[1] is None:
+            out.append({"offset": off, "scalar": 0, "dtype": "uint64", "name": f[2]})
+        elif kind == "ptr":
+            ref = f[1] if isinstance(f[1], dict) else {"buffer": f[1]}
+            out.append({"offset": off, **ref})
+        elif kind in SCALAR_DTYPES:
+            out.append({"offset": off, "scalar": f[2], "dtype": SCALAR_DTYPES[kind], "name": f[1]})
+        off += SIZES[kind]
+    return {"struct": out, "size": size or off}
+
+
+def slot(kind: str, name: str, value) -> list[tuple]:
+    """One 16-byte slot as AITer writes most fields: a value then its pad."""
+    return [(kind, name, value), ("p2" if kind == "ptr" else "p3",)]
+
+
+def ptr(b) -> list[tuple]:
+    return [("ptr", b), ("p2",)]
+
+
+def null(name: str) -> list[tuple]:
+    return [("ptr", None, name), ("p2",)]
+
+
+# ---- launch builders: shape parameters -> (grid, block, struct arg) -------------------------------------
+
+def topksoftmax(tokens):
+    experts, topk, subm = 128, 8, 4
+    rows = cdiv(tokens, 4) * 4
+    s = layout([*ptr(buf("topk_ids", "int32", [rows, topk], "zeros")),
+                *ptr(buf("topk_weights", "float32", [rows, topk], "zeros")),
+                *ptr(buf("gating", "float32", [tokens, experts])),
+                *slot("u32", "batch", tokens), *slot("u32", "expert", experts), *slot("u32", "topk", topk),
+                *slot("u32", "renormalize", 1), *slot("u32", "out_stride", topk * 4)])
+    return [cdiv(tokens, subm), 1, 1], [256, 1, 1], s
+
+
+def layer_norm(rows):
+    n = 8192
+    s = layout([*ptr(buf("out", "bfloat16", [rows, n], "zeros")), *ptr(buf("x", "bfloat16", [rows, n])),
+                *ptr(buf("weight", "bfloat16", [n])), *ptr(buf("bias", "bfloat16", [n])),
+                *slot("f32", "epsilon", 1e-5), *slot("u32", "M", rows), *slot("u32", "N", n),
+                *ptr(buf("residual_out", "bfloat16", [rows, n], "zeros")),
+                *ptr(buf("residual_in", "bfloat16", [rows, n])),
+                *null("ptr_OutYScale"), *null("ptr_XScale")])
+    return [cdiv(rows, 2), 1, 1], [256, 1, 1], s
+
+
+def bf16gemm(m, n, k, splitk):
+    s = layout([*ptr(buf("D", "float32", [m, n], "zeros")), *null("ptr_C"),
+                *ptr(buf("A", "bfloat16", [m, k])), *ptr(buf("B", "bfloat16", [n, k])),
+                *slot("f32", "alpha", 1.0), *slot("f32", "beta", 0.0),
+                *slot("u32", "stride_D0", 0), *slot("u32", "stride_D1", 0), *slot("u32", "stride_C0", n * 4),
+                *slot("u32", "stride_C1", 0), *slot("u32", "stride_A0", k * 2), *slot("u32", "stride_A1", 0),
+                *slot("u32", "stride_B0", k * 2), *slot("u32", "stride_B1", 0), *slot("u32", "M", m),
+                *slot("u32", "N", n), *slot("u32", "K", k), ("u32", "splitk", splitk), ("p2",)], size=288)
+    return [cdiv(n, 64), cdiv(m, 32), splitk], [256, 1, 1], s
+
+
+# ---- problems ------------------------------------------------------------------------------------------
+
+BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
+PROBLEMS = {
+    "topksoftmax": dict(
+        builder=topksoftmax, co="topksoftmax/topksoftmax_4x128x8.co", kernel="_ZN5aiter19topksoftmax_4x128x8E",
+        source="py_itfs_cu/asm_topksoftmax.cu", family="softmax-topk", dtype="float32",
+        outputs=["topk_weights", "topk_ids"], tolerance={"atol": 1e-6, "rtol": 1e-5},
+        tolerance_reason="fp32 softmax over 128 experts; ids are exact integers",
+        description="MoE routing: softmax over 128 experts, top-8, renormalised (4 tokens per workgroup)",
+        why="topk_softmax_asm: SUBM 4 for < 10000 tokens, grid cdiv(tokens, 4), 256 threads; outputs padded "
+            "to a multiple of 4 rows (fused_moe.py)",
+        shapes=[("v_t5", "verify", (5,)), ("v_t16", "verify", (16,)), ("h_t11", "heldout", (11,)),
+                ("bench", "bench", (8192,))]),
+    "layer_norm": dict(
+        builder=layer_norm, co="layer_norm.co", kernel="layer_norm_kernel_func",
+        source="py_itfs_cu/asm_layernorm.cu", family="norm", dtype="bfloat16",
+        outputs=["out", "residual_out"], tolerance={"atol": 3e-2, "rtol": 1.6e-2},
+        tolerance_reason="bf16 conversions truncate (round toward zero), and x_norm * weight cancels against the "
+                         "bias, so small outputs carry up to ~2 bf16 ulps of an O(1) term",
+        description="fused residual add + LayerNorm with weight and bias, bf16 rows of 8192 (2 rows per workgroup)",
+        why="layernorm2d_with_add_asm: N == 8192, M even, grid cdiv(M, 2), 256 threads",
+        known_findings={"lds_race": "the shipped kernel loops over its 2 rows with one barrier per row: waves "
+                                    "write their partial sums for row 2 (ds_write_b32 at 0x23cc) into the slots "
+                                    "other waves may still be reading for row 1, with no s_barrier in between "
+                                    "(a cross-wave write-after-read race on LDS)"},
+        shapes=[("v_m2", "verify", (2,)), ("v_m4", "verify", (4,)), ("h_m6", "heldout", (6,)),
+                ("bench", "bench", (8192,))]),
+    "bf16gemm": dict(
+        builder=bf16gemm, co="bf16gemm/bf16gemm_outf32_tn_32x64_pf3.co",
+        kernel="_ZN5aiter28bf16gemm_outf32_tn_32x64_pf3E", source="py_itfs_cu/asm_gemm_a16w16.cu",
+        family="bf16-gemm", dtype="bfloat16", outputs=["D"], tolerance={"atol": 1e-3, "rtol": 1e-4},
+        tolerance_reason="fp32 MFMA accumulation of bf16 products (fp32 output); split-K adds atomically",
+        description="D[M, N] (fp32) = A[M, K] @ B[N, K]^T in bf16, 32x64 tiles, optional split-K",
+        why="gemm_a16w16_asm: grid (N / 64, cdiv(M, tileM), splitk), 256 threads, strides in bytes, alpha 1, "
+            "beta 0, C null; splitk > 1 zeroes D first",
+        shapes=[("v_m20_n64_k128", "verify", (20, 64, 128, 1)), ("v_m40_n128_k256", "verify", (40, 128, 256, 1)),
+                ("h_m33_n64_k256_sk2", "heldout", (33, 64, 256, 2)), ("bench", "bench", (32, 8192, 8192, 4))]),
+}
+
+
+def write_problem(name: str) -> None:
+    d = PROBLEMS[name]
+    pdir = HERE / name
+    (pdir / "launch").mkdir(parents=True, exist_ok=True)
+    shapes = []
+    for shape, role, params, *seed in d["shapes"]:
+        grid, block, struct = d["builder"](*params)
+        spec = {"kernel": d["kernel"], "grid": grid, "block": block, "dynamic_lds": 0, "seed": seed[0] if seed else 0,
+                "args": [struct]}
+        (pdir / "launch" / f"{shape}.json").write_text(json.dumps(spec) + "\n")
+        shapes.append({"name": shape, "role": role, "launch": f"launch/{shape}.json"})
+    problem = {"name": name, "level": 0, "description": d["description"], "kernel": d["kernel"],
+               "code_object": CO + d["co"], "source": HOST + d["source"], "toolchain": "aiter-asm",
+               "dtype": d["dtype"], "tolerance": d["tolerance"], "tolerance_reason": d["tolerance_reason"],
+               "outputs": d["outputs"], "shapes": shapes,
+               "notes": f"{d['family']}: {d['co']} from amd-aiter {VERSION}; {d['why']}"}
+    if "known_findings" in d:
+        problem["known_findings"] = d["known_findings"]
+    (pdir / "problem.yaml").write_text(yaml.safe_dump(problem, sort_keys=False, width=110))
+
+
+def main() -> int:
+    for name in PROBLEMS:
+        write_problem(name)
+    suite = {"name": "aiter",
+             "description": "Hand-written gfx942 assembly kernels shipped in the pinned amd-aiter wheel, launched "
+                            "with the packed KernelArgs structs of AITer's host code. Code objects are fetched "
+                            "into benchmarks/.cache by build.py (the prepare hook), never committed.",
+             "prepare": "build.py", "problems": list(PROBLEMS)}
+    (HERE / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False, width=110))
+    print(f"wrote {len(PROBLEMS)} problems")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
