@@ -1,0 +1,118 @@
+"""The production suites (AITer binaries, vLLM/SGLang Triton kernels).
+
+Fast tests check the committed specs and references on synthetic inputs (no download, no emulator). The
+metadata tests need the fetched wheels: they run when benchmarks/.cache holds them or the package index is
+reachable, and skip with the reason otherwise. The emulator runs are marked slow.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from asmevo.codeobj import CodeObject
+from asmevo.device.launch import LaunchSpec
+from asmevo.suites import load_suite
+from asmevo.suites.check import check_suite, problem_inputs, spec_scalars
+from asmevo.suites.manifest import CACHE_ROOT, REPO_ROOT
+
+SUITES = {name: load_suite(name) for name in ("aiter", "triton")}
+CASES = [(s, p.name, sh.name) for s, suite in SUITES.items() for p in suite.problems for sh in p.shapes
+         if sh.role != "bench"]
+PROBLEMS = [(s, p.name) for s, suite in SUITES.items() for p in suite.problems]
+
+
+def test_suites_resolve_under_production_and_cover_the_families():
+    assert SUITES["aiter"].root == REPO_ROOT / "benchmarks" / "production" / "aiter"
+    assert SUITES["triton"].root == REPO_ROOT / "benchmarks" / "production" / "triton"
+    triton = json.loads((SUITES["triton"].root / "manifest.json").read_text())["problems"]
+    assert len(triton) >= 12 and {e["package"] for e in triton.values()} == {"vllm", "sglang"}
+    assert {"norm", "rotary", "activation", "softmax-topk", "decode-attention", "prefill-attention", "fused-moe",
+            "fp8-quant", "lora"} <= {e["family"] for e in triton.values()}
+
+
+@pytest.mark.parametrize("suite,problem", PROBLEMS)
+def test_problem_layout(suite, problem):
+    p = SUITES[suite].problem(problem)
+    assert p.level == 0 and p.toolchain == ("triton" if suite == "triton" else "aiter-asm")
+    assert str(p.code_object).startswith(str(CACHE_ROOT)) and "notes" in p.extra
+    roles = [s.role for s in p.shapes]
+    assert roles.count("heldout") == 1 and roles.count("bench") == 1 and roles.count("verify") >= 2
+
+
+@pytest.mark.parametrize("suite,problem,shape", CASES)
+def test_reference_on_synthetic_inputs(suite, problem, shape):
+    """Spec parses, inputs build (generic inits + generate()), the reference returns every output buffer
+    in its storage dtype and shape, and verify/heldout buffers stay emulator-sized."""
+    p = SUITES[suite].problem(problem)
+    s = p.shape(shape)
+    spec = LaunchSpec.load(s.launch_path)
+    assert spec.kernel == p.kernel
+    inputs = problem_inputs(p, spec, p.launch(s))
+    assert all(a.size <= 1 << 16 for a in inputs.values()), "verify/heldout buffers must be emulator-sized"
+    expected = p.reference_fn()(inputs, spec_scalars(spec))
+    assert set(expected) == set(p.outputs)
+    for name, arr in expected.items():
+        assert arr.shape == inputs[name].shape and arr.dtype == inputs[name].dtype, name
+        if arr.dtype.kind == "f":
+            assert not np.isnan(arr).any(), name
+
+
+def test_generators_are_deterministic():
+    p = SUITES["triton"].problem("vllm_fused_moe")
+    s = p.shapes_by_role("verify")[0]
+    spec = LaunchSpec.load(s.launch_path)
+    a, b = problem_inputs(p, spec, p.launch(s)), problem_inputs(p, spec, p.launch(s))
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def _fetchable() -> str | None:
+    """None when the production inputs are cached or the package index is reachable, else the reason."""
+    if (CACHE_ROOT / "triton" / "co").is_dir() and (CACHE_ROOT / "aiter").is_dir():
+        return None
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+        return None
+    except OSError as exc:
+        return f"benchmarks/.cache has no production wheels and the package index is unreachable ({exc})"
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    reason = _fetchable()
+    if reason:
+        pytest.skip(reason)
+    for suite in SUITES.values():
+        suite.prepare()
+    return SUITES
+
+
+@pytest.mark.parametrize("suite,problem", PROBLEMS)
+def test_specs_match_kernel_metadata(prepared, suite, problem):
+    p = prepared[suite].problem(problem)
+    kernel = CodeObject.from_path(p.code_object).kernel(p.kernel)
+    for s in p.shapes:
+        LaunchSpec.load(s.launch_path).check(kernel)
+
+
+def test_triton_build_is_reproducible(prepared, tmp_path):
+    """build.py recompiles one kernel bit-identically (fresh private Triton cache)."""
+    build = prepared["triton"].root / "build.py"
+    co = CACHE_ROOT / "triton" / "co" / "vllm_rms_norm.co"
+    before = co.read_bytes()
+    co.unlink()
+    proc = subprocess.run([sys.executable, str(build), "vllm_rms_norm"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert co.read_bytes() == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suite", ["triton", "aiter"])
+def test_suite_check_on_emulator(prepared, suite):
+    results = list(check_suite(prepared[suite]))
+    bad = [f"{r.problem}/{r.shape}: {r.status}: {r.message}" for r in results if not r.ok]
+    assert results and not bad, "\n".join(bad)
