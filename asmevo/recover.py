@@ -8,15 +8,17 @@ records what the rebuild must preserve and maps source lines to addresses.
 """
 from __future__ import annotations
 
+import bisect
+import collections
 import io
 import json
 import re
+import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 
-from .codeobj.descriptor import KernelDescriptor
 from .codeobj.directives import carried_fields, kernel_block
 from .codeobj.elf import CodeObject
 from .codeobj.metadata import metadata_to_yaml, yaml_lossy_values
@@ -169,7 +171,7 @@ _GETPC_RE = re.compile(r"^s_getpc_b64 s\[(\d+):(\d+)\]$")
 _PC_WINDOW = 8
 
 
-def _pc_relative(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
+def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
     """`s_getpc_b64 s[a:b]` followed by `s_add_u32 sa, sa, lit` / `s_addc_u32 sb, sb, lit` (both
     with 32-bit literals): (lo item, hi item, pc value, target address) per such pair."""
     found = []
@@ -215,177 +217,198 @@ def recover(path: str | Path, *, verify: bool = True) -> Recovered:
     return rec
 
 
-def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]) -> Recovered:
-    """The source and recovery info for `items` (raw words already marked)."""
-    name = Path(path).stem
-    text = co.text
-    text_align_log2 = max(0, (co.elf.get_section_by_name(".text")["sh_addralign"] or 1).bit_length() - 1)
-    symbols = _symbols(co)
-    kernels = {k.name: k for k in co.kernels}
+@dataclass
+class _Plan:
+    """Names for text addresses: labels, function symbols and function end labels."""
+
+    labels: dict[int, str]
+    funcs: dict[int, dict]
+    ends: dict[int, list[str]]
+    numeric_branches: list[int]
+
+    def name(self, addr: int) -> str:
+        return self.funcs[addr]["name"] if addr in self.funcs and addr not in self.labels else self.labels[addr]
+
+
+def _plan(co: CodeObject, items: list[Item], symbols: list[dict], warnings: list[str]) -> _Plan:
+    """Labels for K0's local text symbols, branch targets and pc-relative targets; pc-relative
+    literals become relocations against them."""
+    lo_text, hi_text = co.text["address"], co.text["address"] + co.text["size"]
+    boundaries = {item.address for item in items} | {hi_text}
     text_syms = sorted((s for s in symbols if s["section"] == ".text"), key=lambda s: s["address"])
-    funcs = [s for s in text_syms if s["type"] == "STT_FUNC"]
-    boundaries = {item.address for item in items} | {text["address"] + text["size"]}
-    warnings = []
-
+    funcs = {s["address"]: s for s in text_syms if s["type"] == "STT_FUNC"}
+    counts = collections.Counter(s["name"] for s in text_syms)
     labels: dict[int, str] = {}
-    seen: dict[str, int] = {}
     for s in text_syms:
-        seen[s["name"]] = seen.get(s["name"], 0) + 1
-    for s in text_syms:
-        if s["type"] != "STT_FUNC" and s["address"] in boundaries and _IDENT_RE.match(s["name"]) \
-                and seen[s["name"]] == 1 and s["address"] not in labels:
-            labels[s["address"]] = s["name"]
-        elif s["type"] != "STT_FUNC":
-            warnings.append(f"local symbol {s['name']} at 0x{s['address']:x} not kept")
-    func_at = {f["address"]: f for f in funcs}
-    unlabeled = []
-    for item in items:
-        tgt = item.branch_target
-        if tgt is None:
+        if s["type"] == "STT_FUNC":
             continue
-        if tgt in boundaries and text["address"] <= tgt <= text["address"] + text["size"]:
-            if tgt not in labels and tgt not in func_at:
-                labels[tgt] = f".Lbb_{tgt:x}"
+        if s["address"] in boundaries and _IDENT_RE.match(s["name"]) and counts[s["name"]] == 1 \
+                and s["address"] not in labels:
+            labels[s["address"]] = s["name"]
         else:
-            unlabeled.append(item.address)
-            warnings.append(f"branch at 0x{item.address:x} targets 0x{tgt:x}, not an instruction: kept numeric")
+            warnings.append(f"local symbol {s['name']} at 0x{s['address']:x} not kept")
+    plan = _Plan(labels, funcs, {}, [])
+
+    def label(addr: int) -> bool:
+        if addr not in boundaries or not lo_text <= addr <= hi_text:
+            return False
+        if addr not in labels and addr not in funcs:
+            labels[addr] = f".Lbb_{addr:x}"
+        return True
+
+    for item in items:
+        if item.branch_target is not None and not label(item.branch_target):
+            plan.numeric_branches.append(item.address)
+            warnings.append(f"branch at 0x{item.address:x} targets 0x{item.branch_target:x}, "
+                            "not an instruction: kept numeric")
             item.branch_target = None
-
-    def target_name(addr: int) -> str:
-        return func_at[addr]["name"] if addr in func_at and addr not in labels else labels[addr]
-
     data_at = {s["address"]: s["name"] for s in symbols if s["section"] != ".text" and _IDENT_RE.match(s["name"])}
-    for lo, hi, pc, tgt in _pc_relative(items):
-        if tgt in boundaries and text["address"] <= tgt < text["address"] + text["size"]:
-            if tgt not in labels and tgt not in func_at:
-                labels[tgt] = f".Lbb_{tgt:x}"
-            sym = target_name(tgt)
+    for lo, hi, pc, tgt in pc_relative_pairs(items):
+        if tgt < hi_text and label(tgt):
+            sym = plan.name(tgt)
         elif tgt in data_at:
             sym = data_at[tgt]
         else:
             warnings.append(f"pc-relative address at 0x{lo.address:x} targets 0x{tgt:x}: kept numeric")
             continue
         for part, ins in (("lo", lo), ("hi", hi)):
-            head = ins.text.rsplit(",", 1)[0]
-            ins.symbolic = f"{head}, {sym}@rel32@{part}+{ins.address + 4 - pc}"
+            ins.symbolic = f"{ins.text.rsplit(',', 1)[0]}, {sym}@rel32@{part}+{ins.address + 4 - pc}"
+    for f in funcs.values():
+        if f["size"] and f["address"] + f["size"] in boundaries:
+            plan.ends.setdefault(f["address"] + f["size"], []).append(f["name"])
+    return plan
 
-    ends: dict[int, list[str]] = {}
-    for f in funcs:
-        end = f["address"] + f["size"]
-        if f["size"] and end in boundaries:
-            ends.setdefault(end, []).append(f["name"])
 
-    em = _Emitter()
-    em.add(f"; Recovered by asmevo from {Path(path).name}")
-    em.add(f'\t.amdgcn_target "{co.target}"')
-    em.add(f"\t.amdhsa_code_object_version {co.code_object_version}")
-    em.add("\t.text")
-    em.add(f"\t.p2align {text_align_log2}")
+def _item_line(item: Item, plan: _Plan) -> str:
+    addr = item.address
+    if item.text is None:
+        words = ", ".join(f"0x{w:08x}" for w in struct.unpack(f"<{item.size // 4}I", item.encoding))
+        why = f"  ({item.note})" if item.note else ""
+        return f"\t.long {words}".ljust(48) + f"; 0x{addr:x}: {item.original or '<unknown>'}{why}"
+    if item.branch_target is not None:
+        return f"\t{item.text.split()[0]} {plan.name(item.branch_target)}".ljust(48) + f"; 0x{addr:x}"
+    return f"\t{item.symbolic or item.text}".ljust(48) + f"; 0x{addr:x}"
+
+
+def _padding_run(items: list[Item], i: int, plan: _Plan) -> int:
+    """End index of the run of unlabeled `s_nop 0` starting at `i`."""
+    j = i
+    while j < len(items) and _is_padding(items[j]) and items[j].address not in plan.labels \
+            and items[j].address not in plan.funcs and (j == i or items[j].address not in plan.ends):
+        j += 1
+    return j
+
+
+def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, align_log2: int) -> list[list[int]]:
+    """Emit the text; returns [address, source line (0 for elided padding), size] per item."""
+    kernels = set(co.kernel_names)
+    text_addr = co.text["address"]
     positions: list[list[int]] = []
-    next_func = sorted(func_at)
-    fi = 0
+    starts = sorted(plan.funcs)
     i = 0
     while i < len(items):
-        item = items[i]
-        addr = item.address
-        for fname in ends.get(addr, []):
+        item, addr = items[i], items[i].address
+        for fname in plan.ends.get(addr, []):
             em.add(f".Lend_{fname}:")
-        # Elastic alignment padding: a run of s_nop 0 right before an aligned function start.
-        while fi < len(next_func) and next_func[fi] < addr:
-            fi += 1
-        if _is_padding(item) and fi < len(next_func) and addr not in labels:
-            j = i
-            while j < len(items) and _is_padding(items[j]) and items[j].address not in labels \
-                    and items[j].address not in func_at and (j == i or items[j].address not in ends):
-                j += 1
-            nxt = next_func[fi]
-            if j < len(items) and items[j].address == nxt:
-                k = _func_align(nxt, text["address"], text_align_log2)
-                if nxt - addr < (1 << k):
-                    em.add(f"\t.p2align {k}                                ; padding to 0x{nxt:x}")
-                    for pad in items[i:j]:
-                        positions.append([pad.address, 0, 4])
+        k = bisect.bisect_left(starts, addr)
+        nxt = starts[k] if k < len(starts) else None
+        if _is_padding(item) and addr not in plan.labels and addr not in plan.funcs:
+            j = _padding_run(items, i, plan)
+            if nxt is not None and i < j < len(items) and items[j].address == nxt:
+                # Alignment padding before a function: elastic, so edits above it re-align.
+                align = _func_align(nxt, text_addr, align_log2)
+                if nxt - addr < (1 << align):
+                    em.add(f"\t.p2align {align}".ljust(48) + f"; padding to 0x{nxt:x}")
+                    positions.extend([pad.address, 0, 4] for pad in items[i:j])
                     i = j
                     continue
-        if addr in func_at:
-            f = func_at[addr]
-            fname = f["name"]
-            if f["visibility"] == "STV_PROTECTED":
-                em.add(f"\t.protected {fname}")
-            elif f["visibility"] == "STV_HIDDEN":
-                em.add(f"\t.hidden {fname}")
-            em.add(f"\t.{'globl' if f['bind'] == 'STB_GLOBAL' else 'weak' if f['bind'] == 'STB_WEAK' else 'local'} {fname}")
-            em.add(f"\t.p2align {_func_align(addr, text['address'], text_align_log2)}")
-            em.add(f"\t.type {fname},@function")
-            em.add(f"{fname}:" + ("                          ; kernel" if fname in kernels else ""))
-        if addr in labels:
-            em.add(f"{labels[addr]}:")
-        if _is_padding(item) and fi >= len(next_func) and addr not in labels and addr not in func_at:
-            rest = items[i:]
-            if all(_is_padding(r) and r.address not in labels for r in rest) and not any(
-                    r.address in ends for r in rest[1:]):
-                em.add(f"\t.fill {len(rest)}, 4, 0x{S_NOP_0:08x}".ljust(48) + f"; 0x{addr:x}: trailing s_nop 0 padding")
-                positions.extend([r.address, 0, 4] for r in rest)
+            if nxt is None and j == len(items):
+                em.add(f"\t.fill {j - i}, 4, 0x{S_NOP_0:08x}".ljust(48) + f"; 0x{addr:x}: trailing padding")
+                positions.extend([pad.address, 0, 4] for pad in items[i:j])
                 break
-        if item.text is None:
-            words = [int.from_bytes(item.encoding[k:k + 4], "little") for k in range(0, len(item.encoding), 4)]
-            body = ", ".join(f"0x{w:08x}" for w in words)
-            why = f"  ({item.note})" if item.note else ""
-            line = em.add(f"\t.long {body}".ljust(48) + f"; 0x{addr:x}: {item.original or '<unknown>'}{why}")
-        elif item.branch_target is not None:
-            line = em.add(f"\t{item.text.split()[0]} {target_name(item.branch_target)}".ljust(48) + f"; 0x{addr:x}")
-        else:
-            line = em.add(f"\t{item.symbolic or item.text}".ljust(48) + f"; 0x{addr:x}")
-        positions.append([addr, line, len(item.encoding)])
+        if addr in plan.funcs:
+            _emit_symbol(em, plan.funcs[addr], _func_align(addr, text_addr, align_log2), addr, kernels)
+        if addr in plan.labels:
+            em.add(f"{plan.labels[addr]}:")
+        positions.append([addr, em.add(_item_line(item, plan)), item.size])
         i += 1
-    end_addr = text["address"] + text["size"]
-    for fname in ends.get(end_addr, []):
+    for fname in plan.ends.get(text_addr + co.text["size"], []):
         em.add(f".Lend_{fname}:")
-    for f in funcs:
+    for f in plan.funcs.values():
         if f["size"]:
-            end = f["address"] + f["size"]
-            em.add(f"\t.size {f['name']}, " + (f".Lend_{f['name']}-{f['name']}" if f["name"] in ends.get(end, [])
-                                               else str(f["size"])))
+            ended = f["name"] in plan.ends.get(f["address"] + f["size"], [])
+            em.add(f"\t.size {f['name']}, " + (f".Lend_{f['name']}-{f['name']}" if ended else str(f["size"])))
+    return positions
 
-    data_sections = _emit_data(co, symbols, em, warnings)
 
+def _emit_symbol(em: _Emitter, f: dict, align_log2: int, addr: int, kernels: set[str]) -> None:
+    name = f["name"]
+    if f["visibility"] == "STV_PROTECTED":
+        em.add(f"\t.protected {name}")
+    elif f["visibility"] == "STV_HIDDEN":
+        em.add(f"\t.hidden {name}")
+    em.add(f"\t.{ {'STB_GLOBAL': 'globl', 'STB_WEAK': 'weak'}.get(f['bind'], 'local')} {name}")
+    em.add(f"\t.p2align {align_log2}")
+    em.add(f"\t.type {name},@function")
+    em.add(f"{name}:" + ("                          ; kernel" if name in kernels else ""))
+
+
+def _emit_kernels(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, warnings: list[str]) -> list[dict]:
+    """One `.amdhsa_kernel` block per kernel; returns the kernels' recovery info."""
     infos = []
     em.add("\t.rodata")
-    starts = sorted(func_at) + [text["address"] + text["size"]]
+    starts = sorted(plan.funcs) + [co.text["address"] + co.text["size"]]
     for kernel in co.kernels:
-        have = declared(kernel.descriptor, kernel.metadata, co.target.processor)
-        need0 = required(scan_lines(_function_texts(items, kernel.code_address, starts)), kernel.descriptor,
-                         co.target.processor)
+        desc = kernel.descriptor
+        have = declared(desc, kernel.metadata, co.target.processor)
+        need0 = required(scan_lines(_function_texts(items, kernel.code_address, starts)), desc, co.target.processor)
         em.add("\t.p2align 6")
-        for line in kernel_block(kernel.name, kernel.descriptor, co.target, have):
+        for line in kernel_block(kernel.name, desc, co.target, have):
             em.add(line)
-        carried = carried_fields(kernel.descriptor, co.target, have)
-        if kernel.descriptor.reserved != KernelDescriptor.decode(bytes(64)).reserved:
+        if any(desc.reserved):
             warnings.append(f"kernel {kernel.name}: reserved descriptor bytes are not zero (carried)")
         infos.append({
             "name": kernel.name, "descriptor_symbol": kernel.metadata.get(".symbol", f"{kernel.name}.kd"),
             "code_address": kernel.code_address, "code_size": kernel.code_size,
             "entry_address": kernel.entry_address, "descriptor_address": kernel.descriptor_address,
-            "descriptor": kernel.descriptor.as_dict(), "descriptor_bytes": kernel.descriptor.encode().hex(),
-            "descriptor_reserved": kernel.descriptor.reserved.hex(),
-            "carried_fields": carried, "k0_need": asdict(need0), "metadata": kernel.metadata})
-    lossy = yaml_lossy_values(co.metadata)
+            "descriptor": desc.as_dict(), "descriptor_bytes": desc.encode().hex(),
+            "descriptor_reserved": desc.reserved.hex(),
+            "carried_fields": carried_fields(desc, co.target, have), "k0_need": asdict(need0),
+            "metadata": kernel.metadata})
+    return infos
+
+
+def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]) -> Recovered:
+    """The source and recovery info for `items` (raw words already marked)."""
+    name = Path(path).stem
+    align_log2 = max(0, (co.elf.get_section_by_name(".text")["sh_addralign"] or 1).bit_length() - 1)
+    symbols = _symbols(co)
+    warnings: list[str] = []
+    plan = _plan(co, items, symbols, warnings)
+    em = _Emitter()
+    em.add(f"; Recovered by asmevo from {Path(path).name}")
+    em.add(f'\t.amdgcn_target "{co.target}"')
+    em.add(f"\t.amdhsa_code_object_version {co.code_object_version}")
+    em.add("\t.text")
+    em.add(f"\t.p2align {align_log2}")
+    positions = _emit_text(em, co, items, plan, align_log2)
+    data_sections = _emit_data(co, symbols, em, warnings)
+    infos = _emit_kernels(em, co, items, plan, warnings)
     em.add("\t.amdgpu_metadata")
     for line in metadata_to_yaml(co.metadata).splitlines():
         em.add(line)
     em.add("\t.end_amdgpu_metadata")
-
     info = {
         "source": f"{name}.s", "input": str(path), "target": str(co.target),
         "processor": co.target.processor, "code_object_version": co.code_object_version,
         "e_flags": co.elf.header["e_flags"],
-        "text": {"address": text["address"], "size": text["size"], "alignment": 1 << text_align_log2},
+        "text": {"address": co.text["address"], "size": co.text["size"], "alignment": 1 << align_log2},
         "kernels": infos,
         "functions": [{k: f[k] for k in ("name", "address", "size", "bind", "visibility")}
-                      for f in funcs if f["name"] not in kernels],
+                      for f in plan.funcs.values() if f["name"] not in co.kernel_names],
         "data_sections": data_sections,
-        "metadata": co.metadata, "metadata_lossy": lossy,
-        "raw_words": raw, "numeric_branches": unlabeled,
+        "metadata": co.metadata, "metadata_lossy": yaml_lossy_values(co.metadata),
+        "raw_words": raw, "numeric_branches": plan.numeric_branches,
         "instructions": positions,
     }
     return Recovered(name, "\n".join(em.lines) + "\n", info, warnings)

@@ -139,7 +139,7 @@ def test_pc_relative_call_follows_edits(recovered, tmp_path):
     out = tmp_path / "k2.co"
     rebuild(src, out)
     co = CodeObject.from_path(out)
-    from asmevo.recover import _pc_relative, disassemble_text
-    pairs = _pc_relative(disassemble_text(co))
+    from asmevo.recover import pc_relative_pairs, disassemble_text
+    pairs = pc_relative_pairs(disassemble_text(co))
     helper = next(s["st_value"] for s in co.elf.get_section_by_name(".symtab").iter_symbols() if s.name == "helper")
     assert pairs and all(target == helper for _, _, _, target in pairs)

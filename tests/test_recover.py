@@ -135,3 +135,16 @@ def test_missing_toolchain(code_object, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and len(proc.stderr.strip().splitlines()) == 1
     assert "llvm-mc" in proc.stderr
+
+
+def test_function_starting_with_padding_nops(code_object, tmp_path):
+    """s_nop 0 at a function's first address is code, not alignment padding."""
+    rec = recover(code_object("hip-O3"))
+    src = rec.write(tmp_path / "a")
+    src.write_text(src.read_text().replace(
+        "lds:                          ; kernel\n", "lds:                          ; kernel\n\ts_nop 0\n\ts_nop 0\n", 1))
+    k1 = tmp_path / "k1.co"
+    rebuild(src, k1)
+    rec1 = recover(k1)
+    assert re.search(r"^lds:.*\n\ts_nop 0 +; 0x[0-9a-f]+\n\ts_nop 0 ", rec1.source, re.M)
+    assert roundtrip(k1).status == "identical"

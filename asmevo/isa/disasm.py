@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -10,8 +11,6 @@ from ..toolchain import find_toolchain
 from .instruction import Instruction, parse_instruction
 
 _SYMBOL_RE = re.compile(r"^([0-9a-fA-F]+) <(.+)>:$")
-_LINE_RE = re.compile(r"^\s+(.*?)\s*//\s*([0-9A-Fa-f]+):((?:\s[0-9A-Fa-f]{8})+)(?:\s*<(.*)>)?\s*$")
-_BRANCH_TARGET_RE = re.compile(r"^(.+)\+0x([0-9a-fA-F]+)$")
 
 
 @dataclass
@@ -35,13 +34,21 @@ def iter_objdump(text: str) -> Iterator[tuple[int, str, bytes] | tuple[str, int]
     """Raw records of `llvm-objdump -d` output: `(address, asm text, encoding)` per instruction
     (asm is '' for undecodable words) and `(symbol, address)` per symbol header."""
     for line in text.splitlines():
-        if not line.strip() or line.startswith("Disassembly of section") or "file format" in line:
+        if not line or line.startswith("Disassembly of section") or "file format" in line:
             continue
-        m = _LINE_RE.match(line)
-        if m:
-            asm, addr, words, _ = m.groups()
-            encoding = b"".join(int(w, 16).to_bytes(4, "little") for w in words.split())
-            yield int(addr, 16), "" if asm.startswith(("<unknown>", ".long")) else asm, encoding
+        if line[0] in " \t":
+            cut = line.find("//")
+            addr, _, words = line[cut + 2:].partition(":")
+            words = words.split("<", 1)[0].split()
+            try:
+                encoding = struct.pack(f"<{len(words)}I", *[int(w, 16) for w in words])
+                address = int(addr, 16)
+            except (ValueError, struct.error):
+                raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}") from None
+            if cut < 0 or not words:
+                raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
+            asm = line[:cut].strip()
+            yield address, "" if asm.startswith(("<unknown>", ".long")) else asm, encoding
             continue
         m = _SYMBOL_RE.match(line.strip())
         if not m:
