@@ -95,6 +95,22 @@ def bf16gemm(m, n, k, splitk):
     return [cdiv(n, 64), cdiv(m, 32), splitk], [256, 1, 1], s
 
 
+def paged_attention(batch, kv_heads, max_blocks, num_blocks):
+    gqa, d, block, x = 8, 128, 16, 8
+    heads = kv_heads * gqa
+    log2e_over_sqrt_d = 1.4426950408889634 / d ** 0.5
+    s = layout([*ptr(buf("out", "bfloat16", [batch, heads, d], "zeros")), *ptr(buf("q", "bfloat16", [batch, heads, d])),
+                *ptr(buf("k_cache", "bfloat16", [num_blocks, kv_heads, d // x, block, x])),
+                *ptr(buf("v_cache", "bfloat16", [num_blocks, kv_heads, block // x, d, x])),
+                *ptr(buf("block_tables", "int32", [batch, max_blocks], "zeros")),
+                *ptr(buf("context_lens", "int32", [batch], "zeros")), *null("ptr_KQ"), *null("ptr_VQ"),
+                *slot("f32", "sclg2e", log2e_over_sqrt_d), *slot("u32", "mblk", max_blocks),
+                *slot("u32", "kv_nheads", kv_heads), *slot("u32", "Qs", heads * d * 2),
+                *slot("u32", "Bs", kv_heads * d * block * 2), *slot("u32", "KVs", d * block * 2),
+                *slot("u32", "GQA", gqa), *null("ptr_QTP")])
+    return [kv_heads, batch, 1], [256, 1, 1], s
+
+
 # ---- problems ------------------------------------------------------------------------------------------
 
 BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
@@ -133,6 +149,17 @@ PROBLEMS = {
             "beta 0, C null; splitk > 1 zeroes D first",
         shapes=[("v_m20_n64_k128", "verify", (20, 64, 128, 1)), ("v_m40_n128_k256", "verify", (40, 128, 256, 1)),
                 ("h_m33_n64_k256_sk2", "heldout", (33, 64, 256, 2)), ("bench", "bench", (32, 8192, 8192, 4))]),
+    "paged_attention": dict(
+        builder=paged_attention, co="pa/pa_bf16_noquant_gqa8_1tg_4w.co", kernel="_ZN5aiter27pa_bf16_noquant_gqa8_1tg_4wE",
+        source="py_itfs_cu/asm_pa.cu", family="paged-attention-decode", dtype="bfloat16", outputs=["out"],
+        tolerance={"atol": 1.5e-2, "rtol": 2e-2},
+        tolerance_reason="exp2 softmax with bf16 probabilities in the PV MFMA, bf16 output",
+        description="paged decode attention, bf16 Q/K/V, GQA 8, head 128, block 16 (vLLM K layout, AITer V layout)",
+        why="pa_fwd (pa_asm.csv: bf16/bf16, gqa 8, no mtp, block 16): grid (num_kv_heads, batch), 256 threads; "
+            "K [blocks, kv_heads, d/8, 16, 8], V [blocks, kv_heads, 16/8, d, 8]; strides in bytes; "
+            "sclg2e = log2(e)/sqrt(d)",
+        shapes=[("v_b2_kv1", "verify", (2, 1, 3, 6)), ("v_b3_kv2", "verify", (3, 2, 2, 6)),
+                ("h_b2_kv2", "heldout", (2, 2, 3, 7)), ("bench", "bench", (64, 8, 256, 16384))]),
 }
 
 
