@@ -4,9 +4,12 @@ Inputs enter the store once (`ingest_*`), then every stage gets and returns sha2
 
     recover(K0) -> rebuild -> verify(K0, rebuilt, verify launches) -> time(verdict, K0, rebuilt)
             \\-> profile(K0, recovered, timing launch)
+    edit(K0, verify launches, held-out launches)          (with an agent)
+        -> verify(K0, best, verify + held-out launches) -> time(verdict, K0, best)
 
 The rebuilt K0 is the baseline candidate: it must verify equivalent (the round trip is faithful)
-and its timing gives K0's baseline in the device's unit.
+and its timing gives K0's baseline in the device's unit. With an agent, its best candidate is
+verified again independently (held-out shapes included) and timed against K0.
 """
 from __future__ import annotations
 
@@ -20,15 +23,17 @@ from prefect.futures import PrefectFuture
 
 from artifacts import Record, default_store
 from asmevo.errors import AsmEvoError
+from asmevo.agent.optimize import AGENTS
 from asmevo.verify import load_launch, suite_launches
 from tasks.policy import ERROR_KIND
 from tasks.profile import profile
+from tasks.optimize import optimize
 from tasks.rebuild import rebuild
 from tasks.recover import recover
 from tasks.timing import measure
 from tasks.verify import verify
 
-STAGES = ("recover", "rebuild", "profile", "verify", "time")
+STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit")
 
 
 @dataclass(frozen=True)
@@ -44,15 +49,17 @@ class RunConfig:
     top: int = 8
 
     def __post_init__(self):
-        if self.agent != "none" or self.budget:
-            raise AsmEvoError(f"agent {self.agent!r} with budget {self.budget}: no agent is available yet; "
-                              "runs evaluate baselines (agent none, budget 0)")
+        if self.agent not in ("none", *AGENTS):
+            raise AsmEvoError(f"unknown agent {self.agent!r} (valid: none, {', '.join(AGENTS)})")
+        if (self.agent == "none") != (self.budget == 0):
+            raise AsmEvoError("an agent needs a budget of at least 1 edit; agent none (baselines) takes budget 0")
 
     def stage(self, name: str) -> dict:
         """The config a stage is called with (part of its cache key)."""
         return {"recover": {}, "rebuild": {"shrink": False}, "profile": {"top": self.top},
                 "verify": {"device": self.device, "trials": self.trials, "special": self.special},
-                "time": {"device": self.device, "warmup": 5, "repetitions": 30}}[name]
+                "time": {"device": self.device, "warmup": 5, "repetitions": 30},
+                "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device}}[name]
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -60,11 +67,12 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class KernelJob:
-    """A kernel's input artifacts: K0, its verify launches and the launch it is timed on."""
+    """A kernel's input artifacts: K0, its verify and held-out launches, the launch it is timed on."""
 
     name: str
     k0: str
     verify: tuple[str, ...]
+    heldout: tuple[str, ...]
     timing: str
 
 
@@ -95,14 +103,16 @@ def _timing_launch(launches: list[tuple[str, dict]], bench: tuple[str, dict] | N
 def ingest_problem(problem, device: str) -> KernelJob:
     """Store a suite problem's code object and launch specs."""
     raw = {f"{problem.name}:{s.name}": (s, problem.launch(s)) for s in problem.shapes}
+    every = {vl.label: _put_launch(vl.label, raw[vl.label][1], vl.tolerance.to_dict(), str(raw[vl.label][0].launch_path))
+             for vl in suite_launches(problem, heldout=True)}
     verify_launches = suite_launches(problem)
-    shas = {vl.label: _put_launch(vl.label, raw[vl.label][1], vl.tolerance.to_dict(), str(raw[vl.label][0].launch_path))
-            for vl in verify_launches}
+    shas = {vl.label: every[vl.label] for vl in verify_launches}
+    heldout = tuple(sha for label, sha in every.items() if label not in shas)
     bench = next(((label, spec) for label, (s, spec) in raw.items() if s.role == "bench"), None)
     label, spec = _timing_launch([(vl.label, raw[vl.label][1]) for vl in verify_launches], bench, device)
     timing = shas.get(label) or _put_launch(label, spec, {}, str(raw[label][0].launch_path))
     k0 = _put_input(problem.code_object.read_bytes(), "code_object", str(problem.code_object))
-    return KernelJob(problem.name, k0, tuple(shas.values()), timing)
+    return KernelJob(problem.name, k0, tuple(shas.values()), heldout, timing)
 
 
 def ingest_files(name: str, code_object: str | Path, launches: list[str | Path], device: str) -> KernelJob:
@@ -118,7 +128,7 @@ def ingest_files(name: str, code_object: str | Path, launches: list[str | Path],
         raise AsmEvoError("optimize_kernel needs at least one launch spec")
     label, _ = _timing_launch([(lbl, data) for lbl, data, _ in items], None, device)
     k0 = _put_input(Path(code_object).read_bytes(), "code_object", str(Path(code_object).resolve()))
-    return KernelJob(name, k0, tuple(sha for _, _, sha in items), next(s for lbl, _, s in items if lbl == label))
+    return KernelJob(name, k0, tuple(sha for _, _, sha in items), (), next(s for lbl, _, s in items if lbl == label))
 
 
 def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]:
@@ -128,7 +138,13 @@ def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]
     prof = profile.submit(job.k0, rec, job.timing, config.stage("profile"))
     ver = verify.submit(job.k0, reb, list(job.verify), config.stage("verify"))
     tim = measure.submit(ver, job.k0, reb, job.timing, config.stage("time"))
-    return {"recover": rec, "rebuild": reb, "profile": prof, "verify": ver, "time": tim}
+    futures = {"recover": rec, "rebuild": reb, "profile": prof, "verify": ver, "time": tim}
+    if config.agent != "none":
+        edit = optimize.submit(job.k0, list(job.verify), list(job.heldout), config.stage("edit"))
+        best_ver = verify.submit(job.k0, edit, list(job.verify + job.heldout), config.stage("verify"))
+        best_tim = measure.submit(best_ver, job.k0, edit, job.timing, config.stage("time"))
+        futures.update({"edit": edit, "verify_best": best_ver, "time_best": best_tim})
+    return futures
 
 
 @dataclass
@@ -149,31 +165,43 @@ def outcome(future: PrefectFuture) -> StageOutcome:
     return StageOutcome(None, False, state.message or state.name)
 
 
+def _artifact(outcome: StageOutcome | None, kind: str):
+    """The JSON artifact of a finished stage when it has `kind` (not an error), else None."""
+    store = default_store()
+    if outcome is None or not outcome.sha or store.record(outcome.sha).kind != kind:
+        return None
+    return store.get_json(outcome.sha)
+
+
 def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     """The kernel's result row (see `report.COLUMNS`), read from the stage artifacts."""
     store = default_store()
     row: dict = {"kernel": job.name, "status": "ok", "error": "", "unit": "", "baseline": None, "best": None,
                  "speedup": None, "candidates_tried": 0, "candidates_accepted": 0, "verify_trials": 0,
-                 "roundtrip": "", "hot_window": ""}
-    for name in STAGES:
-        out = outcomes[name]
+                 "roundtrip": "", "hot_window": "", **{f"{name}_s": 0.0 for name in STAGES}}
+    for key, out in outcomes.items():
         record = store.record(out.sha) if out.sha else None
-        row[f"{name}_s"] = round(record.elapsed_s, 3) if record and record.stage == name else 0.0
+        if record and record.stage in STAGES and record.kind != ERROR_KIND:
+            row[f"{record.stage}_s"] = round(row[f"{record.stage}_s"] + record.elapsed_s, 3)
         if out.failure and row["status"] == "ok":
-            row.update(status="failed", error=f"{name}: {out.failure}")
+            row.update(status="failed", error=f"{key}: {out.failure}")
         elif record and record.kind == ERROR_KIND and row["status"] == "ok":
             err = store.get_json(out.sha)
             row.update(status="error", error=f"{err['stage']}: {err['message']}")
-    if outcomes["verify"].sha and store.record(outcomes["verify"].sha).kind == "verdict":
-        verdict = store.get_json(outcomes["verify"].sha)
-        row.update(roundtrip=verdict["kind"], verify_trials=verdict["trials"] * verdict["launches"])
-    if outcomes["profile"].sha and store.record(outcomes["profile"].sha).kind == "profile":
-        windows = store.get_json(outcomes["profile"].sha)["windows"]
-        if windows:
-            w = windows[0]
-            row["hot_window"] = f"{w['kind']} 0x{w['start']:x}-0x{w['end']:x}"
-    if outcomes["time"].sha and store.record(outcomes["time"].sha).kind == "timing":
-        decision = store.get_json(outcomes["time"].sha)
+    verdicts = [v for v in (_artifact(outcomes.get(k), "verdict") for k in ("verify", "verify_best")) if v]
+    row["verify_trials"] = sum(v["trials"] * v["launches"] for v in verdicts)
+    if roundtrip := _artifact(outcomes["verify"], "verdict"):
+        row["roundtrip"] = roundtrip["kind"]
+    if (profiled := _artifact(outcomes["profile"], "profile")) and profiled["windows"]:
+        w = profiled["windows"][0]
+        row["hot_window"] = f"{w['kind']} 0x{w['start']:x}-0x{w['end']:x}"
+    if edit := _artifact(outcomes.get("edit"), "optimization"):
+        candidates = edit["lineage"]["candidates"]
+        row["candidates_tried"] = len(candidates) - 1
+        row["candidates_accepted"] = sum(c["status"] == "verified" for c in candidates)
+    if decision := _artifact(outcomes["time"], "timing"):
         baseline = decision["baseline"]["median"]
         row.update(unit=decision["unit"], baseline=baseline, best=baseline, speedup=1.0)
+    if (decision := _artifact(outcomes.get("time_best"), "timing")) and decision["accepted"]:
+        row.update(best=decision["candidate"]["median"], speedup=round(decision["speedup"], 6))
     return row

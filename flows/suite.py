@@ -27,7 +27,7 @@ def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOu
 def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tuple[list[dict], dict]:
     """Submit every kernel, collect rows as kernels finish; returns (rows, cache statistics)."""
     submitted = {job.name: submit_kernel(job, config) for job in jobs}
-    by_last = {futures["time"]: job for job, futures in zip(jobs, submitted.values())}
+    by_last = {futures.get("time_best", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
     rows, hits, calls = [], 0, 0
     for last in as_completed(list(by_last)):
         job = by_last[last]

@@ -10,7 +10,11 @@ from asmevo.verify import VerifyLaunch, launch_from_dict
 
 
 def code_object(sha: str) -> CodeObject:
-    return CodeObject(default_store().get(sha), f"sha256:{sha[:16]}")
+    """The code object `sha`, or the best one an optimization artifact `sha` found."""
+    store = default_store()
+    if store.has_record(sha) and store.record(sha).kind == "optimization":
+        sha = store.get_json(sha)["best"]
+    return CodeObject(store.get(sha), f"sha256:{sha[:16]}")
 
 
 def verify_launch(sha: str, base_dir: str | Path) -> VerifyLaunch:

@@ -1,0 +1,38 @@
+"""The edit stage: an agent proposes, gates and times edits of K0 (`asmevo.agent.optimize`) ->
+{best: sha256 of the best verified code object (K0 when nothing faster held up), improved,
+speedup, diff, lineage (every candidate: parent, edit diff, verdict, timing, agent, step)}."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from artifacts import Record, default_store
+from asmevo.agent.optimize import optimize as optimize_kernel
+from asmevo.device import get_device
+
+from .inputs import verify_launch
+from .policy import Output, stage
+from .versions import code_version
+
+MODULES = ("tasks.optimize",)
+
+
+@stage("edit", MODULES)
+def optimize(k0: str, launches: list[str], heldout: list[str], config: dict) -> Output:
+    """Run the agent on `k0` over the verify `launches`; `heldout` only re-verifies the winner.
+    config: agent, budget, seed, device."""
+    store = default_store()
+    with tempfile.TemporaryDirectory(prefix="asmevo-edit-") as tmp:
+        path = Path(tmp) / "k0.co"
+        path.write_bytes(store.get(k0))
+        result = optimize_kernel(path, [verify_launch(s, tmp) for s in launches], outdir=Path(tmp) / "out",
+                                 agent=config["agent"], budget=config["budget"], seed=config["seed"],
+                                 heldout=[verify_launch(s, tmp) for s in heldout],
+                                 device=get_device(config["device"]))
+        diff = result.paths["diff"].read_text()
+    best = store.put(result.best.data)
+    if not store.has_record(best):
+        store.add_record(Record(kind="code_object", sha256=best, stage="edit", inputs={"k0": k0}, config=config,
+                                code_version=code_version(MODULES)))
+    return Output("optimization", {"best": best, "improved": result.improved, "speedup": result.speedup,
+                                   "diff": diff, "lineage": result.lineage.to_json()})
