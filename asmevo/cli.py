@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "report",
     "runs",
     "serve",
+    "optimize",
 ]
 
 

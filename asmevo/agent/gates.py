@@ -20,7 +20,7 @@ from ..rebuild import rebuild_source
 from ..recover import recover
 from ..static_checks import Finding, run_static_checks
 from ..timing import time_candidate
-from ..verify import VerifyLaunch, sha256, static_differences, verify
+from ..verify import Verdict, VerifyLaunch, sha256, static_differences, verify
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
 from .source import KernelSource
@@ -85,27 +85,80 @@ class Evaluator:
 
     def evaluate(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
         """Run `edit` of candidate `parent` through every gate; the record is added to the lineage."""
+        cand = self.build(parent, edit, window, agent=agent, step=step)
+        if cand.status == "built":
+            self.verify_candidate(cand.id)
+        if cand.status == "equivalent":
+            self.time_candidate(cand.id)
+        return cand
+
+    def build(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
+        """Apply `edit` to candidate `parent` and pass the static gates (status `built` or `rejected`)."""
         start = time.perf_counter()
         par = self.lineage.get(parent)
         cand = Candidate(self.lineage.next_id(), parent, agent, step, edit.operator, edit.note, edit.to_json())
+        self.lineage.add(cand)
+        rejection = None
         try:
             src = KernelSource(par.source, self.kernel)
             rejection = precheck(src, edit, window, self.k0.target)
             if rejection is None:
                 cand.source = "\n".join(apply_edit(src.lines, edit)) + "\n"
                 cand.diff = unified_diff(par.source, cand.source, self.name)
-                rejection = self._gates(cand)
+                rejection = self._static_gates(cand)
         except AsmEvoError as exc:
             rejection = Rejection("error", str(exc))
-        if rejection is not None:
-            cand.status, cand.reason, cand.detail = "rejected", rejection.reason, rejection.detail
-        cand.seconds = time.perf_counter() - start
-        self.lineage.add(cand)
-        if cand.status == "verified" and cand.cycles < self.best.cycles:
+        self._finish(cand, rejection, start, "built")
+        return cand
+
+    def verify_candidate(self, cid: int) -> Candidate:
+        """Differential verification of a built candidate on every verify launch."""
+        cand = self.lineage.get(cid)
+        if cand.status != "built":
+            raise AsmEvoError(f"candidate #{cid} is {cand.status}; only built candidates are verified")
+        start = time.perf_counter()
+        rejection = None
+        try:
+            verdict = verify(self.k0, self._code(cand), self.launches, trials=self.trials, device=self.device,
+                             static=False)
+            cand.verdict = verdict.to_json()
+            if not verdict.equivalent:
+                rejection = Rejection(verdict.kind, verdict.reason)
+        except AsmEvoError as exc:
+            rejection = Rejection("error", str(exc))
+        self._finish(cand, rejection, start, "equivalent")
+        return cand
+
+    def time_candidate(self, cid: int) -> Candidate:
+        """Correctness-gated timing of an equivalent candidate on every verify launch."""
+        cand = self.lineage.get(cid)
+        if cand.status != "equivalent":
+            raise AsmEvoError(f"candidate #{cid} is {cand.status}; only equivalent candidates are timed")
+        start = time.perf_counter()
+        k1 = self._code(cand)
+        verdict = Verdict(**cand.verdict)
+        decisions = [time_candidate(verdict, self.k0, k1, vl, self.device, eps=0.0) for vl in self.launches]
+        cand.cycles = float(sum(d.candidate.median for d in decisions))
+        base = float(sum(d.baseline.median for d in decisions))
+        cand.speedup = base / cand.cycles
+        cand.timing = {"unit": decisions[0].unit, "per_launch": [d.candidate.median for d in decisions],
+                       "baseline": base, "decisions": [d.to_json() for d in decisions]}
+        self._finish(cand, None, start, "verified")
+        if cand.cycles < self.best.cycles:
             self.lineage.best = cand.id
         return cand
 
-    def _gates(self, cand: Candidate) -> Rejection | None:
+    def _finish(self, cand: Candidate, rejection: Rejection | None, start: float, status: str) -> None:
+        cand.seconds += time.perf_counter() - start
+        if rejection is None:
+            cand.status = status
+        else:
+            cand.status, cand.reason, cand.detail = "rejected", rejection.reason, rejection.detail
+
+    def _code(self, cand: Candidate) -> CodeObject:
+        return CodeObject(cand.data, f"candidate-{cand.id}.co")
+
+    def _static_gates(self, cand: Candidate) -> Rejection | None:
         if cand.source in self._seen:
             return Rejection("no-op", f"same source as candidate #{self._seen[cand.source]}")
         self._seen[cand.source] = cand.id
@@ -115,24 +168,13 @@ class Evaluator:
             return Rejection("abi" if "ABI change" in str(exc) or "kernels changed" in str(exc) else "assemble",
                              str(exc))
         cand.data, cand.sha256 = data, sha256(data)
-        k1 = CodeObject(data, f"candidate-{cand.id}.co")
+        k1 = self._code(cand)
         abi = static_differences(self.k0, k1)
         if abi:
             return Rejection("abi", abi[0])
         new = self._new_findings(k1)
         if new:
             return Rejection("static", str(new[0]))
-        verdict = verify(self.k0, k1, self.launches, trials=self.trials, device=self.device, static=False)
-        cand.verdict = verdict.to_json()
-        if not verdict.equivalent:
-            return Rejection(verdict.kind, verdict.reason)
-        decisions = [time_candidate(verdict, self.k0, k1, vl, self.device, eps=0.0) for vl in self.launches]
-        cand.status = "verified"
-        cand.cycles = float(sum(d.candidate.median for d in decisions))
-        base = float(sum(d.baseline.median for d in decisions))
-        cand.speedup = base / cand.cycles
-        cand.timing = {"unit": decisions[0].unit, "per_launch": [d.candidate.median for d in decisions],
-                       "baseline": base, "decisions": [d.to_json() for d in decisions]}
         return None
 
     def _findings(self, co: CodeObject) -> list[Finding]:
@@ -155,7 +197,7 @@ class Evaluator:
             raise AsmEvoError(f"candidate #{cid} is not verified; only verified candidates are profiled")
         if cid == 0:
             return self.baseline.profiles
-        k1 = CodeObject(cand.data, f"candidate-{cid}.co")
+        k1 = self._code(cand)
         return [profile_launch(k1, vl.spec, device=self.device) for vl in self.launches]
 
     def confirm_heldout(self) -> Candidate:
@@ -168,7 +210,7 @@ class Evaluator:
         for cand in ranked:
             if cand.cycles >= self.lineage.candidates[0].cycles:
                 break
-            verdict = verify(self.k0, CodeObject(cand.data, f"candidate-{cand.id}.co"), launches,
+            verdict = verify(self.k0, self._code(cand), launches,
                              trials=self.trials, device=self.device)
             attempts.append({"candidate": cand.id, **verdict.to_json()})
             if verdict.equivalent:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..errors import AsmEvoError
 
-STATUSES = ("baseline", "rejected", "verified")
+# built: passed the static gates; equivalent: verified, not yet timed; verified: verified and timed.
+STATUSES = ("baseline", "rejected", "built", "equivalent", "verified")
 
 
 @dataclass

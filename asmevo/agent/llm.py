@@ -1,0 +1,215 @@
+"""The LLM agent: a long-horizon tool-calling loop through litellm (any model string).
+
+Budgets: steps (model calls), tokens, cost (litellm's cost tracking; models missing from the local
+cost map count as free) and wall time. Provider errors and timeouts are retried with exponential
+backoff; malformed tool calls and replies without a tool call are answered, never raised. When
+the conversation grows past `context_chars`, the oldest turns are dropped and replaced by a compact
+memory of every attempt (diff excerpt, verdict, speedup). Replies can be cached on disk, keyed by
+the sha256 of the canonical request.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import AsmEvoError
+from .gates import Evaluator
+from .llm_tools import TOOLS, Workbench
+
+PROMPTS = Path(__file__).parent / "prompts"
+_ENV = {"model": "ASMEVO_MODEL", "api_base": "ASMEVO_API_BASE", "api_key": "ASMEVO_API_KEY",
+        "max_steps": "ASMEVO_MAX_STEPS", "max_tokens": "ASMEVO_MAX_TOKENS", "max_cost": "ASMEVO_MAX_COST",
+        "max_seconds": "ASMEVO_MAX_SECONDS", "temperature": "ASMEVO_TEMPERATURE", "cache_dir": "ASMEVO_LLM_CACHE",
+        "timeout": "ASMEVO_LLM_TIMEOUT"}
+
+
+class LLMError(AsmEvoError):
+    """The model provider kept failing after every retry."""
+
+
+@dataclass
+class LLMConfig:
+    """How to reach the model and how much the run may spend."""
+
+    model: str = "openai/gpt-4o-mini"
+    api_base: str | None = None
+    api_key: str | None = None
+    max_steps: int = 40
+    max_tokens: int = 400_000
+    max_cost: float = 5.0
+    max_seconds: float = 3600.0
+    temperature: float = 0.2
+    timeout: float = 120.0
+    retries: int = 4
+    backoff: float = 1.0
+    context_chars: int = 60_000
+    max_idle: int = 3
+    cache_dir: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "LLMConfig":
+        """Defaults, then ASMEVO_* environment variables, then explicit non-None overrides."""
+        values: dict[str, Any] = {}
+        types = {k: type(v) for k, v in cls().__dict__.items()}
+        for key, var in _ENV.items():
+            raw = os.environ.get(var)
+            if raw:
+                try:
+                    values[key] = types[key](raw) if types[key] in (int, float) else raw
+                except ValueError:
+                    raise AsmEvoError(f"{var}={raw!r} is not a valid {types[key].__name__}") from None
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = set(values) - set(types)
+        if unknown:
+            raise AsmEvoError(f"unknown LLM option(s): {', '.join(sorted(unknown))}")
+        return cls(**values)
+
+
+def _litellm():
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def prompt(name: str, **values: Any) -> str:
+    return (PROMPTS / f"{name}.md").read_text().format(**values)
+
+
+@dataclass
+class Usage:
+    steps: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    retries: int = 0
+    cached: int = 0
+
+
+class Client:
+    """litellm.completion with retries, backoff, usage/cost accounting and an optional disk cache."""
+
+    def __init__(self, config: LLMConfig, log: Callable[[str], None]):
+        self.config = config
+        self.log = log
+        self.usage = Usage()
+
+    def _request(self, messages: list[dict]) -> dict:
+        c = self.config
+        req = {"model": c.model, "messages": messages, "tools": TOOLS, "tool_choice": "auto",
+               "temperature": c.temperature, **c.extra}
+        if c.api_base:
+            req["api_base"] = c.api_base
+        return req
+
+    def complete(self, messages: list[dict]) -> dict:
+        """One assistant message as a plain dict (role, content, tool_calls)."""
+        req = self._request(messages)
+        key = hashlib.sha256(json.dumps(req, sort_keys=True, default=str).encode()).hexdigest()
+        cache = Path(self.config.cache_dir) / f"{key}.json" if self.config.cache_dir else None
+        if cache is not None and cache.is_file():
+            self.usage.cached += 1
+            return json.loads(cache.read_text())
+        litellm = _litellm()
+        last: Exception | None = None
+        for attempt in range(self.config.retries + 1):
+            try:
+                resp = litellm.completion(**req, api_key=self.config.api_key, timeout=self.config.timeout,
+                                          max_retries=0)
+                break
+            except (litellm.exceptions.BadRequestError, litellm.exceptions.AuthenticationError,
+                    litellm.exceptions.NotFoundError) as exc:
+                raise LLMError(f"model {self.config.model}: {type(exc).__name__}: {str(exc)[:300]}") from None
+            except Exception as exc:  # provider errors, timeouts, connection errors: retried
+                last = exc
+                self.usage.retries += 1
+                delay = self.config.backoff * 2 ** attempt
+                self.log(f"llm: {type(exc).__name__} ({str(exc)[:120]}); retry {attempt + 1} in {delay:.1f}s")
+                time.sleep(delay)
+        else:
+            raise LLMError(f"model {self.config.model} failed {self.config.retries + 1} times: "
+                           f"{type(last).__name__}: {str(last)[:300]}")
+        self.usage.steps += 1
+        usage = getattr(resp, "usage", None)
+        self.usage.tokens += int(getattr(usage, "total_tokens", 0) or 0)
+        try:
+            self.usage.cost += float(litellm.completion_cost(completion_response=resp) or 0.0)
+        except Exception:  # model absent from the cost map: no price known, counted as free
+            pass
+        msg = resp.choices[0].message
+        out = {"role": "assistant", "content": msg.content or ""}
+        calls = getattr(msg, "tool_calls", None) or []
+        if calls:
+            out["tool_calls"] = [{"id": tc.id, "type": "function", "function": {
+                "name": tc.function.name, "arguments": tc.function.arguments or ""}} for tc in calls]
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps(out))
+        return out
+
+
+def _trim(messages: list[dict], bench: Workbench, limit: int) -> list[dict]:
+    """Keep the system and task messages and the newest turns within `limit` characters; dropped
+    turns are replaced by the compact memory of attempts."""
+    head = messages[:2]
+    size = lambda ms: sum(len(json.dumps(m)) for m in ms)
+    if size(messages) <= limit:
+        return messages
+    tail = messages[2:]
+    while tail and size(head + tail) > limit // 2:
+        tail = tail[1:]
+        while tail and tail[0]["role"] == "tool":
+            tail = tail[1:]
+    ev = bench.ev
+    memory = prompt("memory", current=bench.current, best=ev.best.id, best_speedup=ev.best.speedup or 1.0,
+                    attempts=bench.memory())
+    return head + [{"role": "user", "content": memory}] + tail
+
+
+def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] = lambda s: None) -> Workbench:
+    """Run the tool-calling loop until finish or a budget runs out; every candidate is in ev.lineage."""
+    bench = Workbench(ev)
+    client = Client(config, log)
+    start = time.monotonic()
+    windows = bench.tool_list_windows()
+    messages = [{"role": "system", "content": prompt("system")},
+                {"role": "user", "content": prompt("task", kernel=ev.kernel, k0_cycles=f"{ev.baseline.cycles:.0f}",
+                                                   unit=ev.lineage.unit, launches=len(ev.launches),
+                                                   max_steps=config.max_steps, current=bench.current,
+                                                   windows=windows)}]
+    idle = 0
+    while not bench.finished:
+        u = client.usage
+        stop = ("steps" if u.steps >= config.max_steps else "tokens" if u.tokens >= config.max_tokens else
+                "cost" if u.cost >= config.max_cost else
+                "time" if time.monotonic() - start >= config.max_seconds else "")
+        if stop:
+            log(f"llm: {stop} budget exhausted")
+            break
+        bench.step = u.steps + 1
+        reply = client.complete(_trim(messages, bench, config.context_chars))
+        messages.append(reply)
+        calls = reply.get("tool_calls") or []
+        if not calls:
+            idle += 1
+            if idle >= config.max_idle:
+                log("llm: no tool call in several replies; stopping")
+                break
+            messages.append({"role": "user", "content": "error: no tool call. Answer with exactly one tool call "
+                                                        "(list_windows, view_window, propose_edit, verify, time, "
+                                                        "profile, revert or finish)."})
+            continue
+        idle = 0
+        for call in calls:
+            fn = call.get("function") or {}
+            answer = bench.call(str(fn.get("name")), fn.get("arguments"))
+            log(f"llm step {bench.step}: {fn.get('name')} -> {answer.splitlines()[0] if answer else ''}")
+            messages.append({"role": "tool", "tool_call_id": call.get("id") or "call", "content": answer})
+    bench.settle()
+    ev.lineage.config["llm_usage"] = client.usage.__dict__
+    return bench

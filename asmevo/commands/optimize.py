@@ -1,0 +1,49 @@
+"""`asmevo optimize K.co --launch L.json [--launch ...] [--heldout H.json] [--agent search|llm]
+[--model M] [--api-base URL] [--budget N] [--seed S] -o DIR`: optimise a kernel with an agent.
+Writes DIR/<name>.co (best verified candidate, K0 if nothing faster held up), DIR/<name>.diff
+(recovered-source diff against K0), DIR/<name>.s and DIR/lineage.json (every candidate).
+Exit 0 even without an improvement; bad input exits 2."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..agent.optimize import AGENTS, optimize
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("optimize", help="optimise a kernel's hot windows with an agent",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("kernel", help="the original code object (K0)")
+    p.add_argument("--launch", action="append", required=True, help="verify launch spec; repeat per shape")
+    p.add_argument("--heldout", action="append", default=[],
+                   help="held-out launch spec, used only to re-verify the final best")
+    p.add_argument("--agent", choices=AGENTS, default="search", help="search (offline, default) or llm")
+    p.add_argument("--model", help="litellm model string for --agent llm (default: $ASMEVO_MODEL)")
+    p.add_argument("--api-base", help="API base URL for the model (default: $ASMEVO_API_BASE)")
+    p.add_argument("--budget", type=_positive, default=16,
+                   help="verified evaluations (search) or model steps (llm); default 16")
+    p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
+    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    result = optimize(args.kernel, args.launch, heldout=args.heldout, outdir=args.output, agent=args.agent,
+                      budget=args.budget, seed=args.seed, model=args.model, api_base=args.api_base, log=log)
+    print(result.summary())
+    for kind, path in result.paths.items():
+        print(f"  {kind}: {path}")
+    return 0
