@@ -21,6 +21,7 @@ from .codeobj.metadata import metadata_to_yaml
 from .errors import AsmEvoError, RebuildError, ToolchainError
 from .isa.assemble import assemble, link
 from .isa.resources import Allocation, choose, declared, required, scan_lines
+from .source import digest, scanned_lines, strip_comment
 
 ABI_METADATA_KEYS = (".name", ".symbol", ".kernarg_segment_size", ".kernarg_segment_align", ".args",
                      ".wavefront_size", ".max_flat_workgroup_size", ".reqd_workgroup_size",
@@ -30,7 +31,6 @@ ABI_DESCRIPTOR_FIELDS = ("kernarg_size", "kernarg_preload_spec_length", "kernarg
 _RESOURCE_DIRECTIVES = (".amdhsa_next_free_vgpr", ".amdhsa_next_free_sgpr", ".amdhsa_accum_offset",
                         ".amdhsa_reserve_vcc")
 _INT_RE = re.compile(r"^[-+]?(?:0x[0-9a-fA-F]+|\d+)$")
-_CALLS = re.compile(r"^\s*s_(swappc|setpc)_b64\b", re.M)
 
 
 @dataclass
@@ -40,10 +40,6 @@ class Rebuilt:
     data: bytes
     allocations: dict[str, Allocation]
     warnings: list[str] = field(default_factory=list)
-
-
-def _strip(line: str) -> str:
-    return line.split(";", 1)[0].split("//", 1)[0].strip()
 
 
 class _Str(str):
@@ -88,7 +84,7 @@ def _parse(text: str, symbols: set[str]) -> _Source:
     blocks: dict[str, tuple[int, int]] = {}
     section, current, meta_start, meta_span, block = ".text", None, None, None, None
     for i, raw in enumerate(lines):
-        line = _strip(raw)
+        line = strip_comment(raw)
         if meta_start is not None:
             if line == ".end_amdgpu_metadata":
                 meta_span, meta_start = (meta_start, i), None
@@ -117,7 +113,7 @@ def _parse(text: str, symbols: set[str]) -> _Source:
 def _set_directive(lines: list[str], span: tuple[int, int], directive: str, value: int) -> None:
     start, end = span
     for i in range(start + 1, end):
-        parts = _strip(lines[i]).split()
+        parts = strip_comment(lines[i]).split()
         if parts and parts[0] == directive:
             lines[i] = f"\t\t{directive} {value}"
             return
@@ -127,7 +123,7 @@ def _set_directive(lines: list[str], span: tuple[int, int], directive: str, valu
 def _block_values(lines: list[str], span: tuple[int, int]) -> dict[str, int]:
     out = {}
     for i in range(span[0] + 1, span[1]):
-        parts = _strip(lines[i]).split()
+        parts = strip_comment(lines[i]).split()
         if len(parts) == 2 and _INT_RE.match(parts[1]):
             out[parts[0]] = int(parts[1], 0)
     return out
@@ -176,13 +172,17 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
             raise RebuildError(f"{origin}: no .amdhsa_kernel block for kernel {name}")
         if name not in src.functions:
             raise RebuildError(f"{origin}: kernel symbol {name} is not defined in .text")
-        body = src.functions[name]
-        use = scan_lines(body + (helpers if _CALLS.search("\n".join(body)) else []))
+        scanned = scanned_lines(src.functions[name], helpers)
         desc = _descriptor(k)
-        if use.scratch and not desc["enable_private_segment"]:
-            raise RebuildError(f"{origin}: kernel {name} uses scratch but K0 enables no private segment")
-        need = required(use, desc, processor, dispatch_floor=shrink)
-        alloc = choose(need, declared(desc, k["metadata"], processor), shrink, Allocation(**k["k0_need"]))
+        need0 = Allocation(**k["k0_need"])
+        if not shrink and digest(scanned) == k["k0_digest"]:
+            need = need0  # unedited: K0's own scan
+        else:
+            use = scan_lines(scanned)
+            if use.scratch and not desc["enable_private_segment"]:
+                raise RebuildError(f"{origin}: kernel {name} uses scratch but K0 enables no private segment")
+            need = required(use, desc, processor, dispatch_floor=shrink)
+        alloc = choose(need, declared(desc, k["metadata"], processor), shrink, need0)
         allocations[name] = alloc
         span = src.blocks[name]
         values = _block_values(lines, span)

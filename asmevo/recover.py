@@ -27,6 +27,7 @@ from .isa.assemble import assemble, encode_lines, link
 from .isa.disasm import branch_target, iter_objdump
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import declared, required, scan_lines
+from .source import digest, instruction_text, scanned_lines
 from .toolchain import find_toolchain
 
 S_NOP_0 = 0xBF800000
@@ -98,12 +99,9 @@ def disassemble_text(co: CodeObject) -> list[Item]:
     """The text section as Items (one llvm-objdump call); raises when it does not cover the text."""
     text = co.text
     out = find_toolchain().run("llvm-objdump", ["-d", "--section=.text", co.path])
-    items = []
-    for record in iter_objdump(out.decode(errors="replace")):
-        if isinstance(record[0], str):
-            continue
-        address, asm, enc = record
-        items.append(Item(address, enc, asm or None, asm))
+    image = co.read(text["address"], text["size"])
+    items = [Item(r[0], r[2], r[1] or None, r[1])
+             for r in iter_objdump(out.decode(errors="replace"), image, text["address"]) if len(r) == 3]
     covered = sum(len(i.encoding) for i in items)
     if covered != text["size"] or (items and items[0].address != text["address"]):
         raise CodeObjectError(f"{co.path}: disassembly covers {covered} of {text['size']} text bytes")
@@ -353,15 +351,31 @@ def _emit_symbol(em: _Emitter, f: dict, align_log2: int, addr: int, kernels: set
     em.add(f"{name}:" + ("                          ; kernel" if name in kernels else ""))
 
 
-def _emit_kernels(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, warnings: list[str]) -> list[dict]:
+def _bodies(em: _Emitter, co: CodeObject, plan: _Plan, positions: list[list[int]]) -> dict[str, list[str]]:
+    """Instruction lines of each text function as emitted (what the rebuild will read)."""
+    starts = sorted(plan.funcs)
+    bodies: dict[str, list[str]] = {plan.funcs[a]["name"]: [] for a in starts}
+    for addr, line, _ in positions:
+        k = bisect.bisect_right(starts, addr) - 1
+        if line and k >= 0:
+            text = instruction_text(em.lines[line - 1])
+            if text:
+                bodies[plan.funcs[starts[k]]["name"]].append(text)
+    return bodies
+
+
+def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, positions: list[list[int]],
+                  warnings: list[str]) -> list[dict]:
     """One `.amdhsa_kernel` block per kernel; returns the kernels' recovery info."""
     infos = []
+    bodies = _bodies(em, co, plan, positions)
+    helpers = [ln for name, body in bodies.items() if name not in co.kernel_names for ln in body]
     em.add("\t.rodata")
-    starts = sorted(plan.funcs) + [co.text["address"] + co.text["size"]]
     for kernel in co.kernels:
         desc = kernel.descriptor
         have = declared(desc, kernel.metadata, co.target.processor)
-        need0 = required(scan_lines(_function_texts(items, kernel.code_address, starts)), desc, co.target.processor)
+        scanned = scanned_lines(bodies.get(kernel.name, []), helpers)
+        need0 = required(scan_lines(scanned), desc, co.target.processor)
         em.add("\t.p2align 6")
         for line in kernel_block(kernel.name, desc, co.target, have):
             em.add(line)
@@ -374,6 +388,7 @@ def _emit_kernels(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, 
             "descriptor": desc.as_dict(), "descriptor_bytes": desc.encode().hex(),
             "descriptor_reserved": desc.reserved.hex(),
             "carried_fields": carried_fields(desc, co.target, have), "k0_need": asdict(need0),
+            "k0_digest": digest(scanned),
             "metadata": kernel.metadata})
     return infos
 
@@ -393,7 +408,7 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
     em.add(f"\t.p2align {align_log2}")
     positions = _emit_text(em, co, items, plan, align_log2)
     data_sections = _emit_data(co, symbols, em, warnings)
-    infos = _emit_kernels(em, co, items, plan, warnings)
+    infos = _emit_kernels(em, co, plan, positions, warnings)
     em.add("\t.amdgpu_metadata")
     for line in metadata_to_yaml(co.metadata).splitlines():
         em.add(line)
@@ -412,12 +427,6 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
         "instructions": positions,
     }
     return Recovered(name, "\n".join(em.lines) + "\n", info, warnings)
-
-
-def _function_texts(items: list[Item], start: int, starts: list[int]) -> list[str]:
-    """Instruction texts from `start` to the next function start (raw words excluded)."""
-    end = min((s for s in starts if s > start), default=start)
-    return [i.text for i in items if start <= i.address < end and i.text is not None]
 
 
 def _emit_data(co: CodeObject, symbols: list[dict], em: _Emitter, warnings: list[str]) -> list[str]:

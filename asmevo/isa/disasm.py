@@ -30,9 +30,11 @@ def disassemble_file(path: str) -> Listing:
     return parse_objdump(out.decode(errors="replace"))
 
 
-def iter_objdump(text: str) -> Iterator[tuple[int, str, bytes] | tuple[str, int]]:
+def iter_objdump(text: str, image: bytes | None = None,
+                 base: int = 0) -> Iterator[tuple[int, str, bytes] | tuple[str, int]]:
     """Raw records of `llvm-objdump -d` output: `(address, asm text, encoding)` per instruction
-    (asm is '' for undecodable words) and `(symbol, address)` per symbol header."""
+    (asm is '' for undecodable words) and `(symbol, address)` per symbol header. With `image`
+    (the section's bytes, at address `base`) encodings are sliced from it instead of parsed."""
     for line in text.splitlines():
         if not line or line.startswith("Disassembly of section") or "file format" in line:
             continue
@@ -41,8 +43,11 @@ def iter_objdump(text: str) -> Iterator[tuple[int, str, bytes] | tuple[str, int]
             addr, _, words = line[cut + 2:].partition(":")
             words = words.split("<", 1)[0].split()
             try:
-                encoding = struct.pack(f"<{len(words)}I", *[int(w, 16) for w in words])
                 address = int(addr, 16)
+                if image is None:
+                    encoding = struct.pack(f"<{len(words)}I", *[int(w, 16) for w in words])
+                else:
+                    encoding = image[address - base:address - base + 4 * len(words)]
             except (ValueError, struct.error):
                 raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}") from None
             if cut < 0 or not words:

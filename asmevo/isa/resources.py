@@ -25,12 +25,14 @@ ADDRESSABLE_SGPRS = 102
 VGPR_GRANULE = 8
 SGPR_GRANULE = 8
 
-_REG_RE = re.compile(r"(?<![\w.$])([vsa])(?:(\d+)|\[(\d+):(\d+)\])(?!\w)")
+_SEPARATORS = str.maketrans({c: " " for c in ",()|-"})
+_REG_NEXT = frozenset("0123456789[")
+_REG_RE = re.compile(r"^([vsa])(?:(\d+)|\[\d+:(\d+)\])$")
+_MNEMONIC_RE = re.compile(r"^\S+", re.M)
 _IMPLICIT_VCC = re.compile(
     r"^(v_cmpx?_\w+_e32|v_cndmask_b32_e32|v_(add|sub|subrev)_co_u32_e32|v_(addc|subb|subbrev)_co_u32_e32|"
-    r"v_div_fmas_f(32|64)\w*|s_cbranch_vccn?z)\b", re.M)
-_SCRATCH = re.compile(r"^scratch_", re.M)
-_LDS = re.compile(r"^ds_|^buffer_\S+ .* lds\b", re.M)
+    r"v_div_fmas_f(32|64)\w*|s_cbranch_vccn?z)$")
+_LDS_DMA = re.compile(r"^buffer_\S+ .* lds\b", re.M)
 
 
 @dataclass
@@ -54,19 +56,24 @@ class ResourceUsage:
 
 
 def scan_lines(lines: Iterable[str]) -> ResourceUsage:
-    """Scan assembly instruction lines (comments already removed); one pass of each regex over
-    the joined text."""
-    text = "\n".join(ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("."))
+    """Scan instruction lines (no labels, directives or comments). Works on the joined text:
+    one split into tokens, one regex pass for mnemonics, then per distinct token."""
+    text = "\n".join(lines)
     top = {"v": 0, "a": 0, "s": 0}
-    for file, single, _, hi in _REG_RE.findall(text):
-        end = int(single or hi) + 1
-        if end > top[file]:
-            top[file] = end
+    tokens = {t for t in text.translate(_SEPARATORS).split() if t[0] in "vsa" and len(t) > 1 and t[1] in _REG_NEXT}
+    for token in tokens:
+        m = _REG_RE.match(token)
+        if m:
+            end = int(m.group(2) or m.group(3)) + 1
+            if end > top[m.group(1)]:
+                top[m.group(1)] = end
+    mnemonics = set(_MNEMONIC_RE.findall(text))
     return ResourceUsage(
         vgprs=top["v"], agprs=top["a"], sgprs=top["s"],
-        vcc="vcc" in text or bool(_IMPLICIT_VCC.search(text)),
+        vcc="vcc" in text or any(_IMPLICIT_VCC.match(m) for m in mnemonics),
         flat_scratch="flat_scratch" in text, xnack_mask="xnack_mask" in text,
-        scratch=bool(_SCRATCH.search(text)), lds=bool(_LDS.search(text)))
+        scratch=any(m.startswith("scratch_") for m in mnemonics),
+        lds=any(m.startswith("ds_") for m in mnemonics) or bool(_LDS_DMA.search(text)))
 
 
 def scan(instructions: Iterable[Instruction]) -> ResourceUsage:

@@ -81,8 +81,12 @@ def main() -> int:
     if args.limit:
         files = files[:args.limit]
     start = time.perf_counter()
+    results = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(_one, files, chunksize=4))
+        for r in pool.map(_one, files, chunksize=4):
+            results.append(r)
+            if len(results) % 100 == 0:
+                print(f"  {len(results)}/{len(files)} in {time.perf_counter() - start:.0f}s", file=sys.stderr)
     elapsed = time.perf_counter() - start
     counts = collections.Counter(r["status"] for r in results)
     reasons = collections.Counter(r["reason"].split(":")[0] for r in results if r["status"] != "identical")
