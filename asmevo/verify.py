@@ -31,6 +31,9 @@ from .static_checks import Finding as StaticFinding
 from .static_checks import run_static_checks
 
 KINDS = ("equivalent", "different", "invalid", "crashed")
+# K1's emulator instruction budget: this many times K0's executed wave-instructions, at least the floor.
+BUDGET_FACTOR = 8
+BUDGET_FLOOR = 100_000
 SPECIAL_SETS = ("zeros", "ones", "negatives", "large", "nan_inf", "denormals")
 # Mantissa bits of the float formats, for building subnormal bit patterns.
 _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52,
@@ -263,7 +266,7 @@ class ReferenceCache:
     K0 runs K0 once per input set. K0 is deterministic on identical inputs, so reuse is exact."""
 
     def __init__(self) -> None:
-        self._store: dict[tuple, tuple[dict[str, np.ndarray], list[dict], bool]] = {}
+        self._store: dict[tuple, tuple[dict[str, np.ndarray], list[dict], bool, int | None]] = {}
 
     def get(self, key: tuple):
         return self._store.get(key)
@@ -273,8 +276,18 @@ class ReferenceCache:
 
 
 def _run(device: Device, data: bytes, spec: LaunchSpec, inputs: dict[str, np.ndarray]):
+    """(buffers, findings, ok, executed wave-instructions or None off the emulator)."""
     outputs, result = run_launch(device, data, spec, {k: v.copy() for k, v in inputs.items()})
-    return outputs, list(result.findings), bool(result.ok)
+    executed = result.report.instructions if result.report is not None else None
+    return outputs, list(result.findings), bool(result.ok), executed
+
+
+def _candidate_device(device: Device, k0_instructions: int | None) -> Device:
+    """The device K1 runs on: on the emulator, one whose instruction budget is BUDGET_FACTOR x what
+    K0 executed on the same launch (a candidate stuck in a loop fails in bounded time)."""
+    if device.name != "emu" or k0_instructions is None:
+        return device
+    return get_device("emu", budget=max(BUDGET_FLOOR, BUDGET_FACTOR * k0_instructions), checked=device.checked)
 
 
 def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, trials: int = 3,
@@ -282,7 +295,8 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
            reference: ReferenceCache | None = None) -> Verdict:
     """Verify `k1` against `k0` on every launch (see the module docstring). Input sets run in
     rounds (set 1 on every launch, then set 2, ...) so a wrong candidate fails early; `reference`
-    reuses K0's results across calls."""
+    reuses K0's results across calls. On the emulator K1 may execute at most BUDGET_FACTOR times
+    K0's instructions per launch."""
     if not launches:
         raise AsmEvoError("verification needs at least one launch spec")
     if trials < 1:
@@ -314,13 +328,13 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
                     return verdict("invalid", f"K0 cannot run {vl.label} ({set_label}): {exc}", where, n_set)
                 if reference is not None:
                     reference.put(key, cached)
-            out0, findings0, ok0 = cached
+            out0, findings0, ok0, executed0 = cached
             if findings0 or not ok0:
                 return verdict("invalid", f"K0 has findings on {vl.label} ({set_label}): "
                                f"{_findings_text(findings0) if findings0 else 'launch failed'}",
                                {**where, "findings": findings0}, n_set)
             try:
-                out1, findings1, ok1 = _run(dev, k1.data, vl.spec, inputs)
+                out1, findings1, ok1, _ = _run(_candidate_device(dev, executed0), k1.data, vl.spec, inputs)
             except AsmEvoError as exc:
                 return verdict("crashed", f"K1 failed on {vl.label} ({set_label}): {exc}", where, n_set)
             if findings1 or not ok1:

@@ -83,3 +83,11 @@ def test_profile_windows_on_a_real_kernel(tmp_path):
     top = sm.windows[0]
     assert top.share > 0.05 and top.reason and top.end > top.start
     assert "model_cycles" in sm.listing()
+
+
+def test_candidate_stuck_in_a_loop_fails_fast_on_its_budget():
+    def spin(lines):
+        i = next(n for n, ln in enumerate(lines) if ln.rstrip().endswith("; 0x1600"))
+        return lines[:i] + [".Lspin:", "\ts_branch .Lspin"] + lines[i:]
+    v = verify(K0, edited(spin), LAUNCHES, trials=1)
+    assert v.kind == "different" and "budget" in v.reason and v.seconds < 30
