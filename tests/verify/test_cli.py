@@ -53,3 +53,16 @@ def test_bad_input_exit_2(files, capsys):
     assert rc == 2 and capsys.readouterr().err.startswith("error: ")
     (tmp / "bad.json").write_text("{")
     assert main(["verify", str(tmp / "k0.co"), str(tmp / "k1.co"), "--launch", str(tmp / "bad.json")]) == 2
+
+
+def test_profile_command_prints_an_annotated_listing(tmp_path, monkeypatch, capsys):
+    from asmevo.suites import load_suite
+    p = load_suite("kernelbench").problem("19_ReLU")
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ["profile"])
+    out = tmp_path / "profile.json"
+    rc = main(["profile", str(p.code_object), "--launch", str(p.shape("v_7x333").launch_path), "--top", "3",
+               "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "hot windows:" in text and "model_cycles" in text and "0x00001600" in text
+    rec = json.loads(out.read_text())
+    assert rec["estimate"]["unit"] == "model_cycles" and len(rec["windows"]) <= 3
