@@ -17,13 +17,10 @@ from .isa.assemble import encode_lines
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import UNIFIED_VGPR_FILE, declared, extra_sgprs, scan_lines
 from .recover import S_NOP_0, disassemble_text
+from .source import strip_comment
 
 _LBB_RE = re.compile(r"^\.Lbb_([0-9a-fA-F]+)$")
 _NUM_RE = re.compile(r"^[-+]?(?:0x[0-9a-fA-F]+|\d+)$")
-
-
-def _strip(line: str) -> str:
-    return line.split(";", 1)[0].split("//", 1)[0].strip()
 
 
 def _text_symbols(co: CodeObject) -> dict[str, int]:
@@ -36,7 +33,7 @@ def _parse_patch(new_text: str) -> tuple[list[str], dict[int, str], dict[str, in
     """Instruction lines, branch label per instruction index, patch-local label -> index."""
     lines, branches, local = [], {}, {}
     for raw in new_text.splitlines():
-        line = _strip(raw)
+        line = strip_comment(raw)
         while line and re.match(r"^[A-Za-z_.$][\w.$]*:", line):
             label, _, line = line.partition(":")
             local[label] = len(lines)

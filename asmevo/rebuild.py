@@ -35,9 +35,10 @@ _INT_RE = re.compile(r"^[-+]?(?:0x[0-9a-fA-F]+|\d+)$")
 
 @dataclass
 class Rebuilt:
-    """A rebuilt code object and what the rebuild decided per kernel."""
+    """A rebuilt code object (bytes and loaded) and what the rebuild decided per kernel."""
 
     data: bytes
+    code_object: CodeObject
     allocations: dict[str, Allocation]
     warnings: list[str] = field(default_factory=list)
 
@@ -208,7 +209,8 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         data = bytearray(link(assemble("\n".join(lines) + "\n", target)))
     except ToolchainError as exc:
         raise RebuildError(str(exc).replace("<stdin>", origin)) from None
-    return Rebuilt(_finish(data, info, origin), allocations, warnings)
+    co = _finish(data, info, origin)
+    return Rebuilt(co.data, co, allocations, warnings)
 
 
 def _features(target_id: str) -> tuple[str | None, str | None]:
@@ -221,8 +223,9 @@ def _descriptor(k: dict) -> KernelDescriptor:
     return KernelDescriptor.decode(bytes.fromhex(k["descriptor_bytes"]))
 
 
-def _finish(data: bytearray, info: dict, origin: str) -> bytes:
-    """Write carried descriptor fields and check the frozen ABI on the linked object."""
+def _finish(data: bytearray, info: dict, origin: str) -> CodeObject:
+    """Write carried descriptor fields and check the frozen ABI on the linked object; returns
+    it loaded (its kernels' descriptors are the written ones)."""
     try:
         co = CodeObject(bytes(data), origin)
     except AsmEvoError as exc:
@@ -244,7 +247,8 @@ def _finish(data: bytearray, info: dict, origin: str) -> bytes:
                                    f"{desc.as_dict()[name]}, K0 has {k0.as_dict()[name]}")
         off = co.address_to_offset(kernel.descriptor_address)
         data[off:off + 64] = desc.encode()
-    return bytes(data)
+    co.data = bytes(data)
+    return co
 
 
 def load_info(source_path: Path) -> dict:

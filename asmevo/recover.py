@@ -27,10 +27,11 @@ from .isa.assemble import assemble, encode_lines, link
 from .isa.disasm import branch_target, iter_objdump
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import declared, required, scan_lines
-from .source import digest, instruction_text, scanned_lines
+from .source import digest, scanned_lines
 from .toolchain import find_toolchain
 
 S_NOP_0 = 0xBF800000
+_S_NOP_0_BYTES = S_NOP_0.to_bytes(4, "little")
 MAX_FUNC_ALIGN_LOG2 = 8
 # Sections ld.lld synthesises; everything else allocated is carried as data.
 LINKER_SECTIONS = frozenset({".note", ".dynsym", ".gnu.hash", ".hash", ".dynstr", ".dynamic",
@@ -145,7 +146,7 @@ def _func_align(address: int, text_addr: int, text_align_log2: int) -> int:
 
 
 def _is_padding(item: Item) -> bool:
-    return item.text is not None and item.encoding == S_NOP_0.to_bytes(4, "little")
+    return item.encoding == _S_NOP_0_BYTES and item.text is not None
 
 
 class _Emitter:
@@ -153,6 +154,7 @@ class _Emitter:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.bodies: list[tuple[int, str]] = []  # (address, instruction text) as emitted
 
     def add(self, line: str) -> int:
         self.lines.append(line)
@@ -194,11 +196,12 @@ def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
     return found
 
 
-def recover(path: str | Path, *, verify: bool = True) -> Recovered:
+def recover(path: str | Path, *, verify: bool = True, code_object: CodeObject | None = None) -> Recovered:
     """Recover the code object at `path`. With `verify`, the source is assembled and its text
     compared with the original; on a difference every instruction is re-encoded (one batched
-    llvm-mc call) and those that do not reproduce their bytes become raw words."""
-    co = CodeObject.from_path(path)
+    llvm-mc call) and those that do not reproduce their bytes become raw words. `code_object`
+    is `path` already loaded."""
+    co = code_object or CodeObject.from_path(path)
     items = disassemble_text(co)
     _prepare_branches(items)
     rec = _render(co, items, path, [])
@@ -277,15 +280,13 @@ def _plan(co: CodeObject, items: list[Item], symbols: list[dict], warnings: list
     return plan
 
 
-def _item_line(item: Item, plan: _Plan) -> str:
-    addr = item.address
+def _item_text(item: Item, plan: _Plan) -> str:
+    """The instruction as written in the source (`.long ...` for raw words)."""
     if item.text is None:
-        words = ", ".join(f"0x{w:08x}" for w in struct.unpack(f"<{item.size // 4}I", item.encoding))
-        why = f"  ({item.note})" if item.note else ""
-        return f"\t.long {words}".ljust(48) + f"; 0x{addr:x}: {item.original or '<unknown>'}{why}"
+        return ".long " + ", ".join(f"0x{w:08x}" for w in struct.unpack(f"<{item.size // 4}I", item.encoding))
     if item.branch_target is not None:
-        return f"\t{item.text.split()[0]} {plan.name(item.branch_target)}".ljust(48) + f"; 0x{addr:x}"
-    return f"\t{item.symbolic or item.text}".ljust(48) + f"; 0x{addr:x}"
+        return f"{item.text.split(None, 1)[0]} {plan.name(item.branch_target)}"
+    return item.symbolic or item.text
 
 
 def _padding_run(items: list[Item], i: int, plan: _Plan) -> int:
@@ -328,7 +329,13 @@ def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, ali
             _emit_symbol(em, plan.funcs[addr], _func_align(addr, text_addr, align_log2), addr, kernels)
         if addr in plan.labels:
             em.add(f"{plan.labels[addr]}:")
-        positions.append([addr, em.add(_item_line(item, plan)), item.size])
+        body = _item_text(item, plan)
+        comment = f"; 0x{addr:x}"
+        if item.text is None:
+            comment += f": {item.original or '<unknown>'}" + (f"  ({item.note})" if item.note else "")
+        else:
+            em.bodies.append((addr, body))
+        positions.append([addr, em.add(f"\t{body}".ljust(48) + comment), item.size])
         i += 1
     for fname in plan.ends.get(text_addr + co.text["size"], []):
         em.add(f".Lend_{fname}:")
@@ -351,24 +358,24 @@ def _emit_symbol(em: _Emitter, f: dict, align_log2: int, addr: int, kernels: set
     em.add(f"{name}:" + ("                          ; kernel" if name in kernels else ""))
 
 
-def _bodies(em: _Emitter, co: CodeObject, plan: _Plan, positions: list[list[int]]) -> dict[str, list[str]]:
+def _bodies(em: _Emitter, plan: _Plan) -> dict[str, list[str]]:
     """Instruction lines of each text function as emitted (what the rebuild will read)."""
     starts = sorted(plan.funcs)
     bodies: dict[str, list[str]] = {plan.funcs[a]["name"]: [] for a in starts}
-    for addr, line, _ in positions:
-        k = bisect.bisect_right(starts, addr) - 1
-        if line and k >= 0:
-            text = instruction_text(em.lines[line - 1])
-            if text:
-                bodies[plan.funcs[starts[k]]["name"]].append(text)
+    k, current = -1, None
+    for addr, text in em.bodies:
+        while k + 1 < len(starts) and starts[k + 1] <= addr:
+            k += 1
+            current = bodies[plan.funcs[starts[k]]["name"]]
+        if current is not None:
+            current.append(text)
     return bodies
 
 
-def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, positions: list[list[int]],
-                  warnings: list[str]) -> list[dict]:
+def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]) -> list[dict]:
     """One `.amdhsa_kernel` block per kernel; returns the kernels' recovery info."""
     infos = []
-    bodies = _bodies(em, co, plan, positions)
+    bodies = _bodies(em, plan)
     helpers = [ln for name, body in bodies.items() if name not in co.kernel_names for ln in body]
     em.add("\t.rodata")
     for kernel in co.kernels:
@@ -408,7 +415,7 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
     em.add(f"\t.p2align {align_log2}")
     positions = _emit_text(em, co, items, plan, align_log2)
     data_sections = _emit_data(co, symbols, em, warnings)
-    infos = _emit_kernels(em, co, plan, positions, warnings)
+    infos = _emit_kernels(em, co, plan, warnings)
     em.add("\t.amdgpu_metadata")
     for line in metadata_to_yaml(co.metadata).splitlines():
         em.add(line)

@@ -77,14 +77,14 @@ def roundtrip(path: str | Path) -> RoundTrip:
     path = str(path)
     try:
         k0 = CodeObject.from_path(path)
-        rec = recover(path)
+        rec = recover(path, code_object=k0)
     except AsmEvoError as exc:
         return RoundTrip(path, "failed", str(exc), time.perf_counter() - start)
     notes = list(rec.warnings)
     if rec.info["raw_words"]:
         notes.append(f"{len(rec.info['raw_words'])} instruction(s) kept as raw words")
     try:
-        k2 = CodeObject(rebuild_source(rec.source, rec.info, origin=f"{rec.name}.s").data, "<rebuilt>")
+        k2 = rebuild_source(rec.source, rec.info, origin=f"{rec.name}.s").code_object
     except AsmEvoError as exc:
         return RoundTrip(path, "patch-only", f"rebuild failed: {exc}", time.perf_counter() - start, notes)
     diff = compare(k0, k2)

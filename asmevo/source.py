@@ -17,14 +17,6 @@ def strip_comment(line: str) -> str:
     return line.strip()
 
 
-def instruction_text(line: str) -> str | None:
-    """The instruction on a source line; None for blanks, directives, labels and comments."""
-    text = strip_comment(line)
-    if not text or text[0] == "." or text.endswith(":"):
-        return None
-    return text
-
-
 def scanned_lines(body: list[str], helpers: list[str]) -> list[str]:
     """What a kernel's resource scan covers: its own instructions, plus every non-kernel
     function's when it calls or jumps through a register (s_swappc_b64 / s_setpc_b64)."""
