@@ -169,7 +169,14 @@ _WIDER = {"global_store_dword": ("global_store_dwordx2", 2), "global_store_dword
           "global_store_short": ("global_store_dword", 1), "ds_write_b64": ("ds_write_b128", 4)}
 
 
+def _offset(ins: Instruction) -> int:
+    return int(ins.modifier("offset") or "0", 0)
+
+
 def widen_store(lines, ss):
+    """Widen a store so it also writes the next element(s); stores whose extra bytes the same code
+    overwrites next (another store through the same address at the following offset) are skipped,
+    since the final memory would not change."""
     for s in ss:
         if s.ins.mnemonic not in _WIDER:
             continue
@@ -177,6 +184,11 @@ def widen_store(lines, ss):
         ops = [o.text for o in s.ins.operands]
         data = s.ins.operands[1]
         if data.kind != "vgpr":
+            continue
+        width = 4 * data.count if n > 1 else 2
+        if any(o is not s and o.ins.mnemonic.startswith(s.ins.mnemonic.split("_")[0]) and "store" in o.ins.mnemonic
+               and o.ins.operands and o.ins.operands[0].text == ops[0] and _offset(o.ins) == _offset(s.ins) + width
+               for o in ss):
             continue
         ops[1] = f"v{data.index}" if n == 1 else f"v[{data.index}:{data.index + n - 1}]"
         text = f"{wide} {', '.join(ops)}" + (" " + " ".join(s.ins.modifiers) if s.ins.modifiers else "")
