@@ -176,7 +176,7 @@ def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
     with 32-bit literals): (lo item, hi item, pc value, target address) per such pair."""
     found = []
     for i, item in enumerate(items):
-        m = _GETPC_RE.match(item.text or "")
+        m = _GETPC_RE.match(item.text) if item.text and item.text.startswith("s_getpc") else None
         if not m:
             continue
         lo_reg, hi_reg = f"s{m.group(1)}", f"s{m.group(2)}"

@@ -143,3 +143,20 @@ def test_pc_relative_call_follows_edits(recovered, tmp_path):
     pairs = pc_relative_pairs(disassemble_text(co))
     helper = next(s["st_value"] for s in co.elf.get_section_by_name(".symtab").iter_symbols() if s.name == "helper")
     assert pairs and all(target == helper for _, _, _, target in pairs)
+
+
+def test_resource_scan_and_policy(code_object):
+    from asmevo.isa.resources import choose, declared, required, scan_lines
+    use = scan_lines(["v_cmp_gt_i32_e32 s4, v0", "v_mov_b32 v[4:7], a3", "s_load_dword s33, s[0:1], 0x0",
+                      "ds_read_b32 v1, v2", "scratch_load_dword v9, off, s0", "s_branch label_s99",
+                      "v_add_f32 v1, 0xa1, -v[2:3]", "v_mov_b32 v5, sext(v40)"])
+    assert (use.vgprs, use.agprs, use.sgprs) == (41, 4, 34)
+    assert use.vcc and use.lds and use.scratch and not use.flat_scratch
+    assert scan_lines(["v_cndmask_b32_e32 v1, v2, v3"]).vcc
+    k = CodeObject.from_path(code_object("hip-O3")).kernel("mfma")
+    need = required(use, k.descriptor, "gfx942")
+    assert need.accum_offset == 44 and need.next_free_vgpr == 48 and need.sgpr_count == 34 + 6
+    have = declared(k.descriptor, k.metadata, "gfx942")
+    kept = choose(need, have, shrink=False)
+    assert kept.next_free_vgpr >= max(need.next_free_vgpr, have.next_free_vgpr)
+    assert choose(need, have, shrink=True) == need

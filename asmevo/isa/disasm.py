@@ -40,17 +40,20 @@ def iter_objdump(text: str, image: bytes | None = None,
             continue
         if line[0] in " \t":
             cut = line.find("//")
-            addr, _, words = line[cut + 2:].partition(":")
-            words = words.split("<", 1)[0].split()
+            colon = line.find(":", cut)
+            tail = line[colon + 1:]
+            if "<" in tail:
+                tail = tail[:tail.index("<")]
             try:
-                address = int(addr, 16)
+                address = int(line[cut + 2:colon], 16)
                 if image is None:
+                    words = tail.split()
                     encoding = struct.pack(f"<{len(words)}I", *[int(w, 16) for w in words])
                 else:
-                    encoding = image[address - base:address - base + 4 * len(words)]
+                    encoding = image[address - base:address - base + 4 * len(tail.split())]
             except (ValueError, struct.error):
                 raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}") from None
-            if cut < 0 or not words:
+            if cut < 0 or not encoding:
                 raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
             asm = line[:cut].strip()
             yield address, "" if asm.startswith(("<unknown>", ".long")) else asm, encoding
