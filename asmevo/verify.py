@@ -74,11 +74,14 @@ class Verdict:
 
 @dataclass(frozen=True)
 class VerifyLaunch:
-    """A launch spec plus the comparison policy to verify it under; `label` names it in verdicts."""
+    """A launch spec plus the comparison policy to verify it under; `label` names it in verdicts.
+    `known_findings` are finding kinds K0 is known to trigger on it (a suite's `known_findings`):
+    they do not make the launch invalid, and K1 may show them only where K0 does too."""
 
     spec: LaunchSpec
     tolerance: TolerancePolicy
     label: str
+    known_findings: frozenset[str] = frozenset()
 
 
 def load_launch(path: str | Path) -> VerifyLaunch:
@@ -109,18 +112,21 @@ def launch_from_dict(data: object, base_dir: str | Path = ".", label: str = "lau
 
 def suite_launches(problem, *, heldout: bool = False) -> list[VerifyLaunch]:
     """The verify shapes of a suite problem (`asmevo.suites.Problem`), plus its held-out shape when
-    `heldout` (final acceptance only: agents never see it). The problem's optional
-    `semantics.verify_tolerance` is the K0-vs-K1 policy; bitwise otherwise."""
+    `heldout` (final acceptance only: agents never see it). A problem may declare the K0-vs-K1
+    comparison policy as `semantics: {verify_tolerance: {...}}` (bitwise otherwise); its
+    `known_findings` kinds carry over to every launch."""
     roles = ("verify", "heldout") if heldout else ("verify",)
-    tol = (problem.extra.get("semantics") or {}).get("verify_tolerance") if isinstance(
-        problem.extra.get("semantics"), dict) else None
+    semantics = problem.extra.get("semantics")
+    tol = semantics.get("verify_tolerance") if isinstance(semantics, dict) else None
+    known = frozenset(problem.extra.get("known_findings") or {})
     out = []
     for shape in problem.shapes:
         if shape.role in roles:
             data = dict(problem.launch(shape))
             if tol is not None and "tolerance" not in data:
                 data["tolerance"] = tol
-            out.append(launch_from_dict(data, shape.launch_path.parent, f"{problem.name}:{shape.name}"))
+            vl = launch_from_dict(data, shape.launch_path.parent, f"{problem.name}:{shape.name}")
+            out.append(VerifyLaunch(vl.spec, vl.tolerance, vl.label, known))
     return out
 
 
@@ -329,18 +335,21 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
                 if reference is not None:
                     reference.put(key, cached)
             out0, findings0, ok0, executed0 = cached
-            if findings0 or not ok0:
+            unknown0 = [f for f in findings0 if f["kind"] not in vl.known_findings]
+            if unknown0 or (not ok0 and not findings0):
                 return verdict("invalid", f"K0 has findings on {vl.label} ({set_label}): "
-                               f"{_findings_text(findings0) if findings0 else 'launch failed'}",
-                               {**where, "findings": findings0}, n_set)
+                               f"{_findings_text(unknown0) if unknown0 else 'launch failed'}",
+                               {**where, "findings": unknown0}, n_set)
             try:
                 out1, findings1, ok1, _ = _run(_candidate_device(dev, executed0), k1.data, vl.spec, inputs)
             except AsmEvoError as exc:
                 return verdict("crashed", f"K1 failed on {vl.label} ({set_label}): {exc}", where, n_set)
-            if findings1 or not ok1:
-                text = _findings_text(findings1) if findings1 else "launch failed"
+            tolerated = {f["kind"] for f in findings0}
+            new1 = [f for f in findings1 if f["kind"] not in tolerated]
+            if new1 or (not ok1 and not findings1):
+                text = _findings_text(new1) if new1 else "launch failed"
                 return verdict("different", f"K1 strictness finding on {vl.label} ({set_label}): {text}",
-                               {**where, "findings": findings1}, n_set)
+                               {**where, "findings": new1}, n_set)
             diff = compare_buffers(out0, out1, vl.tolerance, decoders)
             if diff is not None:
                 return verdict("different", f"{vl.label} ({set_label}): {diff.describe()}",

@@ -174,3 +174,22 @@ def test_reference_cache_runs_k0_once_per_input_set():
     first = verify(K0, K1, launches, device=dev, trials=1, special=False, reference=cache)
     second = verify(K0, K1, launches, device=dev, trials=1, special=False, reference=cache)
     assert first.equivalent and second.equivalent and dev.launches == 3
+
+
+def test_known_findings_of_k0_are_tolerated_but_new_kinds_in_k1_are_not():
+    from asmevo.verify import VerifyLaunch
+    race = {"kind": "lds_race", "pc": 0x1700, "wave": 1, "message": "shipped race"}
+    oob = {"kind": "out_of_bounds", "pc": 0x1704, "wave": 1, "message": "load past x"}
+
+    def k0(b):
+        relu(b)
+        return [race]
+    base = launch_from_dict(RELU_SPEC, label="relu")
+    known = VerifyLaunch(base.spec, base.tolerance, base.label, frozenset({"lds_race"}))
+    assert run(relu, k0_fn=k0)[0].kind == "invalid"
+    for k1_fn, kind in ((k0, "equivalent"), (relu, "equivalent"), (lambda b: [race, oob] if relu(b) is None else [],
+                                                                   "different")):
+        dev = ScriptedDevice()
+        dev.script(K0, k0)
+        dev.script(K1, k1_fn)
+        assert verify(K0, K1, [known], device=dev, trials=1, special=False).kind == kind
