@@ -48,7 +48,8 @@ class Verdict:
 
     `kind`: equivalent, different (a buffer, guard band, strictness finding or static check
     differs), invalid (K0 itself misbehaves on a launch, so it proves nothing) or crashed (K1
-    could not run). `evidence` says where; `trials` counts input sets run per launch spec;
+    could not run). `evidence` says where; `trials` counts the input-set rounds completed on
+    every launch spec (all of them when equivalent);
     `k0_sha256`/`k1_sha256` identify the code objects the verdict is about.
     """
 
@@ -60,6 +61,10 @@ class Verdict:
     seconds: float = 0.0
     k0_sha256: str = ""
     k1_sha256: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise AsmEvoError(f"unknown verdict kind {self.kind!r} (valid: {', '.join(KINDS)})")
 
     @property
     def equivalent(self) -> bool:

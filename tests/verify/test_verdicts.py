@@ -193,3 +193,8 @@ def test_known_findings_of_k0_are_tolerated_but_new_kinds_in_k1_are_not():
         dev.script(K0, k0)
         dev.script(K1, k1_fn)
         assert verify(K0, K1, [known], device=dev, trials=1, special=False).kind == kind
+
+
+def test_verdict_kind_is_checked():
+    with pytest.raises(AsmEvoError):
+        Verdict("maybe", "?")
