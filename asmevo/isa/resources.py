@@ -150,21 +150,24 @@ def declared(desc: KernelDescriptor, meta: dict, processor: str) -> Allocation:
 
 
 def choose(need: Allocation, have: Allocation, shrink: bool, need0: Allocation | None = None) -> Allocation:
-    """Rebuild policy. Descriptor values: never below `need`; K0's (`have`) kept where larger
-    unless `shrink`. Metadata counts: K0's kept while the code needs no more than K0's code did
-    (`need0`; hand-written objects count differently from LLVM), else raised to `need`."""
+    """Rebuild policy. With `shrink`: exactly `need`. Otherwise K0's declared values (`have`)
+    are kept for whatever the code needs no more of than K0's own code did (`need0`; hand-written
+    objects may declare differently from LLVM's counting), and anything that grew is raised to
+    at least `need`, never lowered below K0's. Without `need0` everything counts as grown."""
     if shrink:
         return need
-    accum = max(need.accum_offset, have.accum_offset)
-    unified = accum + need.agpr_count if need.agpr_count else 0
-    total = max(have.next_free_vgpr, need.next_free_vgpr, unified)
-    base = need0 or need
+    base = need0 or Allocation(0, 0, 0, False, False, 0, 0, 0)
 
-    def count(attr: str, floor: int = 0) -> int:
-        mine, theirs, before = getattr(need, attr), getattr(have, attr), getattr(base, attr)
-        return theirs if mine <= before and floor <= before else max(mine, theirs, floor)
+    def pick(attr: str) -> int:
+        mine, theirs = getattr(need, attr), getattr(have, attr)
+        return theirs if mine <= getattr(base, attr) else max(mine, theirs)
 
-    return replace(
-        need, next_free_vgpr=total, next_free_sgpr=max(need.next_free_sgpr, have.next_free_sgpr),
-        accum_offset=accum, vgpr_count=count("vgpr_count", unified), sgpr_count=count("sgpr_count"),
-        agpr_count=count("agpr_count"))
+    vgprs_grew = any(getattr(need, a) > getattr(base, a) for a in ("next_free_vgpr", "accum_offset", "agpr_count"))
+    accum, total, vgpr_count = have.accum_offset, have.next_free_vgpr, have.vgpr_count
+    if vgprs_grew:
+        accum = max(have.accum_offset, need.accum_offset)
+        unified = accum + need.agpr_count if need.agpr_count else 0
+        total = max(have.next_free_vgpr, need.next_free_vgpr, unified)
+        vgpr_count = max(have.vgpr_count, need.vgpr_count, unified)
+    return replace(need, next_free_vgpr=total, next_free_sgpr=pick("next_free_sgpr"), accum_offset=accum,
+                   vgpr_count=vgpr_count, sgpr_count=pick("sgpr_count"), agpr_count=pick("agpr_count"))
