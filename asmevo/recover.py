@@ -384,6 +384,10 @@ def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]
         scanned = scanned_lines(bodies.get(kernel.name, []), helpers)
         need0 = required(scan_lines(scanned), desc, co.target.processor)
         em.add("\t.p2align 6")
+        carried = carried_fields(desc, co.target, have)
+        if carried:
+            em.add(f"; descriptor fields no directive sets, written by the rebuild from recovery.json: "
+                   + ", ".join(f"{k}={v}" for k, v in carried.items()))
         for line in kernel_block(kernel.name, desc, co.target, have):
             em.add(line)
         if any(desc.reserved):
@@ -394,7 +398,7 @@ def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]
             "entry_address": kernel.entry_address, "descriptor_address": kernel.descriptor_address,
             "descriptor": desc.as_dict(), "descriptor_bytes": desc.encode().hex(),
             "descriptor_reserved": desc.reserved.hex(),
-            "carried_fields": carried_fields(desc, co.target, have), "k0_need": asdict(need0),
+            "carried_fields": carried, "k0_need": asdict(need0),
             "k0_digest": digest(scanned),
             "metadata": kernel.metadata})
     return infos

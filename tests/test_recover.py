@@ -148,3 +148,22 @@ def test_function_starting_with_padding_nops(code_object, tmp_path):
     rec1 = recover(k1)
     assert re.search(r"^lds:.*\n\ts_nop 0 +; 0x[0-9a-f]+\n\ts_nop 0 ", rec1.source, re.M)
     assert roundtrip(k1).status == "identical"
+
+
+def test_descriptor_fields_without_directive_are_carried(code_object, tmp_path):
+    """Bits no `.amdhsa_*` directive sets (priority, memory-exception enable) survive the rebuild."""
+    from asmevo.codeobj.descriptor import KernelDescriptor
+    data = bytearray(code_object("hip-O3").read_bytes())
+    co = CodeObject(bytes(data))
+    kernel = co.kernel("add")
+    desc = KernelDescriptor.decode(co.read(kernel.descriptor_address, 64))
+    desc.fields["priority"] = 2
+    desc.fields["enable_exception_memory"] = 1
+    off = co.address_to_offset(kernel.descriptor_address)
+    data[off:off + 64] = desc.encode()
+    k0 = tmp_path / "k0.co"
+    k0.write_bytes(bytes(data))
+    rec = recover(k0)
+    assert rec.info["kernels"][0]["carried_fields"] == {"priority": 2, "enable_exception_memory": 1}
+    assert "written by the rebuild from recovery.json: priority=2, enable_exception_memory=1" in rec.source
+    assert roundtrip(k0).status == "identical"
