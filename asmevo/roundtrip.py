@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .codeobj.elf import CodeObject
-from .errors import AsmEvoError
+from .errors import AsmEvoError, PatchError
+from .patch import patch
 from .rebuild import rebuild_source
-from .recover import recover
+from .recover import disassemble_text, recover
 
 
 @dataclass
@@ -90,5 +91,21 @@ def roundtrip(path: str | Path) -> RoundTrip:
     diff = compare(k0, k2)
     if diff and rec.info["metadata_lossy"] and diff.startswith("metadata"):
         diff += f" (YAML cannot carry {', '.join(rec.info['metadata_lossy'][:3])})"
-    status = "patch-only" if diff else "identical"
-    return RoundTrip(path, status, diff or "", time.perf_counter() - start, notes)
+    if not diff:
+        return RoundTrip(path, "identical", "", time.perf_counter() - start, notes)
+    return _patch_only(path, k0, diff, start, notes)
+
+
+def _patch_only(path: str, k0: CodeObject, reason: str, start: float, notes: list[str]) -> RoundTrip:
+    """`patch-only` once a no-op in-place patch of each kernel's first instruction reproduces
+    K0 (so the fallback really applies), else `failed`."""
+    try:
+        first = {item.address: item for item in disassemble_text(k0)}
+        for kernel in k0.kernels:
+            item = first[kernel.entry_address]
+            if item.text is not None and patch(path, item.address, item.address + item.size, item.original) != k0.data:
+                raise PatchError(f"no-op patch at 0x{item.address:x} changed the file")
+    except (AsmEvoError, KeyError) as exc:
+        return RoundTrip(path, "failed", f"{reason}; in-place patching fails too: {exc}",
+                         time.perf_counter() - start, notes)
+    return RoundTrip(path, "patch-only", reason, time.perf_counter() - start, notes)

@@ -54,3 +54,18 @@ def test_roundtrip_is_fast(code_object):
     start = _cpu()
     assert roundtrip(path).status == "identical"
     assert _cpu() - start < 1.0
+
+
+def test_patch_only_when_rebuild_is_not_exact(code_object, monkeypatch):
+    """A rebuild that cannot be exact (simulated: llvm-mc rejects the source) leaves the file
+    `patch-only` with the reason, after checking an in-place patch reproduces K0."""
+    import asmevo.roundtrip as rt
+    from asmevo.errors import RebuildError
+
+    def refuse(*args, **kwargs):
+        raise RebuildError("simulated: descriptor not expressible")
+
+    monkeypatch.setattr(rt, "rebuild_source", refuse)
+    result = roundtrip(code_object("hip-O3"))
+    assert result.status == "patch-only"
+    assert "simulated: descriptor not expressible" in result.reason
