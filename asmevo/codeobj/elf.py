@@ -153,6 +153,10 @@ class CodeObject:
             code_size = code["st_size"] if code is not None else 0
             kernels.append(Kernel(name, code_addr, code_size, kd_addr, desc, meta))
         kernels.sort(key=lambda k: k.code_address)
+        text = self.sections.get(".text")
+        for k, nxt in zip(kernels, kernels[1:] + [None]):
+            if k.code_size == 0 and text is not None:  # hand-written code without `.size`
+                k.code_size = (nxt.code_address if nxt else text["address"] + text["size"]) - k.code_address
         return kernels
 
     def kernel(self, name: str) -> Kernel:

@@ -53,6 +53,9 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
             report.findings.extend(m.findings)
             if stats.stopped:
                 break
+    report.findings.extend(Finding("hazard", pc, -1, f"executed {stats.pc_counts[pc]} times without the "
+                                                     f"required wait states ({msg})")
+                           for pc, msg in sorted(prog.hazards(k).items()) if pc in stats.pc_counts)
     report.instructions = stats.instructions
     report.lane_instructions = stats.lane_instructions
     report.waves = nwg * wpg

@@ -6,9 +6,10 @@ import hashlib
 import os
 import tempfile
 
-from ..codeobj import CodeObject
+from ..codeobj import CodeObject, Kernel
 from ..errors import UnsupportedInstruction
 from ..isa.disasm import disassemble_file
+from ..isa.hazards import check_hazards
 from ..isa.instruction import Instruction
 from .access import sgpr_index
 from .ds import compile_ds
@@ -97,7 +98,10 @@ class Program:
 
     def __init__(self, code_object: CodeObject, ctx: Context):
         self.ops: dict[int, Op] = {}
-        for ins in _listing(code_object).instructions:
+        self.instructions = _listing(code_object).instructions
+        self.xnack = code_object.target.xnack != "off"
+        self._hazards: dict[str, dict[int, str]] = {}
+        for ins in self.instructions:
             self.ops[ins.address] = compile_instruction(ins, ctx)
         tracked = set()
         for op in self.ops.values():
@@ -110,6 +114,15 @@ class Program:
         used = [r for op in self.ops.values() for r in op.reads + op.writes + _load_regs(op)]
         self.nvgpr = 1 + max((i for f, i in used if f == "v"), default=0)
         self.nagpr = 1 + max((i for f, i in used if f == "a"), default=0)
+
+    def hazards(self, kernel: Kernel) -> dict[int, str]:
+        """Wait-state hazards of a kernel's code (static gfx942 rules): address -> message."""
+        if kernel.name not in self._hazards:
+            end = kernel.code_address + kernel.code_size
+            body = [i for i in self.instructions if kernel.code_address <= i.address < end]
+            self._hazards[kernel.name] = {v.pc: f"{v.rule}: {v.message}"
+                                          for v in check_hazards(body, xnack=self.xnack)}
+        return self._hazards[kernel.name]
 
 
 def _load_regs(op: Op) -> list:

@@ -4,12 +4,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 KINDS = ("waitcnt", "lds_race", "out_of_bounds", "uninitialized", "lds_limit", "scratch_limit", "budget",
-         "barrier")
+         "barrier", "hazard")
 
 
 @dataclass
 class Finding:
-    """One strictness violation: what, where (instruction address), which wave (launch-global id)."""
+    """One strictness violation: what, where (instruction address), which wave (launch-global id;
+    -1 for a static property of executed code, such as a wait-state hazard)."""
 
     kind: str
     pc: int

@@ -142,6 +142,10 @@ class _Checker:
         self.cfg = cfg
         self.xnack = xnack
         self.f = [_facts(ins, info) for ins, info in zip(instructions, def_use_all(instructions))]
+        # LLVM's recognizer only remembers the last 5 emitted instructions (19 when AGPR0 is used);
+        # clauses are formed within that window, so longer runs are not hazards by its definition.
+        uses_a0 = any(("a", 0) in f.info.defs or ("a", 0) in f.info.uses for f in self.f)
+        self.clause_window = 19 if uses_a0 else 5
 
     def soft_clause(self, i: int) -> HazardViolation | None:
         """LLVM checkSoftClauseHazards (XNACK replay): a run of back-to-back SMEM, or of VMEM,
@@ -154,7 +158,8 @@ class _Checker:
         defs: set[Reg] = set()
         uses: set[Reg] = set()
         j = i - 1
-        while j >= self.cfg.blocks[self.cfg.block_of[i]].start and _clause_kind(f[j]) == kind:
+        first = max(self.cfg.blocks[self.cfg.block_of[i]].start, i - self.clause_window)
+        while j >= first and _clause_kind(f[j]) == kind:
             defs |= f[j].info.defs
             uses |= f[j].info.uses
             j -= 1

@@ -88,7 +88,7 @@ def test_getpc_setpc():
   v_mov_b32 v4, 1
   v_mov_b32 v4, 2
 """
-    assert (run(body, np.zeros(64, np.uint32)) == 2).all()
+    assert (run(body, np.zeros(64, np.uint32), nops=False) == 2).all()  # the jump skips 3 instructions
 
 
 def test_smem_loads():

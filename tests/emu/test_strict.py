@@ -153,3 +153,23 @@ def test_report_counts_and_json():
     assert rep.lane_instructions < rep.instructions * 64  # the last wave is partial
     js = rep.to_json()
     assert js["ok"] and js["instructions"] == rep.instructions
+
+
+def test_missing_hazard_nops_are_a_hazard_finding():
+    # v_cmp writes VCC, v_div_fmas reads it: gfx942 needs 4 wait states between them.
+    body = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_mov_b32 v1, 1.0
+  v_cmp_gt_u32 vcc, 32, v0
+  {nops}
+  v_div_fmas_f32 v2, v1, v1, v1
+  v_lshlrev_b32 v3, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v3, v2, s[4:5]
+  s_endpgm
+"""
+    safe = launch_raw(asm(body.format(nops="s_nop 3"), args=1), "k", (1,), (64,), [np.zeros(64, np.float32)])
+    assert safe.report.ok, safe.report.findings
+    bad = launch_raw(asm(body.format(nops="s_nop 1"), args=1), "k", (1,), (64,), [np.zeros(64, np.float32)])
+    assert [f.kind for f in bad.report.findings] == ["hazard"]
+    assert "v_div_fmas" in bad.report.findings[0].message or "vcc" in bad.report.findings[0].message.lower()

@@ -26,14 +26,22 @@ EPI = """
 RNG = np.random.default_rng(7)
 
 
-def run(body: str, a, b=None, c=None, **kw) -> np.ndarray:
-    """Run `body` on 64 lanes; returns v4 as uint32 [64]."""
+def run(body: str, a, b=None, c=None, nops: bool = True, **kw) -> np.ndarray:
+    """Run `body` on 64 lanes (with wait states between instructions unless `nops` is False);
+    returns v4 as uint32 [64]."""
     arrs = [np.asarray(x if x is not None else np.zeros(64, np.uint32)).view(np.uint32).copy() for x in (a, b, c)]
     out = np.zeros(64, np.uint32)
-    co = asm(PRO + body + EPI, **kw)
+    co = asm(PRO + (with_wait_states(body) if nops else body) + EPI, **kw)
     res = launch_raw(co, "k", (1,), (64,), arrs + [out])
     assert res.report.ok, res.report.findings
     return res.outputs[3]
+
+
+def with_wait_states(body: str) -> str:
+    """`s_nop 4` around every instruction: these tests check semantics, and the emulator rejects
+    code that lacks the wait states gfx942's hazard rules require (at most 5 for VALU rules)."""
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    return "\n  s_nop 4\n" + "".join(f"{ln}\n  s_nop 4\n" for ln in lines)
 
 
 def f32(n=64, scale=10.0):

@@ -236,10 +236,6 @@ KNOWN_FINDINGS = {
                                      "MFMA tile per pair), and both warps of a pair write the same, identical "
                                      "values into the epilogue's layout-conversion buffer in one barrier "
                                      "interval (ds_write_b32 at 0x256c)"},
-    "vllm_lora_expand": {"hazard": "Triton 3.9 (LLVM) emits an SMEM clause for the target gfx942 (XNACK "
-                                   "unspecified) in which 's_load_dword s14, s[26:27]' at 0x246c overlaps "
-                                   "registers of the clause; the emulator's soft-clause rule (XNACK replay) asks "
-                                   "for a wait state the compiler did not insert"},
 }
 
 
