@@ -14,7 +14,7 @@ verified again independently (held-out shapes included) and timed against K0.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from math import prod
 from pathlib import Path
 
@@ -23,7 +23,6 @@ from prefect.futures import PrefectFuture
 
 from artifacts import Record, default_store
 from asmevo.errors import AsmEvoError
-from asmevo.agent.optimize import AGENTS
 from asmevo.verify import load_launch, suite_launches
 from tasks.policy import ERROR_KIND
 from tasks.profile import profile
@@ -33,37 +32,7 @@ from tasks.recover import recover
 from tasks.timing import measure
 from tasks.verify import verify
 
-STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit")
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What a run does to every kernel; together with the inputs it determines every cache key."""
-
-    agent: str = "none"
-    budget: int = 0
-    device: str = "emu"
-    seed: int = 0
-    trials: int = 3
-    special: bool = True
-    top: int = 8
-
-    def __post_init__(self):
-        if self.agent not in ("none", *AGENTS):
-            raise AsmEvoError(f"unknown agent {self.agent!r} (valid: none, {', '.join(AGENTS)})")
-        if (self.agent == "none") != (self.budget == 0):
-            raise AsmEvoError("an agent needs a budget of at least 1 edit; agent none (baselines) takes budget 0")
-
-    def stage(self, name: str) -> dict:
-        """The config a stage is called with (part of its cache key)."""
-        return {"recover": {}, "rebuild": {"shrink": False}, "profile": {"top": self.top},
-                "verify": {"device": self.device, "trials": self.trials, "special": self.special},
-                "time": {"device": self.device, "warmup": 5, "repetitions": 30},
-                "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device}}[name]
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
+from .config import STAGES, RunConfig
 
 @dataclass(frozen=True)
 class KernelJob:

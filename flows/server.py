@@ -52,6 +52,8 @@ def start_api() -> Callable[[], str]:
     url = os.environ.get("PREFECT_API_URL")
     if url:
         return lambda: url
+    if "prefect" in sys.modules:
+        raise RuntimeError("start_api must run before Prefect is imported (Prefect reads PREFECT_API_URL once)")
     home = Path(os.environ["PREFECT_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     lock = open(home / ".asmevo-server-start.lock", "w")

@@ -12,7 +12,8 @@ from prefect.runtime import flow_run
 
 from asmevo.suites import load_suite
 
-from .pipeline import KernelJob, RunConfig, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
+from .config import RunConfig
+from .pipeline import KernelJob, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
 from .report import build_report, publish
 from .runs import Run, new_run_id, now
 

@@ -44,7 +44,7 @@ def register_run(sub) -> None:
 def run_parameters(args: argparse.Namespace) -> dict:
     """Check the arguments (suite, agent) without starting Prefect; the run_suite parameters."""
     from ..suites import load_suite
-    from flows.pipeline import RunConfig
+    from flows.config import RunConfig
 
     suite = load_suite(args.suite)
     problems = [name.strip() for name in args.problems.split(",") if name.strip()] if args.problems else None

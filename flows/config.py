@@ -1,0 +1,38 @@
+"""What a run does to every kernel (no Prefect import here: the CLI checks it before starting one)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from asmevo.agent.optimize import AGENTS
+from asmevo.errors import AsmEvoError
+
+STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run does to every kernel; together with the inputs it determines every cache key."""
+
+    agent: str = "none"
+    budget: int = 0
+    device: str = "emu"
+    seed: int = 0
+    trials: int = 3
+    special: bool = True
+    top: int = 8
+
+    def __post_init__(self):
+        if self.agent not in ("none", *AGENTS):
+            raise AsmEvoError(f"unknown agent {self.agent!r} (valid: none, {', '.join(AGENTS)})")
+        if (self.agent == "none") != (self.budget == 0):
+            raise AsmEvoError("an agent needs a budget of at least 1 edit; agent none (baselines) takes budget 0")
+
+    def stage(self, name: str) -> dict:
+        """The config a stage is called with (part of its cache key)."""
+        return {"recover": {}, "rebuild": {"shrink": False}, "profile": {"top": self.top},
+                "verify": {"device": self.device, "trials": self.trials, "special": self.special},
+                "time": {"device": self.device, "warmup": 5, "repetitions": 30},
+                "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device}}[name]
+
+    def to_json(self) -> dict:
+        return asdict(self)
