@@ -14,6 +14,7 @@ COMMAND_MODULES: list[str] = [
     "recover",
     "rebuild",
     "roundtrip",
+    "patch",
     "verify",
     "profile",
     "suite",

@@ -123,3 +123,21 @@ def test_patch_bad_input(tmp_path):
     bad.write_bytes(b"\x7fELF" + bytes(10))
     with pytest.raises(CodeObjectError):
         patch(bad, 0, 4, "s_nop 0")
+
+
+def test_patch_cli(k0, tmp_path, capsys):
+    from asmevo.cli import main
+    path, co, _ = k0
+    first = _items_of(k0, "add")[0]
+    src = tmp_path / "p.s"
+    src.write_text("s_nop 0\n")
+    out = tmp_path / "k1.co"
+    assert main(["patch", str(path), hex(first.address), hex(first.address + first.size), str(src),
+                 "-o", str(out)]) == 0
+    data = out.read_bytes()
+    off = co.address_to_offset(first.address)
+    assert data[off:off + first.size] == S_NOP_0 * (first.size // 4)
+    src.write_text("s_nop 0\ns_nop 0\ns_nop 0\n")
+    assert main(["patch", str(path), hex(first.address), hex(first.address + first.size), str(src),
+                 "-o", str(out)]) == 2
+    assert "error: patch is 12 bytes, range is 8" in capsys.readouterr().err
