@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Prefect orchestration cost: overhead per stage task, and a finished suite run's resume time.
+
+    python benchmarks/orchestration/bench_orchestration.py [--suite kernelbench] [--problems A,B] [--tasks 200]
+
+1. Per task: a flow of N trivial content-cached stage tasks (misses, then hits) against calling
+   the same stage bodies directly; the difference per call is Prefect's overhead.
+2. Suite: `asmevo suite run` on a fresh ASMEVO_HOME (first run), then the same command again
+   (every stage a cache hit). Orchestration overhead = process start-up before the first stage
+   (imports, API server) + tasks x per-task overhead, as a share of the first run; the re-run's
+   wall time as a share of the first run is the resume cost. Targets: < 10 % and < 5 %.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cli_run(home: Path, suite: str, problems: str | None) -> tuple[float, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(ASMEVO_HOME=str(home), PYTHONPATH=str(REPO))
+    args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite] + (["--problems", problems] if problems else [])
+    started = time.perf_counter()
+    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if "stage calls were cache hits" not in proc.stdout:
+        sys.exit(f"suite run failed:\n{proc.stdout}\n{proc.stderr}")
+    return wall, proc.stdout
+
+
+def per_task_overhead(n: int) -> tuple[float, float, float]:
+    """(seconds per task on a miss, on a hit, API start-up seconds), measured in this process."""
+    os.environ["ASMEVO_HOME"] = tempfile.mkdtemp(prefix="asmevo-bench-")
+    from artifacts import configure_prefect
+
+    configure_prefect()
+    from flows.server import start_api
+
+    started = time.perf_counter()
+    start_api()()
+    api_s = time.perf_counter() - started
+    from prefect import flow
+
+    from artifacts import default_store
+    from tasks.policy import Output, stage
+
+    @stage("bench-noop", ("tasks.policy",))
+    def noop(data: str, config: dict) -> Output:
+        return Output("bench", default_store().get(data) + str(config["i"]).encode())
+
+    @flow(persist_result=False)
+    def many(data: str, count: int) -> None:
+        for f in [noop.submit(data, {"i": i}) for i in range(count)]:
+            f.wait()
+
+    data = default_store().put(b"x")
+    many(data, 1)  # flow machinery warm-up
+    direct_started = time.perf_counter()
+    for i in range(n):
+        noop.fn(data, {"i": i + n})
+    direct = time.perf_counter() - direct_started
+    timings = []
+    for _ in range(2):  # misses, then hits
+        started = time.perf_counter()
+        many(data, n)
+        timings.append(time.perf_counter() - started)
+    return (timings[0] - direct) / n, (timings[1] - direct) / n, api_s
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default="kernelbench")
+    parser.add_argument("--problems", help="comma-separated subset (default: the whole suite)")
+    parser.add_argument("--tasks", type=int, default=200, help="trivial tasks for the per-task measurement")
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="asmevo-bench-suite-"))
+    first_s, first_out = cli_run(home, args.suite, args.problems)
+    again_s, again_out = cli_run(home, args.suite, args.problems)
+    calls = int(re.search(r"/(\d+) stage calls", first_out).group(1))
+    hits = re.search(r"(\d+/\d+) stage calls", again_out).group(1)
+    flow_s = float(re.search(r"cache hits, ([\d.]+) s", first_out).group(1))
+
+    miss_s, hit_s, api_s = per_task_overhead(args.tasks)
+    startup_s = first_s - flow_s
+    overhead_s = startup_s + calls * miss_s
+    print(f"per task: {1000 * miss_s:.1f} ms on a miss, {1000 * hit_s:.1f} ms on a cache hit "
+          f"({args.tasks} trivial tasks); API server start {api_s:.1f} s")
+    print(f"first run: {first_s:.1f} s wall ({flow_s:.1f} s in the flow, {startup_s:.1f} s process start-up "
+          f"and shutdown), {calls} stage calls")
+    print(f"orchestration overhead: {overhead_s:.1f} s = {100 * overhead_s / first_s:.1f} % of the first run "
+          f"(target < 10 %)")
+    print(f"resume of the finished run: {again_s:.1f} s wall, {hits} cache hits = "
+          f"{100 * again_s / first_s:.1f} % of the first run (target < 5 %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
