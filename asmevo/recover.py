@@ -172,8 +172,9 @@ _PC_WINDOW = 8
 
 
 def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
-    """`s_getpc_b64 s[a:b]` followed by `s_add_u32 sa, sa, lit` / `s_addc_u32 sb, sb, lit` (both
-    with 32-bit literals): (lo item, hi item, pc value, target address) per such pair."""
+    """`s_getpc_b64 s[a:b]` followed by `s_add_u32 sa, sa, lit` (32-bit literal) and
+    `s_addc_u32 sb, sb, hi` (literal, or inline 0 / -1 for a near target): (lo item, hi item,
+    pc value, target address) per such pair, as used for calls and computed jumps."""
     found = []
     for i, item in enumerate(items):
         m = _GETPC_RE.match(item.text) if item.text and item.text.startswith("s_getpc") else None
@@ -187,11 +188,13 @@ def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
                 break
             if nxt.size == 8 and lo is None and t.startswith(f"s_add_u32 {lo_reg}, {lo_reg}, "):
                 lo = nxt
-            elif nxt.size == 8 and lo is not None and t.startswith(f"s_addc_u32 {hi_reg}, {hi_reg}, "):
-                hi = nxt
+            elif lo is not None and t.startswith(f"s_addc_u32 {hi_reg}, {hi_reg}, "):
+                if nxt.size == 8 or t.endswith((", 0", ", -1")):
+                    hi = nxt
                 break
         if lo is not None and hi is not None:
-            offset = int.from_bytes(lo.encoding[4:8] + hi.encoding[4:8], "little", signed=True)
+            high = hi.encoding[4:8] if hi.size == 8 else (b"\xff" * 4 if hi.text.endswith("-1") else bytes(4))
+            offset = int.from_bytes(lo.encoding[4:8] + high, "little", signed=True)
             found.append((lo, hi, item.address + 4, item.address + 4 + offset))
     return found
 
@@ -272,7 +275,7 @@ def _plan(co: CodeObject, items: list[Item], symbols: list[dict], warnings: list
         else:
             warnings.append(f"pc-relative address at 0x{lo.address:x} targets 0x{tgt:x}: kept numeric")
             continue
-        for part, ins in (("lo", lo), ("hi", hi)):
+        for part, ins in (("lo", lo), ("hi", hi)) if hi.size == 8 else (("lo", lo),):
             ins.symbolic = f"{ins.text.rsplit(',', 1)[0]}, {sym}@rel32@{part}+{ins.address + 4 - pc}"
     for f in funcs.values():
         if f["size"] and f["address"] + f["size"] in boundaries:

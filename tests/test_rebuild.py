@@ -160,3 +160,73 @@ def test_resource_scan_and_policy(code_object):
     kept = choose(need, have, shrink=False)
     assert kept.next_free_vgpr >= max(need.next_free_vgpr, have.next_free_vgpr)
     assert choose(need, have, shrink=True) == need
+
+
+COMPUTED_JUMP = """\
+\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+\t.amdhsa_code_object_version 5
+\t.text
+\t.globl k
+\t.p2align 8
+\t.type k,@function
+k:
+\ts_getpc_b64 s[0:1]
+.Lpc:
+\ts_add_u32 s0, s0, .Ltarget-.Lpc
+\ts_addc_u32 s1, s1, 0
+\ts_setprio 3
+\ts_setpc_b64 s[0:1]
+\ts_nop 0
+.Ltarget:
+\tbuffer_load_dword v1, v0, s[4:7], 0 offen
+\ts_endpgm
+.Lend:
+\t.size k, .Lend-k
+\t.rodata
+\t.p2align 6
+\t.amdhsa_kernel k
+\t\t.amdhsa_user_sgpr_kernarg_segment_ptr 1
+\t\t.amdhsa_next_free_vgpr 2
+\t\t.amdhsa_next_free_sgpr 8
+\t\t.amdhsa_accum_offset 4
+\t.end_amdhsa_kernel
+\t.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .args: []
+    .group_segment_fixed_size: 0
+    .kernarg_segment_align: 8
+    .kernarg_segment_size: 0
+    .max_flat_workgroup_size: 256
+    .name: k
+    .private_segment_fixed_size: 0
+    .sgpr_count: 14
+    .symbol: k.kd
+    .vgpr_count: 2
+    .wavefront_size: 64
+amdhsa.target: amdgcn-amd-amdhsa--gfx942
+amdhsa.version: [1, 2]
+...
+\t.end_amdgpu_metadata
+"""
+
+
+def test_computed_jump_follows_edits(tmp_path):
+    """Hand-written `s_getpc` + `s_add_u32 lit` + `s_addc_u32 0` + `s_setpc`: the literal becomes
+    a relocation against the target label, so an insertion keeps the jump on its target."""
+    from asmevo.codeobj.elf import TargetId
+    from asmevo.isa.assemble import assemble, link
+    from asmevo.recover import disassemble_text, pc_relative_pairs
+    from asmevo.roundtrip import roundtrip
+    k0 = tmp_path / "jump.co"
+    k0.write_bytes(link(assemble(COMPUTED_JUMP, TargetId("gfx942", "any", "any"))))
+    assert roundtrip(k0).status == "identical"
+    src = recover(k0).write(tmp_path / "rec")
+    text = src.read_text()
+    assert re.search(r"s_add_u32 s0, s0, \.Lbb_[0-9a-f]+@rel32@lo\+4", text)
+    _edit(src, "\ts_setprio 3", "\ts_setprio 3\n\ts_nop 1\n\ts_nop 2")
+    out = tmp_path / "k2.co"
+    rebuild(src, out)
+    items = disassemble_text(CodeObject.from_path(out))
+    (_, _, _, target), = pc_relative_pairs(items)
+    assert next(i for i in items if i.address == target).text.startswith("buffer_load_dword")
