@@ -182,6 +182,8 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
             use = scan_lines(scanned)
             if use.scratch and not desc["enable_private_segment"]:
                 raise RebuildError(f"{origin}: kernel {name} uses scratch but K0 enables no private segment")
+            if use.lds and not desc.group_segment_fixed_size:
+                warnings.append(f"kernel {name} uses LDS but K0 allocates none statically (dynamic LDS?)")
             need = required(use, desc, processor, dispatch_floor=shrink)
         alloc = choose(need, declared(desc, k["metadata"], processor), shrink, need0)
         allocations[name] = alloc

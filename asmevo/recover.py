@@ -26,7 +26,7 @@ from .errors import AsmEvoError, CodeObjectError
 from .isa.assemble import assemble, encode_lines, link
 from .isa.disasm import branch_target, iter_objdump
 from .isa.instruction import BRANCH_MNEMONICS
-from .isa.resources import declared, required, scan_lines
+from .isa.resources import choose, declared, required, scan_lines
 from .source import digest, scanned_lines
 from .toolchain import find_toolchain
 
@@ -383,9 +383,10 @@ def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]
     em.add("\t.rodata")
     for kernel in co.kernels:
         desc = kernel.descriptor
-        have = declared(desc, kernel.metadata, co.target.processor)
         scanned = scanned_lines(bodies.get(kernel.name, []), helpers)
         need0 = required(scan_lines(scanned), desc, co.target.processor)
+        # What an unedited rebuild declares: K0's values (and the scan's reserve flags).
+        have = choose(need0, declared(desc, kernel.metadata, co.target.processor), False, need0)
         em.add("\t.p2align 6")
         carried = carried_fields(desc, co.target, have)
         if carried:
