@@ -40,12 +40,13 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
     addrs = host_buffers(memory, k, kernarg, grid, block, lds)
     wpg = waves_per_group(block)
     nwg = grid[0] * grid[1] * grid[2]
-    per_batch = batch_waves(k, block, prog.nvgpr, prog.nagpr, checked) // wpg
+    nvgpr = max(prog.nvgpr, desc.accum_offset) if prog.indexed else prog.nvgpr
+    per_batch = batch_waves(k, block, nvgpr, prog.nagpr, checked) // wpg
     stats = Stats(budget)
     with np.errstate(all="ignore"):
         for first in range(0, nwg, per_batch):
             count = min(per_batch, nwg - first)
-            m = Machine(nwaves=count * wpg, nvgpr=prog.nvgpr, nagpr=prog.nagpr, waves_per_group=wpg,
+            m = Machine(nwaves=count * wpg, nvgpr=nvgpr, nagpr=prog.nagpr, waves_per_group=wpg,
                         lds_bytes=lds, scratch_bytes=desc.private_segment_fixed_size, memory=memory,
                         checked=checked, wave_base=first * wpg, entry=entry)
             init_batch(m, k, first, grid, block, addrs, kernarg)

@@ -67,9 +67,30 @@ def _track(m, g, ins, wave: np.ndarray, byte: np.ndarray, write: bool) -> None:
             r_wave[kb[1:][multi]] = -2
 
 
-def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None):
+def _dma_order(m, ins, wv: np.ndarray, byte: np.ndarray, size: int, dma_seq: np.ndarray | None) -> None:
+    """LDS DMA bookkeeping. A DMA write (`dma_seq`: the issuing waves' vmcnt sequence numbers [G]) marks its
+    bytes; any other access to a byte whose DMA its issuing wave has not yet retired by `s_waitcnt vmcnt`
+    is a `waitcnt` finding."""
+    if m.lds_dma is None:
+        m.lds_dma = (np.zeros(len(m.lds), I64), np.zeros(len(m.lds), np.int32))
+    seq, wave = m.lds_dma
+    if dma_seq is not None:
+        seq[byte] = np.repeat(dma_seq, size)
+        wave[byte] = np.repeat(wv, size)
+        return
+    w = wave[byte]
+    pending = seq[byte] > m.vm_retired[w]
+    if pending.any():
+        i = int(np.nonzero(pending)[0][0])
+        m.find("waitcnt", ins.address, wv[i // size],
+               f"{ins.mnemonic}: LDS byte {int(byte[i]) % m.lds_stride} is written by an LDS DMA load of wave "
+               f"{m.wave_base + int(w[i])} not yet retired by s_waitcnt vmcnt")
+
+
+def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None, dma_seq: np.ndarray | None = None):
     """Read (data None) or write LDS bytes [off, off+size) for active lanes; returns uint32
-    [G,64,ndw] for reads/atomics. Lanes beyond the LDS allocation are flagged and dropped."""
+    [G,64,ndw] for reads/atomics. Lanes beyond the LDS allocation are flagged and dropped. `dma_seq`
+    marks a write as an LDS DMA load's (see `_dma_order`)."""
     ok = (off >= 0) & (off + size <= m.lds_bytes)
     bad = mask & ~ok
     if bad.any():
@@ -80,6 +101,9 @@ def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None):
     ndw = max(1, size // 4)
     wv = np.broadcast_to(g.waves[:, None], mask.shape)[mask]
     base = (m.wg_of_wave[wv] * m.lds_stride).astype(I64) + off[mask]
+    if dma_seq is not None or m.lds_dma is not None:
+        _dma_order(m, ins, wv, (base[:, None] + np.arange(size)).ravel(), size,
+                   None if dma_seq is None else np.broadcast_to(dma_seq[:, None], mask.shape)[mask])
     if atomic is not None:
         return _lds_atomic(m, ins, mask, base, ndw, data, atomic)
     byte = (base[:, None] + np.arange(size)).ravel()

@@ -6,12 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import EmulationError
+from .checks import KIND, check_init, check_pending
 from .ops import BARRIER, BRANCH, END, JUMP, Op
 from .program import Program
 from .state import Group, Machine
-
-_KIND = {"vm": 1, "lds": 2, "smem": 3, "flat": 3}
-
 
 class Stats:
     """Counters accumulated over the batches of one launch."""
@@ -63,11 +61,11 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
         stats.lane_instructions += g.exec_info(m)[2]
         pc_counts[pc] = pc_counts.get(pc, 0) + n
         if op.chk_reads:
-            _check_pending(m, g, op, op.chk_reads, False)
+            check_pending(m, g, op, op.chk_reads, False)
         if op.chk_writes:
-            _check_pending(m, g, op, op.chk_writes, True)
+            check_pending(m, g, op, op.chk_writes, True)
         if checked:
-            _check_init(m, g, op)
+            check_init(m, g, op)
         res = op.fn(m, g)
         if op.counter:
             _issue(m, g, op)
@@ -129,7 +127,7 @@ def _issue(m: Machine, g: Group, op: Op) -> None:
         m.smem_issued[sel] += 1
     if not op.loads:
         return
-    kind = _KIND[c]
+    kind = KIND[c]
     seq = {1: m.vm_issued, 2: m.lds_issued, 3: m.smem_issued}[kind][sel]
     for file, first, count in op.loads:
         for i in range(count):
@@ -139,43 +137,3 @@ def _issue(m: Machine, g: Group, op: Op) -> None:
             k, s = m.pend[key]
             k[sel] = kind
             s[sel] = seq
-
-
-def _check_pending(m: Machine, g: Group, op: Op, regs: list, write: bool) -> None:
-    sel = g.sel
-    for key in regs:
-        entry = m.pend.get(key)
-        if entry is None:
-            continue
-        kind, seq = entry
-        k = kind[sel]
-        if not k.any():
-            continue
-        s = seq[sel]
-        done = np.where(k == 1, s <= m.vm_retired[sel],
-                        np.where(k == 2, s <= m.lds_retired[sel], s <= m.smem_retired[sel]))
-        bad = (k != 0) & ~done
-        if write and op.loads and op.counter in ("vm", "lds"):
-            bad &= k != _KIND[op.counter]  # in-order returns of the same counter keep WAW order
-        if bad.any():
-            file, idx = key
-            what = "overwrites" if write else "reads"
-            m.find("waitcnt", op.ins.address, g.waves[bad],
-                   f"{op.ins.mnemonic} {what} {file}{idx} while a load into it is outstanding (missing s_waitcnt)")
-        kind[sel] = np.where(done, 0, k)
-
-
-def _check_init(m: Machine, g: Group, op: Op) -> None:
-    mask, full, _ = g.exec_info(m)
-    for f, i in op.reads:
-        if f == "s":
-            bad = ~m.s_init[g.sel, i]
-            if bad.any():
-                m.find("uninitialized", op.ins.address, g.waves[bad],
-                       f"{op.ins.mnemonic} reads s{i} before any write")
-        else:
-            init = (m.v_init if f == "v" else m.a_init)[i][g.sel]
-            bad = ~init & mask
-            if bad.any():
-                m.find("uninitialized", op.ins.address, g.waves[bad.any(axis=1)],
-                       f"{op.ins.mnemonic} reads {f}{i} in lanes never written")

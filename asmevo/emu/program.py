@@ -13,6 +13,7 @@ from ..isa.hazards import check_hazards
 from ..isa.instruction import Instruction
 from .access import sgpr_index
 from .ds import compile_ds
+from .gpridx import index_mode_addresses, index_mode_op
 from .ops import Context, Op
 from .smem import compile_smem
 from .sop import compile_sop
@@ -78,7 +79,8 @@ def register_sets(ins: Instruction, op: Op) -> tuple[list, list]:
     """(registers read, registers written) by operand position; loads' destinations are writes."""
     n = ins.mnemonic
     ops = list(ins.operands)
-    if op.is_store or n.startswith(_NO_DST) or not ops:
+    lds_dma = n.startswith("global_load_lds_") or (n.startswith("buffer_load_") and "lds" in ins.modifiers)
+    if op.is_store or lds_dma or n.startswith(_NO_DST) or not ops:
         ndst = 0
     elif n.startswith(_TWO_DST):
         ndst = 2
@@ -114,6 +116,11 @@ class Program:
         used = [r for op in self.ops.values() for r in op.reads + op.writes + _load_regs(op)]
         self.nvgpr = 1 + max((i for f, i in used if f == "v"), default=0)
         self.nagpr = 1 + max((i for f, i in used if f == "a"), default=0)
+        indexed = index_mode_addresses(self.instructions)
+        self.indexed = bool(indexed)  # VGPR index mode: registers beyond those named may be addressed
+        for ins in indexed:
+            self.ops[ins.address] = index_mode_op(self.ops[ins.address], lambda i: compile_instruction(i, ctx),
+                                                  tracked)
 
     def hazards(self, kernel: Kernel) -> dict[int, str]:
         """Wait-state hazards of a kernel's code (static gfx942 rules): address -> message."""

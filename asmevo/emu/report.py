@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 KINDS = ("waitcnt", "lds_race", "out_of_bounds", "uninitialized", "lds_limit", "scratch_limit", "budget",
-         "barrier", "hazard")
+         "barrier", "hazard", "vgpr_index")
 
 
 @dataclass

@@ -9,7 +9,7 @@ from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
 from .access import scalar_reader, scalar_writer
 from .ops import BARRIER, BRANCH, END, JUMP, NORMAL, Context, Op
-from .state import EXEC, VCC
+from .state import EXEC, M0, VCC
 
 U32, U64, I32, I64 = np.uint32, np.uint64, np.int32, np.int64
 M32 = 0xFFFFFFFF
@@ -93,6 +93,8 @@ def compile_sop(ins: Instruction, ctx: Context) -> Op:
         return _pc_ops(ins, nxt)
     if name in ("s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32"):
         return _hwreg(ins)
+    if name.startswith("s_set_gpr_idx_"):
+        return _gpr_idx(ins)
     if name.startswith(("s_cmp_", "s_cmpk_", "s_bitcmp")):
         return _cmp(ins)
     fn = _ALU.get(_key(name))
@@ -124,6 +126,23 @@ def _waitcnt(ins: Instruction) -> Op:
             if lgkm == 0:
                 m.smem_retired[sel] = m.smem_issued[sel]
     return Op(ins, fn)
+
+
+def _gpr_idx(ins: Instruction) -> Op:
+    """VGPR index mode state in M0: index in bits 7:0, operand mask in bits 15:12 (on/off is static, gpridx.py)."""
+    name = ins.mnemonic
+    if name == "s_set_gpr_idx_off":
+        return Op(ins, lambda m, g: None)
+    if name == "s_set_gpr_idx_mode":
+        mode = U32((int.from_bytes(ins.encoding[:2], "little") & 0xF) << 12)
+        return Op(ins, lambda m, g: m.swrite(g, M0, (m.s[g.sel, M0] & U32(0xFFFF0FFF)) | mode))
+    src = scalar_reader(ins.operands[0])
+    if name == "s_set_gpr_idx_idx":
+        return Op(ins, lambda m, g: m.swrite(g, M0, (m.s[g.sel, M0] & U32(0xFFFFFF00)) | (src(m, g) & U32(0xFF))))
+    if name != "s_set_gpr_idx_on":
+        raise UnsupportedInstruction(name, ins.address)
+    mode = U32((ins.encoding[1] & 0xF) << 12)
+    return Op(ins, lambda m, g: m.swrite(g, M0, (m.s[g.sel, M0] & U32(0xFFFF0F00)) | (src(m, g) & U32(0xFF)) | mode))
 
 
 def _cbranch(ins: Instruction) -> Op:

@@ -80,6 +80,7 @@ class Machine:
         self.lds = np.zeros(self.nwg * self.lds_stride, np.uint8)
         self.lds_epoch = np.zeros(self.nwg, np.int32)
         self.lds_track: tuple[np.ndarray, ...] | None = None
+        self.lds_dma: tuple[np.ndarray, np.ndarray] | None = None  # LDS DMA: per byte (vm seq, wave)
         self.scratch_bytes = scratch_bytes
         self._scratch: np.ndarray | None = None
         # waitcnt bookkeeping: per-wave issue/retire sequence numbers per counter class

@@ -18,12 +18,13 @@ from .atomics import ATOMIC_OPS, AtomicRequest, apply_atomic
 from .ds import lds_access
 from .memory import BASE
 from .ops import Context, Op
-from .state import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
+from .state import M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
 _SIZES = {"dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16, "ubyte": 1, "sbyte": 1, "ushort": 2,
           "sshort": 2, "byte": 1, "short": 2, "ubyte_d16": 1, "sbyte_d16": 1, "short_d16": 2,
           "ubyte_d16_hi": 1, "sbyte_d16_hi": 1, "short_d16_hi": 2, "byte_d16_hi": 1}
+_DMA_SIZES = {"dword": 4, "ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2}
 
 
 def compile_vmem(ins: Instruction, ctx: Context) -> Op:
@@ -34,7 +35,9 @@ def compile_vmem(ins: Instruction, ctx: Context) -> Op:
     kind, _, what = rest.partition("_")
     if kind == "atomic":
         return _atomic(ins, seg, what, ctx)
-    if kind not in ("load", "store") or what not in _SIZES or "lds" in ins.modifiers:
+    if kind == "load" and (what.startswith("lds_") or "lds" in ins.modifiers):
+        return _lds_dma(ins, seg, what.removeprefix("lds_"), ctx)
+    if kind not in ("load", "store") or what not in _SIZES:
         raise UnsupportedInstruction(name, ins.address)
     size = _SIZES[what]
     store = kind == "store"
@@ -80,6 +83,24 @@ def compile_vmem(ins: Instruction, ctx: Context) -> Op:
         for j in range(ndw):
             m.vwrite(g, regs, first + j, val[..., j])
     return Op(ins, ld, loads=((file, first, ndw),), counter=_counter(seg))
+
+
+def _lds_dma(ins: Instruction, seg: str, what: str, ctx: Context) -> Op:
+    """`buffer_load_* ... lds` / `global_load_lds_*`: each active lane's loaded bytes go to LDS at
+    M0[17:2] * 4 + inst_offset + lane * size instead of a VGPR (out-of-range buffer lanes write 0);
+    counted on vmcnt, with the written LDS bytes pending until the issuing wave retires the load."""
+    size = _DMA_SIZES.get(what)
+    if size is None or seg not in ("buffer", "global"):
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "LDS DMA")
+    address = _addresser(ins, seg, list(ins.operands), ctx)
+    lane_off = np.arange(64, dtype=I64) * size + int(ins.modifier("offset") or "0", 0)
+
+    def fn(m, g):
+        mask, full, _ = g.exec_info(m)
+        val = address(m, g, mask, size, None)
+        off = (m.s[g.sel, M0] & U32(0x3FFFC)).astype(I64)[:, None] + lane_off
+        lds_access(m, g, ins, mask, off, size, val, dma_seq=m.vm_issued[g.sel] + 1)
+    return Op(ins, fn, counter="vm")
 
 
 def _counter(seg: str) -> str:
@@ -236,7 +257,7 @@ def _buffer_addresser(ins: Instruction, ops: list[Operand], imm: int):
         if offen:
             voff = m.v[vi + k][g.sel].astype(I64)
         off = voff + imm
-        if idxen or (stride != 0).any():
+        if idxen:  # structured (gfx9: idxen); otherwise raw, whatever the stride
             in_range = (index < num) & (off < np.maximum(stride, 1) + (stride == 0) * (1 << 40))
             addr_off = index * stride + off + so
         else:

@@ -136,6 +136,8 @@ def dpp_control(ins: Instruction) -> tuple[np.ndarray, np.ndarray, np.ndarray, b
         src = (lanes & ~15) | (15 - row)
     elif "row_half_mirror" in mods:
         src = (lanes & ~7) | (7 - (lanes & 7))
+    elif "row_newbcast" in mods:  # gfx90a+: lane n of each row to the whole row
+        src = (lanes & ~15) | int(mods["row_newbcast"], 0)
     elif "row_bcast" in mods:
         n = int(mods["row_bcast"])
         if n == 15:
