@@ -165,8 +165,8 @@ class Evaluator:
         try:
             data = rebuild_source(cand.source, self.baseline.info, origin=f"candidate {cand.id}").data
         except RebuildError as exc:
-            return Rejection("abi" if "ABI change" in str(exc) or "kernels changed" in str(exc) else "assemble",
-                             str(exc))
+            abi = any(k in str(exc) for k in ("ABI change", "kernels changed", "uses scratch"))
+            return Rejection("abi" if abi else "assemble", str(exc))
         cand.data, cand.sha256 = data, sha256(data)
         k1 = self._code(cand)
         abi = static_differences(self.k0, k1)

@@ -35,8 +35,13 @@ def _blocks(body: Body, i: int) -> tuple[int, int]:
     return blk.start, blk.end
 
 
+def _counter(info: RegInfo) -> str:
+    return "vm" if info.family in ("flat", "mubuf") else "lgkm"
+
+
 def hoist_load(body: Body, i: int) -> Body | None:
-    """Move load instruction i as early in its block as dependences allow."""
+    """Move load instruction i as early in its block as dependences allow, keeping its order among
+    the loads on the same counter (so in-order waits stay meaningful)."""
     infos, ins = body.infos, body.instructions
     info = infos[i]
     if not is_load(info):
@@ -46,6 +51,8 @@ def hoist_load(body: Body, i: int) -> Body | None:
     while j > start:
         prev = infos[j - 1]
         if ins[j - 1].is_branch or prev.base in _BARRIERS or _writes_memory(prev) or not _independent(prev, info):
+            break
+        if is_load(prev) and _counter(prev) == _counter(info):
             break
         j -= 1
     if j == i:

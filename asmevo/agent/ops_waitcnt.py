@@ -33,22 +33,24 @@ def _with_wait(body: Body, k: int, limits: dict[str, int]) -> Body:
     return body.replace(items)
 
 
-def _legal(body: Body, budget: int) -> bool:
-    return len(check_waitcnt(body.instructions, cfg=body.cfg)) <= budget
+def _legal(body: Body, budget: int, ignore: frozenset[int] = frozenset()) -> bool:
+    """At most `budget` waitcnt violations, not counting those at instructions in `ignore` (ids)."""
+    found = check_waitcnt(body.instructions, cfg=body.cfg)
+    return sum(1 for v in found if id(body.instructions[v.index]) not in ignore) <= budget
 
 
-def relax_at(body: Body, k: int, budget: int) -> Body:
+def relax_at(body: Body, k: int, budget: int, ignore: frozenset[int] = frozenset()) -> Body:
     """Raise each counter of the wait at item k as far as the analysis allows (dropping counters,
-    or the whole wait, when nothing needs them)."""
+    or the whole wait, when nothing needs them); violations at `ignore` instructions don't count."""
     limits = decode_waitcnt(body.items[k].ins)
     for counter in list(limits):
         lo, hi = limits[counter], COUNTER_MAX[counter]
-        if _legal(_with_wait(body, k, {**limits, counter: hi}), budget):
+        if _legal(_with_wait(body, k, {**limits, counter: hi}), budget, ignore):
             limits[counter] = hi
             continue
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if _legal(_with_wait(body, k, {**limits, counter: mid}), budget):
+            if _legal(_with_wait(body, k, {**limits, counter: mid}), budget, ignore):
                 lo = mid
             else:
                 hi = mid
@@ -82,8 +84,10 @@ def sink(body: Body, k: int) -> Body | None:
             break
         where = {id(ins): p for ins, p in zip(cur.instructions, cur.pos)}
         inside = [where[id(cur.instructions[v.index])] for v in found if id(cur.instructions[v.index]) in after]
+        later: frozenset[int] = frozenset()
         if inside:
             at = min(inside)
+            later = frozenset(x for x in after if where[x] > at)
         elif after:
             last = where[after[-1]]
             at = last if _is_end(cur.items[last]) else last + 1
@@ -92,7 +96,8 @@ def sink(body: Body, k: int) -> Body | None:
         items = list(cur.items)
         items.insert(at, make_item(wait_text(limits)))
         before = cur
-        cur = relax_at(cur.replace(items), at, budget)
+        inserted = cur.replace(items)
+        cur = relax_at(inserted, at, budget, later)
         if cur.same_code(before):
             return None
     else:

@@ -156,12 +156,11 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
         body.cfg
     except AsmEvoError:
         return []
-    order = list(range(len(body.instructions)))
+    order = list(range(len(body.instructions)))[:config.sites]
     if heat is not None:
-        order = [i for i in order if heat.cycles[id(body.instructions[i])] > 0]
-        order.sort(key=lambda i: -heat.cycles[id(body.instructions[i])])
+        order = _hot_sites(body, heat, config.sites)
     out, seen = [], set()
-    for prop in propose(body, order[:config.sites], config.operators):
+    for prop in propose(body, order, config.operators):
         code = tuple(it.text for it in prop.body.items)
         if code in seen:
             continue
@@ -171,3 +170,15 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
             out.append((predicted if predicted is not None else math.inf, rng.random(), prop))
     out.sort(key=lambda t: (t[0], t[1]))
     return out
+
+
+def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3) -> list[int]:
+    """The `limit` hottest executed instructions, then the memory instructions of the hottest
+    blocks (their loads feed the hot waits even when the loads themselves are cheap)."""
+    instrs, cfg = body.instructions, body.cfg
+    cyc = lambda i: heat.cycles[id(instrs[i])]
+    order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
+    ranked = sorted(cfg.blocks, key=lambda b: -sum(cyc(i) for i in range(b.start, b.end)))
+    extra = [i for b in ranked[:blocks] for i in range(b.start, b.end)
+             if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
+    return order + extra

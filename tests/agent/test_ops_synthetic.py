@@ -1,0 +1,95 @@
+"""Rewrite operators on small hand-written kernel bodies: each result is what the operator
+promises and still passes the waitcnt/hazard checks."""
+from __future__ import annotations
+
+from asmevo.agent.body import Body
+from asmevo.agent.ops_cleanup import propagate_move, remove_dead_write
+from asmevo.agent.ops_sched import hoist_load, hoist_past_wait
+from asmevo.agent.ops_waitcnt import hoist_to_predecessors, relax, sink
+from asmevo.agent.source import KernelSource, strip_comment
+
+
+def body_of(lines: list[str]) -> Body:
+    text = "\t.text\nk:\n" + "\n".join(ln if ln.endswith(":") else "\t" + ln for ln in lines) + "\n.Lend_k:\n"
+    return Body.of(KernelSource(text, "k"))
+
+
+def code(body: Body) -> list[str]:
+    return [strip_comment(it.text) for it in body.items if strip_comment(it.text)]
+
+
+def waits(body: Body) -> list[str]:
+    return [c for c in code(body) if c.startswith("s_waitcnt")]
+
+
+def test_relax_counts_only_what_the_consumer_needs():
+    b = body_of(["global_load_dword v1, v[2:3], off", "global_load_dword v4, v[2:3], off offset:4",
+                 "s_waitcnt vmcnt(0)", "v_add_f32_e32 v5, v1, v1", "s_waitcnt vmcnt(0)",
+                 "v_add_f32_e32 v6, v4, v4", "s_endpgm"])
+    new = relax(b, 2 + 0)  # item 2 is the first wait
+    assert waits(new) == ["s_waitcnt vmcnt(1)", "s_waitcnt vmcnt(0)"]
+    assert new.no_worse(b)
+
+
+def test_sink_moves_wait_past_independent_work_and_splits():
+    b = body_of(["global_load_dword v1, v[2:3], off", "global_load_dword v4, v[2:3], off offset:4",
+                 "s_waitcnt vmcnt(0)", "v_mov_b32_e32 v7, 1", "v_add_f32_e32 v5, v1, v1",
+                 "v_add_f32_e32 v6, v4, v4", "s_endpgm"])
+    new = sink(b, 2)
+    assert code(new) == ["global_load_dword v1, v[2:3], off", "global_load_dword v4, v[2:3], off offset:4",
+                         "v_mov_b32_e32 v7, 1", "s_waitcnt vmcnt(1)", "v_add_f32_e32 v5, v1, v1",
+                         "s_waitcnt vmcnt(0)", "v_add_f32_e32 v6, v4, v4", "s_endpgm"]
+    assert new.no_worse(b)
+
+
+def test_hoist_to_predecessors_stops_waiting_for_stores():
+    b = body_of(["global_load_dword v1, v[2:3], off", "global_load_dword v4, v[2:3], off offset:4",
+                 "s_cbranch_scc0 .La", "v_mov_b32_e32 v9, 0", ".La:", "s_waitcnt vmcnt(0)",
+                 "global_store_dword v[2:3], v1, off", "s_waitcnt vmcnt(0)", "global_store_dword v[2:3], v4, off",
+                 "s_endpgm"])
+    new = hoist_to_predecessors(b, 5)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    # one wait on each incoming path, none left between the stores
+    assert c.index("s_waitcnt vmcnt(0)") < c.index(".La:")
+    assert "s_waitcnt" not in " ".join(c[c.index(".La:"):])
+
+
+def test_hoist_load_crosses_independent_alu_and_relaxes_the_wait_it_crosses():
+    b = body_of(["global_load_dword v1, v[2:3], off", "s_waitcnt vmcnt(0)", "v_add_f32_e32 v5, v1, v1",
+                 "global_load_dword v4, v[6:7], off", "s_waitcnt vmcnt(0)", "v_add_f32_e32 v8, v4, v4", "s_endpgm"])
+    new = hoist_load(b, 3)
+    assert code(new)[:4] == ["global_load_dword v1, v[2:3], off", "global_load_dword v4, v[6:7], off",
+                             "s_waitcnt vmcnt(1)", "v_add_f32_e32 v5, v1, v1"]
+    assert new.no_worse(b)
+
+
+def test_hoist_load_never_crosses_a_store_or_its_address_producer():
+    b = body_of(["global_store_dword v[2:3], v1, off", "global_load_dword v4, v[2:3], off", "s_endpgm"])
+    assert hoist_load(b, 1) is None
+    b = body_of(["v_mov_b32_e32 v2, 0", "global_load_dword v4, v[2:3], off", "s_endpgm"])
+    assert hoist_load(b, 1) is None
+
+
+def test_interleave_moves_independent_alu_above_the_wait_only():
+    b = body_of(["global_load_dword v1, v[2:3], off", "s_waitcnt vmcnt(0)", "v_add_f32_e32 v5, v1, v1",
+                 "v_mov_b32_e32 v7, 2", "s_endpgm"])
+    new = hoist_past_wait(b, 3)
+    assert code(new)[1:3] == ["v_mov_b32_e32 v7, 2", "s_waitcnt vmcnt(0)"]
+    assert hoist_past_wait(b, 2) is None or not new.same_code(hoist_past_wait(b, 2))
+
+
+def test_dead_write_removed_only_when_nothing_reads_it():
+    b = body_of(["s_mov_b32 s4, 1", "s_mov_b32 s4, 2", "v_mov_b32_e32 v0, s4", "s_endpgm"])
+    new = remove_dead_write(b, 0)
+    assert code(new) == ["s_mov_b32 s4, 2", "v_mov_b32_e32 v0, s4", "s_endpgm"]
+    assert remove_dead_write(b, 1) is None
+
+
+def test_propagate_move_rewrites_reads_and_deletes_the_copy():
+    b = body_of(["v_mov_b32_e32 v3, v2", "v_add_f32_e32 v4, v3, v3", "s_endpgm"])
+    new = propagate_move(b, 0)
+    assert code(new) == ["v_add_f32_e32 v4, v2, v2", "s_endpgm"]
+    b = body_of(["v_mov_b32_e32 v3, v2", "v_add_f32_e32 v4, v3, v3", "s_branch .Lx", ".Lx:",
+                 "v_add_f32_e32 v5, v3, v3", "s_endpgm"])
+    assert propagate_move(b, 0) is None  # v3 is read in a later block
