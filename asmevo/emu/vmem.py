@@ -256,7 +256,7 @@ def _buffer_addresser(ins: Instruction, ops: list[Operand], imm: int):
             k = 1
         if offen:
             voff = m.v[vi + k][g.sel].astype(I64)
-        off = voff + imm
+        off = (voff + imm) & 0xFFFFFFFF  # the 32-bit buffer offset wraps
         if idxen:  # structured (gfx9: idxen); otherwise raw, whatever the stride
             in_range = (index < num) & (off < np.maximum(stride, 1) + (stride == 0) * (1 << 40))
             addr_off = index * stride + off + so

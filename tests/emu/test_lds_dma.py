@@ -210,3 +210,16 @@ def test_dpp_row_newbcast():
     res = _indexed("v_mov_b32_dpp v2, v20 row_newbcast:5 row_mask:0xf bank_mask:0xf")
     assert res.report.ok, res.report.findings
     np.testing.assert_array_equal(res.outputs[1][:64], (LANES & ~15) | 5)
+
+
+def test_buffer_offset_wraps_at_32_bits():
+    """vaddr + inst_offset is a 32-bit sum: vaddr = 4 * lane - 4 with offset:8 reads src[lane + 1]."""
+    src = np.arange(64, dtype=np.uint32) + 11
+    body = """
+  v_subrev_u32 v12, 4, v10
+  buffer_load_dword v2, v12, s[12:15], 0 offen offset:8
+  s_waitcnt vmcnt(0)
+"""
+    res = _run(body, src)
+    assert res.report.ok, res.report.findings
+    np.testing.assert_array_equal(res.outputs[1], np.where(LANES + 1 < 50, src[np.minimum(LANES + 1, 63)], 0))

@@ -111,15 +111,27 @@ def paged_attention(batch, kv_heads, max_blocks, num_blocks):
     return [kv_heads, batch, 1], [256, 1, 1], s
 
 
+def i8gemm(m, n, k):
+    s = layout([*ptr(buf("C", "bfloat16", [m, n], "zeros")), *ptr(buf("A", "int8", [m, k])),
+                *ptr(buf("B", "int8", [n, k])), *ptr(buf("a_scale", "float32", [m])),
+                *ptr(buf("b_scale", "float32", [n])), *ptr(buf("bias", "float32", [n])),
+                *slot("u32", "m", m), *slot("u32", "n", n), *slot("u32", "k", k), *slot("u32", "lda", k),
+                *slot("u32", "ldb", k), *slot("u32", "ldc", n * 2), *slot("u32", "ks", 1)])
+    return [n // 128, cdiv(m, 128), 1], [256, 1, 1], s
+
+
 # ---- problems ------------------------------------------------------------------------------------------
 
 BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
+HAZARD = "the shipped assembly lacks wait states LLVM's gfx940 hazard recognizer requires ({rules}); the emulator " \
+         "computes the architecturally intended result, which matches the reference"
 PROBLEMS = {
     "topksoftmax": dict(
         builder=topksoftmax, co="topksoftmax/topksoftmax_4x128x8.co", kernel="_ZN5aiter19topksoftmax_4x128x8E",
         source="py_itfs_cu/asm_topksoftmax.cu", family="softmax-topk", dtype="float32",
         outputs=["topk_weights", "topk_ids"], tolerance={"atol": 1e-6, "rtol": 1e-5},
         tolerance_reason="fp32 softmax over 128 experts; ids are exact integers",
+        known_findings={"hazard": HAZARD.format(rules="valu-sgpr-valu: v_readlane_b32 s20 read by the next VALU")},
         description="MoE routing: softmax over 128 experts, top-8, renormalised (4 tokens per workgroup)",
         why="topk_softmax_asm: SUBM 4 for < 10000 tokens, grid cdiv(tokens, 4), 256 threads; outputs padded "
             "to a multiple of 4 rows (fused_moe.py)",
@@ -144,6 +156,7 @@ PROBLEMS = {
         kernel="_ZN5aiter28bf16gemm_outf32_tn_32x64_pf3E", source="py_itfs_cu/asm_gemm_a16w16.cu",
         family="bf16-gemm", dtype="bfloat16", outputs=["D"], tolerance={"atol": 1e-3, "rtol": 1e-4},
         tolerance_reason="fp32 MFMA accumulation of bf16 products (fp32 output); split-K adds atomically",
+        known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds")},
         description="D[M, N] (fp32) = A[M, K] @ B[N, K]^T in bf16, 32x64 tiles, optional split-K",
         why="gemm_a16w16_asm: grid (N / 64, cdiv(M, tileM), splitk), 256 threads, strides in bytes, alpha 1, "
             "beta 0, C null; splitk > 1 zeroes D first",
@@ -154,12 +167,32 @@ PROBLEMS = {
         source="py_itfs_cu/asm_pa.cu", family="paged-attention-decode", dtype="bfloat16", outputs=["out"],
         tolerance={"atol": 1.5e-2, "rtol": 2e-2},
         tolerance_reason="exp2 softmax with bf16 probabilities in the PV MFMA, bf16 output",
+        known_findings={"hazard": HAZARD.format(rules="valu-sgpr-valu: v_cmp_*_e64 SGPR masks read by v_cndmask_b32 "
+                                                      "one instruction later")},
         description="paged decode attention, bf16 Q/K/V, GQA 8, head 128, block 16 (vLLM K layout, AITer V layout)",
         why="pa_fwd (pa_asm.csv: bf16/bf16, gqa 8, no mtp, block 16): grid (num_kv_heads, batch), 256 threads; "
             "K [blocks, kv_heads, d/8, 16, 8], V [blocks, kv_heads, 16/8, d, 8]; strides in bytes; "
             "sclg2e = log2(e)/sqrt(d)",
         shapes=[("v_b2_kv1", "verify", (2, 1, 3, 6)), ("v_b3_kv2", "verify", (3, 2, 2, 6)),
                 ("h_b2_kv2", "heldout", (2, 2, 3, 7)), ("bench", "bench", (64, 8, 256, 16384))]),
+    "i8gemm": dict(
+        builder=i8gemm, co="i8gemm/I8gemm_bf16_perTokenI8_BpreShuffle_128x128.co",
+        kernel="_ZN5aiter42I8gemm_bf16_perTokenI8_BpreShuffle_128x128E", source="py_itfs_cu/asm_gemm_a8w8.cu",
+        family="int8-gemm", dtype="bfloat16", outputs=["C"], tolerance=BF16_TOL,
+        tolerance_reason="exact int32 accumulation, fp32 per-token/per-channel scaling and bias, bf16 output",
+        known_findings={"hazard": HAZARD.format(rules="dpp-vgpr, valu-sgpr-valu, salu-m0"),
+                        "waitcnt": "the main loop always prefetches the next A tile by LDS DMA (beyond K it reads "
+                                   "zeros), and the epilogue stages C through the same LDS (ds_write_b32 at 0x4eec, "
+                                   "ds_read_b32 from 0x4f08) without an s_waitcnt vmcnt retiring those loads",
+                        "lds_race": "at K = 256 the epilogue's first C staging writes "
+                                    "(ds_write_b32 at 0x4724) reuse LDS other waves read in the last loop iteration, "
+                                    "with no s_barrier in between"},
+        description="C[M, N] (bf16) = (A[M, K] @ B[N, K]^T) * a_scale[M] * b_scale[N] + bias[N], int8 A/B with B "
+                    "pre-shuffled in (32, 16) tiles, 128x128 tiles",
+        why="gemm_a8w8_asm (i8gemm_bf16_perTokenI8.csv, bpreshuffle): grid (N / 128, cdiv(M, 128)), 256 threads, "
+            "lda = ldb = K, ldc = 2 N bytes, ks 1; B = shuffle_weight(B, layout=(32, 16))",
+        shapes=[("v_m20_n128_k256", "verify", (20, 128, 256)), ("v_m130_n256_k128", "verify", (130, 256, 128)),
+                ("h_m40_n128_k384", "heldout", (40, 128, 384)), ("bench", "bench", (128, 8192, 8192))]),
 }
 
 
