@@ -91,3 +91,9 @@ def test_candidate_stuck_in_a_loop_fails_fast_on_its_budget():
         return lines[:i] + [".Lspin:", "\ts_branch .Lspin"] + lines[i:]
     v = verify(K0, edited(spin), LAUNCHES, trials=1)
     assert v.kind == "different" and "budget" in v.reason and v.seconds < 30
+
+
+def test_verification_runs_the_emulator_checked():
+    from asmevo.verify import _strict
+    dev = _strict(get_device("emu"))
+    assert dev.checked and _strict(dev) is dev
