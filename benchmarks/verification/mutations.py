@@ -56,6 +56,9 @@ class Site:
 
 @dataclass
 class Outcome:
+    """A mutant's verdict on the verify shapes; a breaking survivor is re-verified with the
+    held-out shape added (`heldout_verdict`), as final acceptance would."""
+
     problem: str
     operator: str
     breaking: bool
@@ -63,6 +66,7 @@ class Outcome:
     verdict: str
     reason: str
     seconds: float
+    heldout_verdict: str = ""
 
     @property
     def correct(self) -> bool:
@@ -277,7 +281,11 @@ def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Ou
             v = verify(k0, k1, launches, trials=trials, reference=cache)
             if op == "noop":
                 full_seconds = v.seconds
-            outcomes.append(Outcome(problem.name, op, breaking, description, v.kind, v.reason, v.seconds))
+            outcome = Outcome(problem.name, op, breaking, description, v.kind, v.reason, v.seconds)
+            if breaking and v.equivalent:
+                outcome.heldout_verdict = verify(k0, k1, suite_launches(problem, heldout=True), trials=trials,
+                                                 reference=cache).kind
+            outcomes.append(outcome)
     return outcomes, full_seconds
 
 
@@ -314,10 +322,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{op:20s} {kind:10s} {len(mine):3d}  {sum(o.correct for o in mine):3d}")
     for o in outcomes:
         if not o.correct:
-            print(f"MISJUDGED {o.problem} {o.operator}: {o.description} -> {o.verdict} ({o.reason})")
+            held = f"; with the held-out shape: {o.heldout_verdict}" if o.heldout_verdict else ""
+            what = "SURVIVED" if o.breaking else "REJECTED"
+            print(f"{what} {o.problem} {o.operator}: {o.description} -> {o.verdict} ({o.reason}){held}")
     times = sorted(verify_times.values())
     print(f"\nrejection rate of semantics-breaking edits:  {sum(o.correct for o in brk)}/{len(brk)}"
           f" = {100 * sum(o.correct for o in brk) / max(1, len(brk)):.1f}%")
+    held = sum(o.heldout_verdict not in ("", "equivalent") for o in brk)
+    print(f"  ... including the held-out shape (final acceptance): {sum(o.correct for o in brk) + held}/{len(brk)}")
     print(f"acceptance rate of semantics-preserving edits: {sum(o.correct for o in pres)}/{len(pres)}"
           f" = {100 * sum(o.correct for o in pres) / max(1, len(pres)):.1f}%")
     if times:
