@@ -21,7 +21,7 @@ from .vmem import compile_vmem
 from .vop import compile_vop
 from .vop3p import compile_vop3p
 
-_SMEM = ("s_load_", "s_buffer_load_", "s_memtime", "s_memrealtime", "s_dcache_")
+_SMEM = ("s_load_", "s_buffer_load_", "s_store_", "s_buffer_store_", "s_memtime", "s_memrealtime", "s_dcache_")
 _VOP3P = ("v_pk_", "v_fma_mix", "v_mad_mix", "v_dot", "v_mfma", "v_accvgpr", "v_smfmac")
 _NO_DST = ("s_cmp", "s_bitcmp", "s_cbranch", "s_branch", "s_waitcnt", "s_setpc", "s_nop", "s_endpgm",
            "s_barrier", "s_setreg", "s_set", "s_sleep", "s_sendmsg", "s_trap", "s_icache", "s_dcache",

@@ -1,4 +1,5 @@
-"""Scalar memory: s_load_dword*, s_buffer_load_dword*, s_memtime; cache controls are no-ops."""
+"""Scalar memory: s_load_dword*, s_buffer_load_dword*, s_store_dword*, s_buffer_store_dword*, s_memtime; cache
+controls are no-ops. Stores write each wave's SGPRs (counted on lgkmcnt like loads)."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,9 @@ def compile_smem(ins: Instruction, ctx: Context) -> Op:
         def clock(m, g):
             m.s64[g.sel, d // 2] = np.uint64(m.clock)
         return Op(ins, clock, loads=(("s", d, 2),), counter="smem")
-    buffer = name.startswith("s_buffer_load_")
-    if not (name.startswith("s_load_") or buffer):
+    buffer = name.startswith(("s_buffer_load_", "s_buffer_store_"))
+    store = name.startswith(("s_store_", "s_buffer_store_"))
+    if not (name.startswith(("s_load_", "s_store_")) or buffer):
         raise UnsupportedInstruction(name, ins.address)
     n = _WIDTH.get(name.rsplit("_", 1)[1])
     ops = ins.operands
@@ -51,10 +53,16 @@ def compile_smem(ins: Instruction, ctx: Context) -> Op:
             ok &= (rel.astype(np.int64) + size) <= limit
         if not ok.all():
             bad = np.nonzero(~ok)[0]
-            m.find("out_of_bounds", ins.address, g.waves[bad], f"{name} reads outside every buffer")
+            m.find("out_of_bounds", ins.address, g.waves[bad],
+                   f"{name} {'writes' if store else 'reads'} outside every buffer")
+        if store:
+            m.memory.scatter(off[ok], size, m.s[g.sel, d:d + n][ok])
+            return
         data = m.memory.gather(np.where(ok, off, 0), size)
         data[~ok] = 0
         m.s[g.sel, d:d + n] = data
         if d <= 126 < d + n or d <= 127 < d + n:
             m.exec_version += 1
+    if store:
+        return Op(ins, fn, counter="smem", is_store=True)
     return Op(ins, fn, loads=(("s", d, n),), counter="smem")

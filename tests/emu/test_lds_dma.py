@@ -223,3 +223,29 @@ def test_buffer_offset_wraps_at_32_bits():
     res = _run(body, src)
     assert res.report.ok, res.report.findings
     np.testing.assert_array_equal(res.outputs[1], np.where(LANES + 1 < 50, src[np.minimum(LANES + 1, 63)], 0))
+
+
+def test_s_store_dword_writes_each_waves_sgprs():
+    """s_store_dword / s_store_dwordx2: every wave stores its SGPRs at base + offset (here wave w at 8 w)."""
+    co = asm(with_wait_states("""
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  v_lshrrev_b32 v12, 6, v0
+  v_readfirstlane_b32 s30, v12
+  s_lshl_b32 s31, s30, 3
+  s_waitcnt lgkmcnt(0)
+  s_add_u32 s6, s6, s31
+  s_addc_u32 s7, s7, 0
+  s_add_u32 s20, s30, 0x100
+  s_mov_b32 s21, 0xabc
+  s_store_dwordx2 s[20:21], s[6:7], 0x0 glc
+  s_add_u32 s22, s30, 0x200
+  s_store_dword s22, s[6:7], 0x20 glc
+  s_waitcnt lgkmcnt(0)
+""") + "  s_endpgm\n")
+    out = np.zeros(16, np.uint32)
+    res = launch_raw(co, "k", (1,), (128,), [np.zeros(4, np.uint32), out])
+    assert res.report.ok, res.report.findings
+    expected = np.zeros(16, np.uint32)
+    expected[[0, 1, 2, 3]] = [0x100, 0xABC, 0x101, 0xABC]
+    expected[[8, 10]] = [0x200, 0x201]
+    np.testing.assert_array_equal(res.outputs[1], expected)

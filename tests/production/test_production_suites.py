@@ -116,3 +116,31 @@ def test_suite_check_on_emulator(prepared, suite):
     results = list(check_suite(prepared[suite]))
     bad = [f"{r.problem}/{r.shape}: {r.status}: {r.message}" for r in results if not r.ok]
     assert results and not bad, "\n".join(bad)
+
+
+def test_aiter_families():
+    families = {p.extra["notes"].split(":", 1)[0] for p in SUITES["aiter"].problems}
+    assert {"softmax-topk", "norm", "bf16-gemm", "paged-attention-decode", "int8-gemm"} <= families
+
+
+def test_i8gemm_reference_undoes_aiters_weight_shuffle():
+    """shuffle() is AITer's shuffle_weight(layout=(32, 16)) for int8 (view as [N/32, 32, K/32, 2, 16], permute
+    (0, 2, 3, 1, 4)); unshuffle() inverts it, and the reference is the scaled int8 product."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("i8ref", SUITES["aiter"].root / "i8gemm" / "reference.py")
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    rng = np.random.default_rng(1)
+    b = rng.integers(-128, 128, (64, 96)).astype(np.int8)
+    sh = ref.shuffle(b)
+    assert sh[0, 16] == b[1, 0] and sh[0, 32] == b[2, 0] and sh[1, 0] == b[6, 0]  # 32x16 blocks, row-major
+    np.testing.assert_array_equal(ref.unshuffle(sh), b)
+    a = rng.integers(-128, 128, (3, 96)).astype(np.int8)
+    ones = np.ones(64, np.float32)
+    out = ref.reference({"A": a, "B": sh, "a_scale": np.full(3, 1 / 1024, np.float32), "b_scale": ones,
+                         "bias": np.zeros(64, np.float32)}, [{}])["C"]
+    np.testing.assert_allclose(bf16_ref(out), (a.astype(np.int64) @ b.T.astype(np.int64)) / 1024, rtol=8e-3)
+
+
+def bf16_ref(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
