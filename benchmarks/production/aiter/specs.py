@@ -19,7 +19,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 VERSION = "0.1.7.post2.dev18"
 CO = f"cache:aiter/extract-{VERSION}/aiter_meta/hsa/gfx942/"
-HOST = f"cache:aiter/host-{VERSION}/aiter_meta/csrc/"
+HOST = f"cache:aiter/host-{VERSION}/aiter_meta/"
 SIZES = {"ptr": 8, "p1": 4, "p2": 8, "p3": 12, "u32": 4, "i32": 4, "f32": 4}
 SCALAR_DTYPES = {"u32": "uint32", "i32": "int32", "f32": "float32"}
 cdiv = lambda a, b: -(-a // b)  # noqa: E731
@@ -120,6 +120,26 @@ def i8gemm(m, n, k):
     return [n // 128, cdiv(m, 128), 1], [256, 1, 1], s
 
 
+def fmha_fwd(batch, seq_q, seq_k, heads, kv_heads):
+    d = 128
+    q_row, kv_row = heads * d * 2, kv_heads * d * 2
+    s = layout([*ptr(buf("out", "bfloat16", [batch, seq_q, heads, d], "zeros")),
+                *ptr(buf("q", "bfloat16", [batch, seq_q, heads, d])),
+                *ptr(buf("k", "bfloat16", [batch, seq_k, kv_heads, d])),
+                *ptr(buf("v", "bfloat16", [batch, seq_k, kv_heads, d])),
+                *ptr(buf("lse", "float32", [batch, heads, seq_q], "zeros")),
+                *slot("f32", "scalar", 1 / d ** 0.5), *slot("u32", "seq_len", seq_q), *slot("u32", "Seqs", q_row),
+                *slot("u32", "Ts", 256 * q_row), *slot("u32", "Hs", d * 2), *slot("u32", "Bs", seq_q * q_row),
+                *slot("u32", "gqa", heads // kv_heads), *slot("u32", "k_Seqs", kv_row), *slot("u32", "k_Hs", d * 2),
+                *slot("u32", "k_Bs", seq_k * kv_row), *slot("u32", "opt", 5), *slot("u32", "store_lse", 1),
+                *slot("u32", "kv_seq_len", seq_k), *slot("u32", "qk_head_dim", d), *slot("u32", "v_head_dim", d),
+                *slot("u32", "q_head_num", heads), *slot("u32", "v_Seqs", kv_row), *slot("u32", "v_Hs", d * 2),
+                *slot("u32", "v_Bs", seq_k * kv_row), *slot("u32", "o_Seqs", q_row), *slot("u32", "o_Hs", d * 2),
+                *slot("u32", "o_Bs", seq_q * q_row), *null("ptr_qseq"), *null("ptr_kseq"),
+                *slot("u32", "lse_Hs", seq_q * 4), *null("ptr_qseq_padding"), *null("ptr_kseq_padding")])
+    return [cdiv(seq_q, 256), heads, batch], [512, 1, 1], s
+
+
 # ---- problems ------------------------------------------------------------------------------------------
 
 BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
@@ -128,7 +148,7 @@ HAZARD = "the shipped assembly lacks wait states LLVM's gfx940 hazard recognizer
 PROBLEMS = {
     "topksoftmax": dict(
         builder=topksoftmax, co="topksoftmax/topksoftmax_4x128x8.co", kernel="_ZN5aiter19topksoftmax_4x128x8E",
-        source="py_itfs_cu/asm_topksoftmax.cu", family="softmax-topk", dtype="float32",
+        source="csrc/py_itfs_cu/asm_topksoftmax.cu", family="softmax-topk", dtype="float32",
         outputs=["topk_weights", "topk_ids"], tolerance={"atol": 1e-6, "rtol": 1e-5},
         tolerance_reason="fp32 softmax over 128 experts; ids are exact integers",
         known_findings={"hazard": HAZARD.format(rules="valu-sgpr-valu: v_readlane_b32 s20 read by the next VALU")},
@@ -139,7 +159,7 @@ PROBLEMS = {
                 ("bench", "bench", (8192,))]),
     "layer_norm": dict(
         builder=layer_norm, co="layer_norm.co", kernel="layer_norm_kernel_func",
-        source="py_itfs_cu/asm_layernorm.cu", family="norm", dtype="bfloat16",
+        source="csrc/py_itfs_cu/asm_layernorm.cu", family="norm", dtype="bfloat16",
         outputs=["out", "residual_out"], tolerance={"atol": 3e-2, "rtol": 1.6e-2},
         tolerance_reason="bf16 conversions truncate (round toward zero), and x_norm * weight cancels against the "
                          "bias, so small outputs carry up to ~2 bf16 ulps of an O(1) term",
@@ -153,7 +173,7 @@ PROBLEMS = {
                 ("bench", "bench", (8192,))]),
     "bf16gemm": dict(
         builder=bf16gemm, co="bf16gemm/bf16gemm_outf32_tn_32x64_pf3.co",
-        kernel="_ZN5aiter28bf16gemm_outf32_tn_32x64_pf3E", source="py_itfs_cu/asm_gemm_a16w16.cu",
+        kernel="_ZN5aiter28bf16gemm_outf32_tn_32x64_pf3E", source="csrc/py_itfs_cu/asm_gemm_a16w16.cu",
         family="bf16-gemm", dtype="bfloat16", outputs=["D"], tolerance={"atol": 1e-3, "rtol": 1e-4},
         tolerance_reason="fp32 MFMA accumulation of bf16 products (fp32 output); split-K adds atomically",
         known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds")},
@@ -164,7 +184,7 @@ PROBLEMS = {
                 ("h_m33_n64_k256_sk2", "heldout", (33, 64, 256, 2)), ("bench", "bench", (32, 8192, 8192, 4))]),
     "paged_attention": dict(
         builder=paged_attention, co="pa/pa_bf16_noquant_gqa8_1tg_4w.co", kernel="_ZN5aiter27pa_bf16_noquant_gqa8_1tg_4wE",
-        source="py_itfs_cu/asm_pa.cu", family="paged-attention-decode", dtype="bfloat16", outputs=["out"],
+        source="csrc/py_itfs_cu/asm_pa.cu", family="paged-attention-decode", dtype="bfloat16", outputs=["out"],
         tolerance={"atol": 1.5e-2, "rtol": 2e-2},
         tolerance_reason="exp2 softmax with bf16 probabilities in the PV MFMA, bf16 output",
         known_findings={"hazard": HAZARD.format(rules="valu-sgpr-valu: v_cmp_*_e64 SGPR masks read by v_cndmask_b32 "
@@ -177,7 +197,7 @@ PROBLEMS = {
                 ("h_b2_kv2", "heldout", (2, 2, 3, 7)), ("bench", "bench", (64, 8, 256, 16384))]),
     "i8gemm": dict(
         builder=i8gemm, co="i8gemm/I8gemm_bf16_perTokenI8_BpreShuffle_128x128.co",
-        kernel="_ZN5aiter42I8gemm_bf16_perTokenI8_BpreShuffle_128x128E", source="py_itfs_cu/asm_gemm_a8w8.cu",
+        kernel="_ZN5aiter42I8gemm_bf16_perTokenI8_BpreShuffle_128x128E", source="csrc/py_itfs_cu/asm_gemm_a8w8.cu",
         family="int8-gemm", dtype="bfloat16", outputs=["C"], tolerance=BF16_TOL,
         tolerance_reason="exact int32 accumulation, fp32 per-token/per-channel scaling and bias, bf16 output",
         known_findings={"hazard": HAZARD.format(rules="dpp-vgpr, valu-sgpr-valu, salu-m0"),
@@ -193,6 +213,25 @@ PROBLEMS = {
             "lda = ldb = K, ldc = 2 N bytes, ks 1; B = shuffle_weight(B, layout=(32, 16))",
         shapes=[("v_m20_n128_k256", "verify", (20, 128, 256)), ("v_m130_n256_k128", "verify", (130, 256, 128)),
                 ("h_m40_n128_k384", "heldout", (40, 128, 384)), ("bench", "bench", (128, 8192, 8192))]),
+    "fmha_fwd": dict(
+        builder=fmha_fwd, co="fmha_v3_fwd/MI300/fwd_hd128_bf16_rtne.co", kernel="_ZN5aiter24fmha_fwd_hd128_bf16_rtneE",
+        source="hsa/gfx942/fmha_v3_fwd/codegen.py", family="flash-attention-forward", dtype="bfloat16",
+        outputs=["out", "lse"], tolerance={"atol": 1e-2, "rtol": 1.6e-2},
+        tolerance_reason="online exp2 softmax in fp32 with bf16 probabilities in the PV MFMA, bf16 output "
+                         "(round to nearest even); the fp32 log-sum-exp is compared at the same tolerance",
+        known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
+                                                      "mfma-result-read: v_max3_f32 reads a 32x32 MFMA result 5-10 "
+                                                      "wait states after it instead of 11"),
+                        "waitcnt": "the KV loop writes the next V tile to LDS (ds_write_b64 at 0x5300, 0x5308) and "
+                                   "passes s_barrier at 0x5314 without an s_waitcnt lgkmcnt retiring those stores"},
+        description="flash attention forward, no mask: O = softmax(Q K^T / sqrt(d)) V and the row log-sum-exp, "
+                    "bf16 Q/K/V [batch, seq, heads, 128] with GQA, 256 query rows per workgroup",
+        why="fmha_v3_fwd (asm_mha_fwd.cu -> fmha_fwd_v3_dispatcher, no mask, bf16 cvt 0 = rtne, store LSE): "
+            "fmha_fwd_v3_args from csrc/include/mha_fwd.h, strides in bytes, s_Ts = 256 rows, tune_opt 5, "
+            "LSE [batch, heads, seq_q]; grid (cdiv(seq_q, 256), heads, batch), 512 threads",
+        shapes=[("v_b1_q70_k45_h2", "verify", (1, 70, 45, 2, 1)), ("v_b2_q33_k100_h2", "verify", (2, 33, 100, 2, 2)),
+                ("v_b1_q300_k40_h1", "verify", (1, 300, 40, 1, 1)),
+                ("h_b1_q50_k64_h4_g2", "heldout", (1, 50, 64, 4, 2)), ("bench", "bench", (4, 4096, 4096, 32, 8))]),
 }
 
 
