@@ -13,6 +13,8 @@ import argparse
 import collections
 import hashlib
 import json
+import os
+import resource
 import subprocess
 import sys
 import time
@@ -88,10 +90,14 @@ def main() -> int:
             if len(results) % 100 == 0:
                 print(f"  {len(results)}/{len(files)} in {time.perf_counter() - start:.0f}s", file=sys.stderr)
     elapsed = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers and the LLVM tools they ran
+    cpu = usage.ru_utime + usage.ru_stime
     counts = collections.Counter(r["status"] for r in results)
     reasons = collections.Counter(r["reason"].split(":")[0] for r in results if r["status"] != "identical")
     notes = collections.Counter(n.split(" at ")[0] for r in results for n in r["notes"])
-    print(f"amd-aiter {VERSION}: {len(files)} gfx942 code objects in {elapsed:.1f}s with {args.jobs} workers")
+    print(f"amd-aiter {VERSION}: {len(files)} gfx942 code objects in {elapsed:.1f}s with {args.jobs} workers "
+          f"({cpu:.0f} CPU-seconds: {cpu / max(1, len(files)):.2f} per file; load average "
+          f"{os.getloadavg()[0]:.1f})")
     print(f"identical {counts['identical']}, patch-only {counts['patch-only']}, failed {counts['failed']}")
     for reason, n in reasons.most_common():
         print(f"  {n:5d}  {reason}")
