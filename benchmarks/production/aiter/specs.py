@@ -140,6 +140,19 @@ def fmha_fwd(batch, seq_q, seq_k, heads, kv_heads):
     return [cdiv(seq_q, 256), heads, batch], [512, 1, 1], s
 
 
+def mla_decode(batch, kv_split, pages):
+    heads, d, dv = 16, 576, 512
+    s = layout([*ptr(buf("split_out", "float32", [batch, kv_split, heads, dv], "zeros")),
+                *ptr(buf("split_lse", "float32", [batch, kv_split, heads, 1], "zeros")),
+                *ptr(buf("q", "bfloat16", [batch, heads, d])), *ptr(buf("kv", "bfloat16", [pages, 1, 1, d])),
+                *ptr(buf("kv_indptr", "int32", [batch + 1], "zeros")),
+                *ptr(buf("kv_page_indices", "int32", [batch * pages], "zeros")),
+                *ptr(buf("kv_last_page_lens", "int32", [batch], "ones")),
+                *slot("f32", "scalar", 1 / d ** 0.5), *slot("u32", "s_MQA", heads), *slot("u32", "kv_split", kv_split),
+                *slot("u32", "Q_Bs", heads * d * 2), *slot("u32", "Bs", d * 2), *slot("u32", "log2_plen", 0)])
+    return [1, batch, kv_split], [256, 1, 1], s
+
+
 # ---- problems ------------------------------------------------------------------------------------------
 
 BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
@@ -232,6 +245,25 @@ PROBLEMS = {
         shapes=[("v_b1_q70_k45_h2", "verify", (1, 70, 45, 2, 1)), ("v_b2_q33_k100_h2", "verify", (2, 33, 100, 2, 2)),
                 ("v_b1_q300_k40_h1", "verify", (1, 300, 40, 1, 1)),
                 ("h_b1_q50_k64_h4_g2", "heldout", (1, 50, 64, 4, 2)), ("bench", "bench", (4, 4096, 4096, 32, 8))]),
+    "mla_decode": dict(
+        builder=mla_decode, co="mla/mla_dec_stage1_bf16_a16w16_subQ16_mqa16.co",
+        kernel="_ZN5aiter39mla_dec_stage1_bf16_a16w16_subQ16_mqa16E", source="csrc/py_itfs_cu/asm_mla.cu",
+        family="mla-decode", dtype="bfloat16", outputs=["split_out", "split_lse"],
+        tolerance={"atol": 2e-3, "rtol": 1e-2},
+        tolerance_reason="fp32 split outputs of an exp2 softmax whose probabilities enter the PV MFMA as bf16 "
+                         "(~3 significant digits); LSE in fp32",
+        known_findings={"hazard": HAZARD.format(rules="valu-sgpr-valu: v_cmp_u_f32_e64 SGPR masks read by "
+                                                      "v_cndmask_b32 too soon"),
+                        "waitcnt": "s_waitcnt lgkmcnt(8) then s_barrier (0x32f4, 0x38d4, 0x4aac, 0x500c): the up to 8 "
+                                   "LDS operations left outstanding include this wave's ds_write_b32 stores"},
+        description="MLA decode stage 1 (DeepSeek latent attention, 16 heads, 1 query token): per sequence and KV "
+                    "split, softmax(q kv^T * scale) kv[:, :512] over the split's tokens and its log-sum-exp; "
+                    "kv [pages, 1, 1, 576] paged through kv_indptr / kv_page_indices, page size 1",
+        why="mla_decode_stage1_asm_fwd (bf16/bf16, gqa 16, max_seqlen_q 1, not persistent): KernelArgs up to "
+            "s_log2_plen (the kernel's 208-byte kernarg), s_MQA = 16, s_Q_Bs = Q row bytes, s_Bs = page bytes; "
+            "grid (1, batch, kv_split), 256 threads; stage 2 (mla.py) merges the splits by their LSE",
+        shapes=[("v_b2_s4_p100", "verify", (2, 4, 100)), ("v_b3_s2_p70", "verify", (3, 2, 70)),
+                ("h_b1_s6_p110", "heldout", (1, 6, 110)), ("bench", "bench", (64, 16, 65536))]),
 }
 
 
