@@ -1,26 +1,23 @@
 """The gates every candidate passes, in order: precheck (window, directives, labels, per-line
 assembly) -> rebuild (full reassembly with resource rescan; ABI refusals) -> ABI comparison ->
-static checks (hazards, waitcnt) on the rebuilt binary -> differential verification against K0 on
+static checks (resources, hazards, waitcnt: verify.static_differences) on the rebuilt binary -> differential verification against K0 on
 every verify launch -> correctness-gated timing. Every candidate, accepted or not, lands in the
 lineage; nothing here raises for a bad edit.
 """
 from __future__ import annotations
 
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..codeobj import CodeObject
-from ..cycle_model import kernel_instructions
 from ..device import Device, get_device
 from ..errors import AsmEvoError, RebuildError
 from ..profile import Profile, profile_launch
 from ..rebuild import rebuild_source
 from ..recover import recover
-from ..static_checks import Finding, run_static_checks
 from ..timing import time_candidate
-from ..verify import Verdict, VerifyLaunch, sha256, static_differences, verify
+from ..verify import Verdict, VerifyLaunch, abi_differences, sha256, static_differences, verify
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
 from .source import KernelSource
@@ -61,7 +58,6 @@ class Evaluator:
         self.xnack = self.k0.target.xnack != "off"
         self.baseline = Baseline(rec.source, rec.info, [profile_launch(self.k0, vl.spec, device=self.device)
                                                          for vl in self.launches])
-        self.k0_findings = Counter((f.check, f.rule) for f in self._findings(self.k0))
         self.k0_source = KernelSource(rec.source, self.kernel)
         self.lineage = Lineage(self.kernel, sha256(self.k0.data), MODEL_UNIT)
         self.lineage.add(Candidate(0, None, "k0", 0, "baseline", "the input kernel", status="baseline",
@@ -169,26 +165,13 @@ class Evaluator:
             return Rejection("abi" if abi else "assemble", str(exc))
         cand.data, cand.sha256 = data, sha256(data)
         k1 = self._code(cand)
-        abi = static_differences(self.k0, k1)
+        abi = abi_differences(self.k0, k1)
         if abi:
             return Rejection("abi", abi[0])
-        new = self._new_findings(k1)
+        new = static_differences(self.k0, k1)
         if new:
-            return Rejection("static", str(new[0]))
+            return Rejection("static", new[0])
         return None
-
-    def _findings(self, co: CodeObject) -> list[Finding]:
-        instructions = kernel_instructions(co, self.kernel)
-        return run_static_checks(instructions, co.kernel(self.kernel).descriptor, xnack=self.xnack)
-
-    def _new_findings(self, k1: CodeObject) -> list[Finding]:
-        seen: Counter = Counter()
-        out = []
-        for f in self._findings(k1):
-            seen[(f.check, f.rule)] += 1
-            if seen[(f.check, f.rule)] > self.k0_findings[(f.check, f.rule)]:
-                out.append(f)
-        return out
 
     def profile(self, cid: int) -> list[Profile]:
         """Profiles of a verified candidate on every verify launch."""

@@ -110,7 +110,8 @@ class Client:
     def complete(self, messages: list[dict]) -> dict:
         """One assistant message as a plain dict (role, content, tool_calls)."""
         req = self._request(messages)
-        key = hashlib.sha256(json.dumps(req, sort_keys=True, default=str).encode()).hexdigest()
+        canonical = {k: v for k, v in req.items() if k != "api_base"}  # the endpoint does not change the answer
+        key = hashlib.sha256(json.dumps(canonical, sort_keys=True, default=str).encode()).hexdigest()
         cache = Path(self.config.cache_dir) / f"{key}.json" if self.config.cache_dir else None
         if cache is not None and cache.is_file():
             self.usage.cached += 1

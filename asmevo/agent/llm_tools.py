@@ -19,7 +19,7 @@ def _fn(name: str, description: str, properties: dict, required: list[str]) -> d
         "type": "object", "properties": properties, "required": required}}}
 
 
-_CID = {"candidate": {"type": "integer", "description": "candidate id (default: the current one)"}}
+_CID = {"candidate": {"type": "integer", "description": "candidate id (default: the last one proposed)"}}
 TOOLS = [
     _fn("list_windows", "Hot windows of the current candidate, ranked by modelled cycles.", {}, []),
     _fn("view_window", "Source lines of a window with per-line execution counts, cycle shares and stalls.",
@@ -56,6 +56,7 @@ class Workbench:
     ev: Evaluator
     step: int = 0
     current: int = 0
+    last: int | None = None
     finished: str = ""
     _windows: dict[int, list[HotWindow]] = field(default_factory=dict)
     _lines: dict[int, dict[int, tuple[int, float, str]]] = field(default_factory=dict)
@@ -138,12 +139,13 @@ class Workbench:
             raise AsmEvoError("start_line and end_line must be integers and new_text a string")
         edit = Edit(start_line, end_line, new_text, "llm", f"window {window} lines {start_line}-{end_line}")
         cand = self.ev.build(self.current, edit, Window(w.lo, w.hi), agent="llm", step=self.step)
+        self.last = cand.id
         if cand.status == "rejected":
             return f"candidate #{cand.id} rejected ({cand.reason}): {cand.detail}"
         return f"candidate #{cand.id} built and statically checked; call verify. Diff:\n{_short(cand.diff)}"
 
     def _cid(self, candidate: int | None) -> int:
-        cid = self.current if candidate is None else candidate
+        cid = (self.current if self.last is None else self.last) if candidate is None else candidate
         if not isinstance(cid, int):
             raise AsmEvoError("candidate must be an integer id")
         self.ev.lineage.get(cid)

@@ -1,0 +1,110 @@
+"""The LLM agent driven through litellm's real client against a scripted local server
+(127.0.0.1, no network), including hostile and malformed responses."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from asmevo.agent.llm import LLMConfig, LLMError, run_llm_agent
+from asmevo.agent.llm_tools import Workbench
+from tests.agent.conftest import evaluator
+from tests.agent.scripted_server import ScriptedServer, tool_call
+
+
+def config(srv: ScriptedServer, **kw) -> LLMConfig:
+    return LLMConfig(model="openai/scripted", api_base=srv.api_base, api_key="test", backoff=0.01, **kw)
+
+
+def hot_window_edit(ev) -> tuple[int, int, int, str]:
+    """(window, start, end, text): swap two independent instructions inside window 1."""
+    bench = Workbench(ev)
+    w = bench.windows(0)[0]
+    src = ev.source_of(0)
+    for n in range(w.lo, w.hi):
+        a, b = (src.line(k).split(";")[0].strip() for k in (n, n + 1))
+        if a.startswith("v_mul_f32") and b.startswith("v_cmp_le_f32"):
+            return 1, n, n + 1, f"{b}\n{a}"
+    raise AssertionError("no swappable pair in window 1")
+
+
+@pytest.fixture(scope="module")
+def ev():
+    return evaluator("20_LeakyReLU")
+
+
+def test_end_to_end_with_hostile_responses(ev):
+    window, start, end, text = hot_window_edit(ev)
+    script = [
+        tool_call("list_windows", {}),
+        tool_call("view_window", {"window": window}),
+        "garbage",                                                        # text without a tool call
+        tool_call("view_window", "{not json"),                            # invalid JSON arguments
+        tool_call("no_such_tool", {}),                                    # unknown tool
+        tool_call("propose_edit", {"window": window, "start_line": 1, "end_line": 3, "new_text": "s_nop 0"}),
+        tool_call("propose_edit", {"window": window, "start_line": start, "end_line": start - 1,
+                                   "new_text": ".amdhsa_kernarg_size 4"}),  # ABI-breaking directive
+        tool_call("propose_edit", {"window": window, "start_line": start, "end_line": start - 1,
+                                   "new_text": "scratch_store_dword off, v6, s0"}),  # enables scratch: ABI
+        tool_call("propose_edit", {"window": window, "start_line": start}),  # missing arguments
+        500,                                                              # provider error, then success
+        tool_call("propose_edit", {"window": window, "start_line": start, "end_line": end, "new_text": text}),
+        tool_call("verify", {}),
+        tool_call("verify", {"candidate": 999}),
+        tool_call("time", {}),
+        tool_call("profile", {}),
+        tool_call("revert", {"candidate": 0}),
+        tool_call("finish", {"reason": "done"}),
+    ]
+    script[2] = {"content": "Let me think about MFMA scheduling in general terms..."}
+    with ScriptedServer(script) as srv:
+        bench = run_llm_agent(ev, config(srv))
+    answers = {m["content"] for req in srv.requests for m in req["messages"] if m["role"] == "tool"}
+    joined = "\n".join(sorted(answers))
+    assert "not valid JSON" in joined and "unknown tool" in joined and "bad arguments" in joined
+    assert "rejected (outside-window)" in joined and "rejected (directive)" in joined
+    assert "rejected (abi)" in joined and "is equivalent to K0" in joined and "no candidate #999" in joined
+    reasons = [c.reason for c in ev.lineage.candidates if c.agent == "llm"]
+    assert reasons[:3] == ["outside-window", "directive", "abi"]
+    verified = [c for c in ev.lineage.candidates if c.agent == "llm" and c.status == "verified"]
+    assert len(verified) == 1 and verified[0].timing["unit"] == "model_cycles"
+    assert bench.finished == "done" and bench.current == 0
+    usage = ev.lineage.config["llm_usage"]
+    assert usage["retries"] >= 1 and usage["tokens"] > 0
+    assert srv.requests[0]["tools"] and srv.requests[0]["model"] == "scripted"
+
+
+def test_step_budget_and_idle_stop(ev):
+    with ScriptedServer([tool_call("list_windows", {})]) as srv:
+        run_llm_agent(ev, config(srv, max_steps=3))
+    assert len(srv.requests) == 3
+    with ScriptedServer([{"content": "no tools today"}]) as srv:
+        run_llm_agent(ev, config(srv, max_idle=2))
+    assert len(srv.requests) == 2
+
+
+def test_provider_keeps_failing_raises_one_line_error(ev):
+    with ScriptedServer([503]) as srv:
+        with pytest.raises(LLMError, match="failed 3 times"):
+            run_llm_agent(ev, config(srv, retries=2))
+
+
+def test_cache_replays_without_the_server(ev, tmp_path):
+    script = [tool_call("list_windows", {}), tool_call("finish", {})]
+    with ScriptedServer(script) as srv:
+        run_llm_agent(ev, config(srv, cache_dir=str(tmp_path)))
+        first = len(srv.requests)
+    with ScriptedServer([500]) as srv:
+        run_llm_agent(ev, config(srv, cache_dir=str(tmp_path)))
+        assert len(srv.requests) == 0 and first == 2
+
+
+def test_config_from_env(monkeypatch):
+    monkeypatch.setenv("ASMEVO_MODEL", "anthropic/claude-x")
+    monkeypatch.setenv("ASMEVO_MAX_STEPS", "7")
+    cfg = LLMConfig.from_env(api_base="http://127.0.0.1:1")
+    assert (cfg.model, cfg.max_steps, cfg.api_base) == ("anthropic/claude-x", 7, "http://127.0.0.1:1")
+    monkeypatch.setenv("ASMEVO_MAX_STEPS", "many")
+    with pytest.raises(Exception, match="ASMEVO_MAX_STEPS"):
+        LLMConfig.from_env()
+    assert json.dumps(LLMConfig().__dict__)
