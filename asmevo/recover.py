@@ -33,9 +33,9 @@ from .toolchain import find_toolchain
 S_NOP_0 = 0xBF800000
 _S_NOP_0_BYTES = S_NOP_0.to_bytes(4, "little")
 MAX_FUNC_ALIGN_LOG2 = 8
-# Sections ld.lld synthesises; everything else allocated is carried as data.
+# Sections ld.lld synthesises (and the text); everything else allocated is carried as data.
 LINKER_SECTIONS = frozenset({".note", ".dynsym", ".gnu.hash", ".hash", ".dynstr", ".dynamic",
-                             ".relro_padding", ".text", ".rodata"})
+                             ".relro_padding", ".text"})
 _IDENT_RE = re.compile(r"^[A-Za-z_.$][\w.$]*$")
 
 
@@ -390,7 +390,7 @@ def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]
         em.add("\t.p2align 6")
         carried = carried_fields(desc, co.target, have)
         if carried:
-            em.add(f"; descriptor fields no directive sets, written by the rebuild from recovery.json: "
+            em.add("; descriptor fields no directive sets, written by the rebuild from recovery.json: "
                    + ", ".join(f"{k}={v}" for k, v in carried.items()))
         for line in kernel_block(kernel.name, desc, co.target, have):
             em.add(line)
@@ -422,7 +422,7 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
     em.add("\t.text")
     em.add(f"\t.p2align {align_log2}")
     positions = _emit_text(em, co, items, plan, align_log2)
-    data_sections = _emit_data(co, symbols, em, warnings)
+    data_sections = _emit_data(co, symbols, em)
     infos = _emit_kernels(em, co, plan, warnings)
     em.add("\t.amdgpu_metadata")
     for line in metadata_to_yaml(co.metadata).splitlines():
@@ -444,61 +444,62 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
     return Recovered(name, "\n".join(em.lines) + "\n", info, warnings)
 
 
-def _emit_data(co: CodeObject, symbols: list[dict], em: _Emitter, warnings: list[str]) -> list[str]:
+def _data_spans(sec, co: CodeObject, symbols: list[dict]) -> list[tuple[int, int]]:
+    """Address ranges of a data section to carry: all of it but the kernel descriptors (and, in
+    .rodata, descriptor-only padding)."""
+    base = sec["sh_addr"]
+    spans = [(base, base + sec["sh_size"])]
+    for k in co.kernels:
+        lo, hi = k.descriptor_address, k.descriptor_address + 64
+        spans = [s for a, b in spans for s in ((a, min(b, lo)), (max(a, hi), b)) if s[0] < s[1]]
+    if sec.name == ".rodata":
+        data = sec.data()
+        spans = [(a, b) for a, b in spans if any(data[a - base:b - base])
+                 or any(a <= s["address"] < b for s in symbols if s["section"] == ".rodata")]
+    return spans
+
+
+def _emit_data_symbol(em: _Emitter, s: dict) -> None:
+    name = s["name"]
+    if s["bind"] == "STB_GLOBAL":
+        em.add(f"\t.globl {name}")
+    if s["visibility"] in ("STV_PROTECTED", "STV_HIDDEN"):
+        em.add(f"\t.{s['visibility'][4:].lower()} {name}")
+    if s["type"] == "STT_OBJECT":
+        em.add(f"\t.type {name},@object")
+    em.add(f"{name}:")
+    if s["size"]:
+        em.add(f"\t.size {name}, {s['size']}")
+
+
+def _emit_data(co: CodeObject, symbols: list[dict], em: _Emitter) -> list[str]:
     """Emit allocated non-text sections (other than the kernel descriptors) with their symbols."""
-    kd_ranges = [(k.descriptor_address, k.descriptor_address + 64) for k in co.kernels]
     emitted = []
     for sec in co.elf.iter_sections():
         flags = sec["sh_flags"]
-        if not flags & 0x2 or sec.name in (".text",) or flags & 0x4:
+        if not flags & 0x2 or flags & 0x4 or sec.name in LINKER_SECTIONS \
+                or sec["sh_type"] not in ("SHT_PROGBITS", "SHT_NOBITS"):
             continue
-        if sec.name in LINKER_SECTIONS and sec.name != ".rodata":
-            continue
-        if sec["sh_type"] not in ("SHT_PROGBITS", "SHT_NOBITS"):
-            continue
-        base, size = sec["sh_addr"], sec["sh_size"]
-        spans = [(base, base + size)]
-        for lo, hi in kd_ranges:
-            spans = [s for a, b in spans for s in ((a, min(b, lo)), (max(a, hi), b)) if s[0] < s[1]]
-        if sec.name == ".rodata":
-            data = sec.data()
-            spans = [(a, b) for a, b in spans if any(data[a - base:b - base])
-                     or any(a <= s["address"] < b for s in symbols if s["section"] == ".rodata")]
+        spans = _data_spans(sec, co, symbols)
         if not spans:
             continue
         nobits = sec["sh_type"] == "SHT_NOBITS"
-        writable = "w" if flags & 0x1 else ""
-        kind = "@nobits" if nobits else "@progbits"
-        em.add(f'\t.section {sec.name},"a{writable}",{kind}')
+        em.add(f'\t.section {sec.name},"a{"w" if flags & 0x1 else ""}",{"@nobits" if nobits else "@progbits"}')
         em.add(f"\t.p2align {max(0, (sec['sh_addralign'] or 1).bit_length() - 1)}")
-        data = b"" if nobits else sec.data()
-        secsyms = sorted((s for s in symbols if s["section"] == sec.name
-                          and not s["name"].endswith(".kd")), key=lambda s: s["address"])
+        base, data = sec["sh_addr"], b"" if nobits else sec.data()
+        secsyms = sorted((s for s in symbols if s["section"] == sec.name and not s["name"].endswith(".kd")),
+                         key=lambda s: s["address"])
         for a, b in spans:
             pos = a
             for s in [s for s in secsyms if a <= s["address"] < b] + [None]:
                 stop = s["address"] if s else b
-                if stop > pos:
-                    if nobits:
-                        em.add(f"\t.zero {stop - pos}")
-                    for k in range(pos, stop, 16) if not nobits else ():
-                        chunk = data[k - base:min(stop, k + 16) - base]
-                        em.add("\t.byte " + ", ".join(f"0x{x:02x}" for x in chunk))
-                    pos = stop
-                if s is None:
-                    break
-                if s["bind"] == "STB_GLOBAL":
-                    em.add(f"\t.globl {s['name']}")
-                if s["visibility"] == "STV_PROTECTED":
-                    em.add(f"\t.protected {s['name']}")
-                elif s["visibility"] == "STV_HIDDEN":
-                    em.add(f"\t.hidden {s['name']}")
-                if s["type"] == "STT_OBJECT":
-                    em.add(f"\t.type {s['name']},@object")
-                em.add(f"{s['name']}:")
-                if s["size"]:
-                    em.add(f"\t.size {s['name']}, {s['size']}")
+                if stop > pos and nobits:
+                    em.add(f"\t.zero {stop - pos}")
+                elif stop > pos:
+                    for k in range(pos, stop, 16):
+                        em.add("\t.byte " + ", ".join(f"0x{x:02x}" for x in data[k - base:min(stop, k + 16) - base]))
+                pos = stop
+                if s is not None:
+                    _emit_data_symbol(em, s)
         emitted.append(sec.name)
-    if emitted:
-        warnings.append(f"data sections carried: {', '.join(emitted)}")
     return emitted
