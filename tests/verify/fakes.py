@@ -8,7 +8,6 @@ import numpy as np
 
 from asmevo.codeobj import CodeObject
 from asmevo.device import Buffer, Device, LaunchResult, Module
-from asmevo.errors import EmulationError
 
 REPO = Path(__file__).resolve().parents[2]
 RELU_CO = REPO / "benchmarks" / "kernelbench" / "19_ReLU" / "kernel.co"

@@ -1,6 +1,5 @@
 """Cycle-model sanity: bandwidth and MFMA rooflines, monotonicity, occupancy, waitcnt stalls."""
 import copy
-import math
 
 import pytest
 

@@ -5,7 +5,6 @@ import json
 import numpy as np
 import pytest
 
-from asmevo.compare import TolerancePolicy
 from asmevo.errors import AsmEvoError, EmulationError
 from asmevo.verify import (SPECIAL_SETS, Verdict, abi_differences, input_sets, launch_from_dict, resource_findings,
                            verify)
@@ -106,7 +105,6 @@ def test_k1_crash():
 
 
 def test_static_abi_change_rejected_before_running():
-    from asmevo.codeobj import CodeObject
     k1 = variant(4)
     k1.kernels[0].metadata[".kernarg_segment_size"] = 24
     assert any("kernarg_segment_size" in d for d in abi_differences(K0, k1))
