@@ -121,7 +121,7 @@ def test_suite_check_on_emulator(prepared, suite):
 def test_aiter_families():
     families = {p.extra["notes"].split(":", 1)[0] for p in SUITES["aiter"].problems}
     assert {"softmax-topk", "norm", "bf16-gemm", "paged-attention-decode", "int8-gemm",
-            "flash-attention-forward", "mla-decode"} <= families
+            "flash-attention-forward", "mla-decode", "fp8-blockscale-gemm"} <= families
 
 
 def test_i8gemm_reference_undoes_aiters_weight_shuffle():

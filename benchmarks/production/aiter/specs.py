@@ -153,6 +153,17 @@ def mla_decode(batch, kv_split, pages):
     return [1, batch, kv_split], [256, 1, 1], s
 
 
+def flatmm_fp8(m, n, k):
+    fp8 = "float8_e4m3fnuz"
+    s = layout([("ptr", buf("A", fp8, [m, k])), ("ptr", buf("B", fp8, [n, k])), ("ptr", None, "c_ptr"),
+                ("ptr", buf("a_scale", "float32", [k // 128, m])), ("ptr", buf("b_scale", "float32", [k // 128, n // 128])),
+                ("ptr", None, "d_ptr"), ("ptr", buf("D", "float16", [m, n], "zeros")), ("ptr", None, "dbg_int_ptr"),
+                ("ptr", None, "dbg_fp8_ptr"), ("ptr", None, "dbg_f16_ptr"), ("ptr", None, "dbg_fp32_ptr"),
+                ("i32", "hidden_size", k), ("i32", "intermediate_size", n), ("i32", "num_tokens", m),
+                ("i32", "num_experts", 0), ("i32", "topk", 0), ("i32", "stride_token", 0)])
+    return [n // 256, cdiv(m, 128), 1], [256, 1, 1], s
+
+
 # ---- problems ------------------------------------------------------------------------------------------
 
 BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
@@ -264,6 +275,25 @@ PROBLEMS = {
             "grid (1, batch, kv_split), 256 threads; stage 2 (mla.py) merges the splits by their LSE",
         shapes=[("v_b2_s4_p100", "verify", (2, 4, 100)), ("v_b3_s2_p70", "verify", (3, 2, 70)),
                 ("h_b1_s6_p110", "heldout", (1, 6, 110)), ("bench", "bench", (64, 16, 65536))]),
+    "flatmm_fp8": dict(
+        builder=flatmm_fp8, co="flatmm_uk_gfx9_f16f8_128x256x128_1x4x1_16x16x32.co",
+        kernel="flatmm_uk_gfx9_f16f8_128x256x128_1x4x1_16x16x32", source="csrc/py_itfs_cu/asm_flatmm_a8w8_blockscale.cu",
+        family="fp8-blockscale-gemm", dtype="float16", outputs=["D"], tolerance={"atol": 2e-2, "rtol": 2e-3},
+        tolerance_reason="fp8 products accumulated in fp32 per 128-wide K block, scaled per block, fp16 output",
+        known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
+                                                      "mfma-result-read: v_fmac_f32 reads a 16x16 fp8 MFMA result "
+                                                      "too soon"),
+                        "out_of_bounds": "the a_scale loads (buffer_load_dword v[227:230] / v[235:238] ... "
+                                         "s[24:27], whose V# does not bound them) read the scales of all 128 rows of "
+                                         "the M tile, so in the last K block rows past M lie beyond the [K / 128, M] "
+                                         "buffer; those rows are never stored"},
+        description="D[M, N] (fp16) = sum over 128-wide K blocks b of (A[:, b] @ B[:, b]^T) * a_scale[b, M] * "
+                    "b_scale[b, N / 128], fp8 (e4m3fnuz) A/B with B pre-shuffled, 128x256x128 tiles",
+        why="flatmm_a8w8_blockscale_asm: KernelArgs (unpadded) a, b, c (null), sa, sb, d (null), d_f16, four "
+            "debug pointers (null), K, N, M; grid (N / 256, cdiv(M, 128)), 256 threads; N % 256 == 0, K % 128 == 0; "
+            "B = shuffle_weight(B, layout=(16, 16))",
+        shapes=[("v_m50_n256_k256", "verify", (50, 256, 256)), ("v_m130_n256_k128", "verify", (130, 256, 128)),
+                ("h_m70_n512_k128", "heldout", (70, 512, 128)), ("bench", "bench", (128, 7168, 2048))]),
 }
 
 
