@@ -145,3 +145,19 @@ def test_i8gemm_reference_undoes_aiters_weight_shuffle():
 
 def bf16_ref(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def test_flatmm_reference_undoes_aiters_weight_shuffle_and_decodes_fp8():
+    """unshuffle() inverts AITer's shuffle_weight(layout=(16, 16)) for 1-byte elements (view as
+    [N/16, 16, K/32, 2, 16], permute (0, 2, 3, 1, 4)); fp8_e4m3fnuz() decodes E4M3FNUZ codes."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fmref", SUITES["aiter"].root / "flatmm_fp8" / "reference.py")
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    b = np.arange(32 * 64).reshape(32, 64)
+    shuffled = b.reshape(2, 16, 2, 2, 16).transpose(0, 2, 3, 1, 4).reshape(32, 64)
+    assert shuffled[0, 16] == b[1, 0] and shuffled[1, 0] == b[4, 0]  # 16-row x 16-byte blocks
+    np.testing.assert_array_equal(ref.unshuffle(shuffled), b)
+    codes = np.array([0x00, 0x08, 0x40, 0x38, 0xC4, 0x7F, 0x01, 0x80], np.uint8)
+    np.testing.assert_array_equal(ref.fp8_e4m3fnuz(codes)[:7], [0, 2 ** -7, 1, 0.5, -1.5, 240, 2 ** -10])
+    assert np.isnan(ref.fp8_e4m3fnuz(codes)[7])
