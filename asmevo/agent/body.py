@@ -32,13 +32,14 @@ def make_item(text: str) -> Item:
 class Body:
     """An immutable arrangement of a kernel body's items and analyses of it."""
 
-    def __init__(self, items: list[Item], offset: int, xnack: bool = True):
+    def __init__(self, items: list[Item], offset: int, xnack: bool = True, kernarg: int | None = None):
         self.items = items
         self.offset = offset
         self.xnack = xnack
+        self.kernarg = kernarg  # first SGPR of the kernarg segment pointer, when the kernel has one
 
     @classmethod
-    def of(cls, src: KernelSource, xnack: bool = True) -> "Body":
+    def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None) -> "Body":
         lo, hi = src.body
         items = []
         for n in range(lo, hi + 1):
@@ -50,10 +51,10 @@ class Body:
                 items.append(Item(raw, parse_line(code)))
             else:
                 items.append(Item(raw))
-        return cls(items, lo, xnack)
+        return cls(items, lo, xnack, kernarg)
 
     def replace(self, items: list[Item]) -> "Body":
-        return Body(items, self.offset, self.xnack)
+        return Body(items, self.offset, self.xnack, self.kernarg)
 
     @cached_property
     def opaque(self) -> bool:
@@ -112,10 +113,20 @@ class Body:
         return edit_between([it.text for it in parent.items], [it.text for it in self.items],
                             self.offset, operator, note)
 
-    @cached_property
+    @property
     def live_out(self) -> list[frozenset[Reg]]:
-        """Registers possibly read after each block. VGPR/AGPR writes never kill (they may cover only
-        the active lanes); SGPR and SCC writes kill."""
+        """Registers possibly read after each block."""
+        return self.liveness[1]
+
+    @property
+    def live_in(self) -> list[frozenset[Reg]]:
+        """Registers possibly read from each block's start on."""
+        return self.liveness[0]
+
+    @cached_property
+    def liveness(self) -> tuple[list[frozenset[Reg]], list[frozenset[Reg]]]:
+        """(live-in, live-out) per block. VGPR/AGPR writes never kill (they may cover only the
+        active lanes); SGPR and SCC writes do."""
         cfg, infos = self.cfg, self.infos
         gen, kill = [], []
         for b in cfg.blocks:
@@ -139,7 +150,7 @@ class Body:
                 if out != live_out[b.index] or inn != live_in[b.index]:
                     live_out[b.index], live_in[b.index] = out, inn
                     changed = True
-        return live_out
+        return live_in, live_out
 
     def live_after(self, i: int) -> frozenset[Reg]:
         """Registers possibly read after instruction i."""

@@ -18,6 +18,7 @@ from ..rebuild import rebuild_source
 from ..recover import recover
 from ..timing import time_candidate
 from ..verify import Verdict, VerifyLaunch, abi_differences, sha256, static_differences, verify
+from .body import Body
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
 from .source import KernelSource
@@ -70,6 +71,16 @@ class Evaluator:
     @property
     def best(self) -> Candidate:
         return self.lineage.best_candidate
+
+    @property
+    def kernarg_sgpr(self) -> int | None:
+        """First SGPR of the kernarg segment pointer in K0's dispatch, if it has one."""
+        layout = self.k0.kernel(self.kernel).descriptor.user_sgpr_layout()
+        return next((first for name, first, _ in layout if name == "enable_sgpr_kernarg_segment_ptr"), None)
+
+    def body_of(self, cid: int) -> Body:
+        """Candidate `cid`'s kernel body, ready for the rewrite operators."""
+        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr)
 
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)

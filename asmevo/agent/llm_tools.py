@@ -86,7 +86,7 @@ class Workbench:
 
     def _analyse(self, cid: int) -> None:
         profiles = self.ev.profile(cid)
-        body = Body.of(self.ev.source_of(cid), self.ev.xnack)
+        body = self.ev.body_of(cid)
         lines = [p + body.offset for p in body.pos]
         total = sum(sum(pc.cycles for pc in p.estimate.per_pc.values()) for p in profiles) or 1.0
         per_line: dict[int, tuple[int, float, str]] = {}

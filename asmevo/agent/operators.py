@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 from ..errors import AsmEvoError
 from .body import Body
 from .ops_cleanup import propagate_move, remove_dead_write
-from .ops_sched import hoist_load, hoist_past_wait
+from .ops_sched import hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 
 Apply = Callable[[Body, int], "Body | None"]
@@ -47,6 +47,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("hoist_wait_to_dominator", _is_wait, _at_item(hoist_to_dominator),
              "wait at the end of the dominating block; drop waits that became redundant"),
     Operator("hoist_load", _is_mem, hoist_load, "issue a load as early as its block allows"),
+    Operator("speculate_kernarg_load", _is_mem, speculate_kernarg_load,
+             "issue a kernarg scalar load in the dominating block, before the branch"),
     Operator("interleave_alu", _is_alu, hoist_past_wait, "move independent ALU work before a wait"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
@@ -65,8 +67,9 @@ class Proposal:
 
 
 def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPERATORS) -> Iterator[Proposal]:
-    """Every operator applied at every site where it applies, keeping results that pass the
-    static checks (no finding beyond the parent's)."""
+    """Every operator applied at every site where it applies (results are legal for the waitcnt
+    analysis by construction; callers run the full static checks, `Body.no_worse`, on the ones
+    they keep)."""
     for i in sites:
         for op in operators:
             if not op.applies(body, i):
@@ -75,6 +78,6 @@ def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPER
                 new = op.apply(body, i)
             except AsmEvoError:
                 continue
-            if new is not None and not new.same_code(body) and new.no_worse(body):
+            if new is not None and not new.same_code(body):
                 yield Proposal(new, op.name, i, f"{op.name} at `{body.instructions[i].text()}` "
                                                 f"(line {body.pos[i] + body.offset})")

@@ -6,7 +6,7 @@ or cache control), and the static checks afterwards (hazard wait states, waitcnt
 from __future__ import annotations
 
 from ..isa.regs import RegInfo
-from .body import Body, Item
+from .body import Body, Item, make_item
 from .ops_waitcnt import is_wait, relax_at
 
 _MEMORY = ("smem", "flat", "mubuf", "ds")
@@ -103,3 +103,48 @@ def _move(body: Body, i: int, j: int, relax: bool = True) -> Body:
             if is_wait(cur.items[p]):
                 cur = relax_at(cur, p, budget)
     return cur
+
+
+def speculate_kernarg_load(body: Body, i: int) -> Body | None:
+    """Move a scalar load from the kernarg segment (read-only, always mapped) from its block to the
+    end of the dominating predecessor, so its latency overlaps the branch. Legal when the kernarg
+    pointer is never rewritten before it, the block is a direct successor of that predecessor, the
+    loaded registers are dead on the predecessor's other paths and not touched earlier in the block.
+    The other paths get an `s_waitcnt lgkmcnt(0)` at their start, relaxed away where not needed."""
+    info, ins, cfg = body.infos[i], body.instructions[i], body.cfg
+    if body.kernarg is None or info.family != "smem" or not info.base.startswith("s_load") or len(ins.operands) < 2:
+        return None
+    base = ins.operands[1]
+    pointer = {("s", body.kernarg), ("s", body.kernarg + 1)}
+    if base.kind != "sgpr" or (base.index, base.count) != (body.kernarg, 2):
+        return None
+    if any(body.infos[j].defs & pointer for j in range(i)):
+        return None
+    b = cfg.block_of[i]
+    dom = cfg.dominators()
+    strict = [d for d in dom.get(b, ()) if d != b]
+    if not strict:
+        return None
+    d = max(strict, key=lambda x: len(dom[x]))
+    blk = cfg.blocks[b]
+    if b not in cfg.blocks[d].succs or any(info.defs & body.live_in[s] for s in cfg.blocks[d].succs if s != b):
+        return None
+    if any((body.infos[j].uses | body.infos[j].defs) & info.defs or body.infos[j].defs & pointer
+           for j in range(blk.start, i)):
+        return None
+    last = body.pos[cfg.blocks[d].end - 1]
+    end = body.instructions[cfg.blocks[d].end - 1]
+    at = last if end.is_branch or end.mnemonic.startswith("s_endpgm") else last + 1
+    items = list(body.items)
+    item = items.pop(body.pos[i])
+    items.insert(at, item)
+    guards = []
+    for s in cfg.blocks[d].succs:  # the other paths wait for the load before reusing its registers
+        if s != b:
+            guard = make_item("s_waitcnt lgkmcnt(0)")
+            items.insert(items.index(body.items[body.pos[cfg.blocks[s].start]]), guard)
+            guards.append(guard)
+    new = body.replace(items)
+    for guard in guards:
+        new = relax_at(new, next(k for k, it in enumerate(new.items) if it is guard), body.waitcnt_violations)
+    return new if new.no_worse(body, full=False) else None

@@ -119,7 +119,7 @@ def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lam
 
     def node(cid: int) -> _Node:
         if cid not in nodes:
-            body = Body.of(ev.source_of(cid), ev.xnack)
+            body = ev.body_of(cid)
             heat = heat_of(body, ev.profile(cid))
             nodes[cid] = _Node(cid, body, heat, predict(ev, body, heat) if heat else None)
             nodes[cid].queue = _ranked(ev, nodes[cid], config, rng)
@@ -166,13 +166,14 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
             continue
         seen.add(code)
         predicted = predict(ev, prop.body, heat) if heat is not None else None
-        if predicted is None or node.baseline is None or predicted < node.baseline:
+        faster = predicted is None or node.baseline is None or predicted < node.baseline
+        if faster and prop.body.no_worse(body):
             out.append((predicted if predicted is not None else math.inf, rng.random(), prop))
     out.sort(key=lambda t: (t[0], t[1]))
     return out
 
 
-def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3) -> list[int]:
+def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
     blocks (their loads feed the hot waits even when the loads themselves are cheap)."""
     instrs, cfg = body.instructions, body.cfg
@@ -181,4 +182,4 @@ def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3) -> list[int]
     ranked = sorted(cfg.blocks, key=lambda b: -sum(cyc(i) for i in range(b.start, b.end)))
     extra = [i for b in ranked[:blocks] for i in range(b.start, b.end)
              if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
-    return order + extra
+    return order + extra[:loads]

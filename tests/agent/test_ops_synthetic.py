@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asmevo.agent.body import Body
 from asmevo.agent.ops_cleanup import propagate_move, remove_dead_write
-from asmevo.agent.ops_sched import hoist_load, hoist_past_wait
+from asmevo.agent.ops_sched import hoist_load, hoist_past_wait, speculate_kernarg_load
 from asmevo.agent.ops_waitcnt import hoist_to_predecessors, relax, sink
 from asmevo.agent.source import KernelSource, strip_comment
 
@@ -93,3 +93,16 @@ def test_propagate_move_rewrites_reads_and_deletes_the_copy():
     b = body_of(["v_mov_b32_e32 v3, v2", "v_add_f32_e32 v4, v3, v3", "s_branch .Lx", ".Lx:",
                  "v_add_f32_e32 v5, v3, v3", "s_endpgm"])
     assert propagate_move(b, 0) is None  # v3 is read in a later block
+
+
+def test_speculate_kernarg_load_into_the_dominator():
+    text = ("\t.text\nk:\n\ts_load_dword s4, s[0:1], 0x0\n\ts_waitcnt lgkmcnt(0)\n\ts_cmp_eq_u32 s4, 0\n"
+            "\ts_cbranch_scc1 .Lout\n\ts_load_dwordx2 s[6:7], s[0:1], 0x8\n\ts_waitcnt lgkmcnt(0)\n"
+            "\tv_mov_b32_e32 v1, s6\n.Lout:\n\ts_endpgm\n.Lend_k:\n")
+    b = Body.of(KernelSource(text, "k"), kernarg=0)
+    new = speculate_kernarg_load(b, 4)
+    assert code(new)[:4] == ["s_load_dword s4, s[0:1], 0x0", "s_waitcnt lgkmcnt(0)", "s_cmp_eq_u32 s4, 0",
+                             "s_load_dwordx2 s[6:7], s[0:1], 0x8"]
+    assert speculate_kernarg_load(Body.of(KernelSource(text, "k")), 4) is None  # pointer unknown
+    clobber = text.replace("\ts_endpgm", "\tv_mov_b32_e32 v2, s6\n\ts_endpgm")
+    assert speculate_kernarg_load(Body.of(KernelSource(clobber, "k"), kernarg=0), 4) is None  # s6 live on the other path

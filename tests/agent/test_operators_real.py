@@ -1,0 +1,81 @@
+"""Every operator preserves semantics on real kernels: its result goes through all gates, including
+differential verification on the emulator, and is accepted. Operators whose pattern compiled code
+rarely has are applied to a verified, deliberately pessimised parent."""
+from __future__ import annotations
+
+import pytest
+
+from asmevo.agent.edit import Edit
+from asmevo.agent.operators import BY_NAME
+from tests.agent.conftest import body_window, evaluator, line_of
+
+
+def _apply(ev, parent: int, operator: str, text: str):
+    """Apply `operator` at the first instruction of `parent` spelled `text`; run the gates."""
+    body = ev.body_of(parent)
+    site = next(i for i, ins in enumerate(body.instructions) if ins.text() == text)
+    new = BY_NAME[operator].apply(body, site)
+    assert new is not None and new.no_worse(body), f"{operator} does not apply at {text!r}"
+    cand = ev.evaluate(parent, new.edit(body, operator, text), body_window(ev, parent), agent="test", step=1)
+    assert cand.status == "verified", cand.summary()
+    assert cand.verdict["kind"] == "equivalent"
+    return cand
+
+
+def _parent(ev, anchor: str, new_text: str) -> int:
+    """A verified parent: the `anchor` line replaced by `new_text` (the anchor loses its address
+    comment, so undoing the pessimisation does not reproduce K0's exact source)."""
+    n = line_of(ev, anchor)
+    edit = Edit(n, n, new_text, "pessimise")
+    cand = ev.evaluate(0, edit, body_window(ev), agent="test", step=0)
+    assert cand.status == "verified", cand.summary()
+    return cand.id
+
+
+@pytest.fixture(scope="module")
+def leaky():
+    return evaluator("20_LeakyReLU")
+
+
+@pytest.fixture(scope="module")
+def batchnorm():
+    return evaluator("33_BatchNorm")
+
+
+@pytest.mark.parametrize("operator", ["hoist_wait_to_predecessors", "hoist_wait_to_dominator"])
+def test_wait_hoisting_on_k0(leaky, operator):
+    cand = _apply(leaky, 0, operator, "s_waitcnt vmcnt(0)")
+    assert cand.speedup > 1.5  # the waits behind the stores are gone
+
+
+@pytest.mark.parametrize("operator", ["relax_waitcnt", "sink_waitcnt"])
+def test_wait_relaxing_on_an_over_waiting_parent(leaky, operator):
+    anchor = {"relax_waitcnt": "v_or_b32_e32 v5, 2, v0", "sink_waitcnt": "v_or_b32_e32 v8, 3, v0"}[operator]
+    parent = _parent(leaky, anchor, f"s_waitcnt vmcnt(0)\n{anchor}")
+    cand = _apply(leaky, parent, operator, "s_waitcnt vmcnt(0)")
+    assert cand.cycles < leaky.lineage.get(parent).cycles
+
+
+def test_dead_write(leaky):
+    parent = _parent(leaky, "v_or_b32_e32 v5, 1, v0", "v_mov_b32_e32 v9, 0\nv_or_b32_e32 v5, 1, v0")
+    cand = _apply(leaky, parent, "remove_dead_write", "v_mov_b32_e32 v9, 0")
+    assert "-\tv_mov_b32_e32 v9, 0" in cand.diff
+
+
+def test_propagate_move(leaky):
+    parent = _parent(leaky, "v_mul_f32_e32 v2, s7, v6", "v_mov_b32_e32 v9, v6\nv_mul_f32_e32 v2, s7, v9")
+    cand = _apply(leaky, parent, "propagate_move", "v_mov_b32_e32 v9, v6")
+    assert "+\tv_mul_f32_e32 v2, s7, v6" in cand.diff
+
+
+def test_hoist_load(batchnorm):
+    _apply(batchnorm, 0, "hoist_load", "s_load_dword s3, s[0:1], 0x0")
+
+
+def test_interleave_alu(batchnorm):
+    _apply(batchnorm, 0, "interleave_alu", "s_addc_u32 s1, s17, s1")
+
+
+def test_speculate_kernarg_load():
+    ev = evaluator("51_Argmax_over_a_dimension")
+    _apply(ev, 0, "speculate_kernarg_load", "s_load_dwordx2 s[0:1], s[0:1], 0x0")  # profit is the search's call
