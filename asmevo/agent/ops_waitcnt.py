@@ -113,24 +113,30 @@ def _block_end_position(body: Body, b: int) -> int:
     return last if _is_end(body.items[last]) else last + 1
 
 
-def _reachable_from(body: Body, b: int) -> set[int]:
-    """Ids of the instructions of every block reachable from block b (b included)."""
-    cfg, seen, work = body.cfg, {b}, [b]
+def _next_waits(body: Body, b: int, after: int) -> set[int]:
+    """Ids of the first wait on every path leaving block b from instruction index `after` on."""
+    cfg, instrs = body.cfg, body.instructions
+    found: set[int] = set()
+    seen: set[int] = set()
+    work = [(b, after)]
     while work:
-        for s in cfg.blocks[work.pop()].succs:
+        blk, start = work.pop()
+        block = cfg.blocks[blk]
+        hit = next((j for j in range(max(start, block.start), block.end) if instrs[j].mnemonic == "s_waitcnt"), None)
+        if hit is not None:
+            found.add(id(instrs[hit]))
+            continue
+        for s in block.succs:
             if s not in seen:
                 seen.add(s)
-                work.append(s)
-    return {id(body.instructions[j]) for x in seen for j in range(cfg.blocks[x].start, cfg.blocks[x].end)}
+                work.append((s, cfg.blocks[s].start))
+    return found
 
 
 def _insert_and_relax(body: Body, k: int, blocks: list[int]) -> Body | None:
-    """Insert a copy of the wait at item k at the end of each of `blocks`, then relax (or drop) every
-    other wait those blocks reach, latest first."""
+    """Insert a copy of the wait at item k at the end of each of `blocks`, then relax (or drop) the
+    first wait on every path leaving them, following paths past waits that disappear."""
     text = wait_text(decode_waitcnt(body.items[k].ins))
-    reach: set[int] = set()
-    for b in blocks:
-        reach |= _reachable_from(body, b)
     items = list(body.items)
     inserted = []
     for at in sorted({_block_end_position(body, b) for b in blocks}, reverse=True):
@@ -139,9 +145,22 @@ def _insert_and_relax(body: Body, k: int, blocks: list[int]) -> Body | None:
         inserted.append(item)
     cur = body.replace(items)
     budget = body.waitcnt_violations
-    for p in range(len(cur.items) - 1, -1, -1):
-        if is_wait(cur.items[p]) and id(cur.items[p].ins) in reach:
-            cur = relax_at(cur, p, budget)
+    pending: set[int] = set()
+    for b in blocks:
+        pending |= _next_waits(body, b, body.cfg.blocks[b].end)
+    done: set[int] = set()
+    while pending:
+        wid = pending.pop()
+        done.add(wid)
+        p = next((q for q, it in enumerate(cur.items) if it.ins is not None and id(it.ins) == wid), None)
+        if p is None:
+            continue
+        size = len(cur.items)
+        cur = relax_at(cur, p, budget)
+        if len(cur.items) < size:  # removed: the paths continue to the next waits
+            n = sum(1 for it in cur.items[:p] if it.ins is not None)
+            if n < len(cur.instructions):
+                pending |= _next_waits(cur, cur.cfg.block_of[n], n) - done
     for p in range(len(cur.items) - 1, -1, -1):
         if any(cur.items[p] is it for it in inserted):
             cur = relax_at(cur, p, budget)
