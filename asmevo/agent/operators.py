@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 from ..errors import AsmEvoError
 from .body import Body
 from .ops_cleanup import propagate_move, remove_dead_write
-from .ops_sched import hoist_load, hoist_past_wait, speculate_kernarg_load
+from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 
 Apply = Callable[[Body, int], "Body | None"]
@@ -50,6 +50,7 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("speculate_kernarg_load", _is_mem, speculate_kernarg_load,
              "issue a kernarg scalar load in the dominating block, before the branch"),
     Operator("interleave_alu", _is_alu, hoist_past_wait, "move independent ALU work before a wait"),
+    Operator("hoist_loop_invariant", _is_alu, hoist_invariant, "move loop-invariant scalar work to the preheader"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
 )

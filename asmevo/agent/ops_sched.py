@@ -10,6 +10,7 @@ from .body import Body, Item, make_item
 from .ops_waitcnt import is_wait, relax_at
 
 _MEMORY = ("smem", "flat", "mubuf", "ds")
+_EXEC_REGS = frozenset({("s", 126), ("s", 127)})
 _BARRIERS = ("s_barrier", "s_sethalt", "s_sleep", "s_setprio", "s_sendmsg", "s_icache_inv", "s_dcache_wb",
              "s_dcache_inv", "buffer_wbl2", "buffer_inv", "s_trap", "s_setreg_b32", "s_setreg_imm32_b32",
              "s_set_gpr_idx_on", "s_set_gpr_idx_off", "s_nop")
@@ -147,4 +148,52 @@ def speculate_kernarg_load(body: Body, i: int) -> Body | None:
     new = body.replace(items)
     for guard in guards:
         new = relax_at(new, next(k for k, it in enumerate(new.items) if it is guard), body.waitcnt_violations)
+    return new if new.no_worse(body, full=False) else None
+
+
+def hoist_invariant(body: Body, i: int) -> Body | None:
+    """Move a loop-invariant SALU instruction out of its innermost loop into the preheader: its
+    sources are not written in the loop, its SGPR results are written only by it, are not live into
+    the loop header or out of the loop, and SCC, if it writes it, is dead where it was and where it
+    goes. (VALU is left alone: its result depends on EXEC and VGPR liveness is lane-partial.)"""
+    info, cfg = body.infos[i], body.cfg
+    if info.family != "salu" or info.uses & _EXEC_REGS or any(r[0] not in ("s", "scc") for r in info.defs):
+        return None
+    if info.base.startswith(("s_cbranch", "s_setpc", "s_swappc", "s_getpc", "s_set", "s_movrel", "s_cmov")):
+        return None
+    b = cfg.block_of[i]
+    loops = [lp for lp in cfg.loops() if b in lp.blocks]
+    if not loops:
+        return None
+    loop = min(loops, key=lambda lp: len(lp.blocks))
+    members = [j for x in loop.blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)]
+    if any(body.infos[j].defs & info.uses for j in members):
+        return None
+    if any(body.infos[j].defs & info.defs for j in members if j != i):
+        return None
+    header = cfg.blocks[loop.header]
+    outside = [p for p in header.preds if p not in loop.blocks]
+    if len(outside) != 1:
+        return None
+    pre = cfg.blocks[outside[0]]
+    sgprs = {r for r in info.defs if r[0] == "s"}
+    if sgprs & body.live_in[loop.header]:
+        return None
+    exits = {s for x in loop.blocks for s in cfg.blocks[x].succs if s not in loop.blocks}
+    exits |= {s for s in pre.succs if s != loop.header}
+    if any(sgprs & body.live_in[s] for s in exits):
+        return None
+    term = body.instructions[pre.end - 1]
+    at_end = not (term.is_branch or term.mnemonic.startswith("s_endpgm"))
+    if ("scc", 0) in info.defs:
+        if ("scc", 0) in body.live_after(i) or (not at_end and ("scc", 0) in body.infos[pre.end - 1].uses):
+            return None
+        if at_end and ("scc", 0) in body.live_out[pre.index]:
+            return None
+    last = body.pos[pre.end - 1]
+    at = last + 1 if at_end else last
+    items = list(body.items)
+    item = items.pop(body.pos[i])
+    items.insert(at if at <= body.pos[i] else at - 1, item)
+    new = body.replace(items)
     return new if new.no_worse(body, full=False) else None

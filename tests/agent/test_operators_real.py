@@ -76,6 +76,18 @@ def test_interleave_alu(batchnorm):
     _apply(batchnorm, 0, "interleave_alu", "s_addc_u32 s1, s17, s1")
 
 
-def test_speculate_kernarg_load():
-    ev = evaluator("51_Argmax_over_a_dimension")
+@pytest.fixture(scope="module")
+def argmax():
+    return evaluator("51_Argmax_over_a_dimension")
+
+
+def test_hoist_loop_invariant(argmax):
+    loop_head = "global_load_dword v10, v[6:7], off"
+    parent = _parent(argmax, loop_head, f"s_mul_i32 s20, s10, 3\n{loop_head}")
+    cand = _apply(argmax, parent, "hoist_loop_invariant", "s_mul_i32 s20, s10, 3")
+    assert cand.cycles < argmax.lineage.get(parent).cycles
+
+
+def test_speculate_kernarg_load(argmax):
+    ev = argmax
     _apply(ev, 0, "speculate_kernarg_load", "s_load_dwordx2 s[0:1], s[0:1], 0x0")  # profit is the search's call

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asmevo.agent.body import Body
 from asmevo.agent.ops_cleanup import propagate_move, remove_dead_write
-from asmevo.agent.ops_sched import hoist_load, hoist_past_wait, speculate_kernarg_load
+from asmevo.agent.ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from asmevo.agent.ops_waitcnt import hoist_to_predecessors, relax, sink
 from asmevo.agent.source import KernelSource, strip_comment
 
@@ -106,3 +106,14 @@ def test_speculate_kernarg_load_into_the_dominator():
     assert speculate_kernarg_load(Body.of(KernelSource(text, "k")), 4) is None  # pointer unknown
     clobber = text.replace("\ts_endpgm", "\tv_mov_b32_e32 v2, s6\n\ts_endpgm")
     assert speculate_kernarg_load(Body.of(KernelSource(clobber, "k"), kernarg=0), 4) is None  # s6 live on the other path
+
+
+def test_hoist_loop_invariant_scalar_work():
+    b = body_of(["s_mov_b32 s2, 0", "s_mov_b32 s5, 7", ".Lloop:", "s_mul_i32 s4, s5, 3", "s_add_u32 s2, s2, s4",
+                 "s_cmp_lt_u32 s2, 100", "s_cbranch_scc1 .Lloop", "s_endpgm"])
+    new = hoist_invariant(b, 2)
+    assert code(new)[:4] == ["s_mov_b32 s2, 0", "s_mov_b32 s5, 7", "s_mul_i32 s4, s5, 3", ".Lloop:"]
+    assert hoist_invariant(b, 3) is None  # s2 is redefined in the loop
+    varying = body_of(["s_mov_b32 s2, 0", ".Lloop:", "s_mul_i32 s4, s2, 3", "s_add_u32 s2, s2, s4",
+                       "s_cmp_lt_u32 s2, 100", "s_cbranch_scc1 .Lloop", "s_endpgm"])
+    assert hoist_invariant(varying, 1) is None
