@@ -104,7 +104,7 @@ class SearchConfig:
 
     budget: int = 16
     seed: int = 0
-    sites: int = 32
+    sites: int = 48
     beam: int = 4
     explore: float = 0.1
     operators: tuple[Operator, ...] = OPERATORS
