@@ -12,7 +12,7 @@ from asmevo.rebuild import rebuild
 from asmevo.recover import recover
 from asmevo.roundtrip import compare
 
-from conftest import text_bytes
+from cotools import text_bytes
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from asmevo.cli import main
 from asmevo.isa.assemble import assemble, link
 from asmevo.roundtrip import roundtrip
 
-from conftest import KINDS
+from cotools import KINDS
 
 ALL_KINDS = sorted(KINDS) + ["triton"]
 

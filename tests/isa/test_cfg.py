@@ -3,7 +3,7 @@ import pytest
 
 from asmevo.errors import DisassemblyError
 from asmevo.isa.cfg import build_cfg
-from conftest import program
+from isatools import program
 
 
 def test_corpus_cfgs_are_consistent(corpus_kernels):

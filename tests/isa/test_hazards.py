@@ -3,7 +3,7 @@ import pytest
 
 from asmevo.isa.hazards import check_hazards, is_xdl, mfma_passes
 from asmevo.isa.cfg import build_cfg
-from conftest import program, remove
+from isatools import program, remove
 
 MFMA_F16_32 = "v_mfma_f32_32x32x8f16 v[0:15], v[32:33], v[34:35], v[0:15]"
 

@@ -1,7 +1,8 @@
 """The combined static check: one-line findings, hook for further checks."""
 from asmevo import static_checks
 from asmevo.static_checks import Finding, check_code_object, register_check, run_static_checks
-from conftest import corpus, program
+import corpus
+from isatools import program
 
 
 def test_findings_are_one_line_and_ordered():

@@ -4,7 +4,7 @@ import pytest
 from asmevo.isa.cfg import build_cfg
 from asmevo.isa.instruction import parse_instruction
 from asmevo.isa.waitcnt import check_waitcnt, decode_waitcnt
-from conftest import program, remove
+from isatools import program, remove
 
 CASES = [
     # (program, expected violation counters)
