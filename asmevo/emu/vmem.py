@@ -178,11 +178,34 @@ def global_access(m, g, ins, mask, a, size, data):
         out[mask] = vals
         return out
     d = data.reshape(-1, data.shape[-1]) if full else data[mask]
+    clash = _conflicting_store(sel_off, size, d)
+    if clash is not None:
+        wave = g.waves[np.nonzero(mask.reshape(-1))[0][clash] // 64]
+        m.find("store_conflict", ins.address, wave,
+               f"{ins.mnemonic}: two lanes write different data to address 0x{int(sel_off[clash]) + BASE:x} "
+               "(which lane wins is undefined)")
     if all_ok:
         m.memory.scatter(sel_off, size, d)
     else:
         m.memory.scatter(sel_off[ok], size, d[ok])
     return None
+
+
+def _conflicting_store(off: np.ndarray, size: int, data: np.ndarray) -> int | None:
+    """Index of a lane whose bytes another lane of the same store also writes, with different
+    data (hardware leaves the winner undefined); None when there is none. Identical values
+    written to the same address are deterministic and allowed."""
+    if off.size < 2 or bool((np.diff(off) >= size).all()):
+        return None
+    order = np.argsort(off, kind="stable")
+    so = off[order]
+    hit = np.nonzero(so[1:] < so[:-1] + size)[0]
+    if not hit.size:
+        return None
+    a, b = order[hit], order[hit + 1]
+    keep = np.uint32(0xFFFFFFFF) if size >= 4 else np.uint32((1 << (8 * size)) - 1)
+    differ = (so[hit] != so[hit + 1]) | ((data[a] & keep) != (data[b] & keep)).any(axis=-1)
+    return int(b[np.argmax(differ)]) if differ.any() else None
 
 
 def _flat_split(m, g, ins, mask, a, lds, prv, size, data):

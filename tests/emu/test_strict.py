@@ -173,3 +173,28 @@ def test_missing_hazard_nops_are_a_hazard_finding():
     bad = launch_raw(asm(body.format(nops="s_nop 1"), args=1), "k", (1,), (64,), [np.zeros(64, np.float32)])
     assert [f.kind for f in bad.report.findings] == ["hazard"]
     assert "v_div_fmas" in bad.report.findings[0].message or "vcc" in bad.report.findings[0].message.lower()
+
+
+def _pairwise_store(value: str):
+    """Lanes 2i and 2i+1 store `value` to the same dword."""
+    return asm(f"""
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshrrev_b32 v1, 1, v0
+  v_lshlrev_b32 v1, 2, v1
+  v_mov_b32 v2, {value}
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm
+""", args=1)
+
+
+def test_lanes_storing_different_data_to_one_address_conflict():
+    res = launch_raw(_pairwise_store("v0"), "k", (1,), (64,), [np.zeros(64, np.uint32)])
+    assert [f.kind for f in res.report.findings] == ["store_conflict"]
+    assert res.report.findings[0].wave == 0
+
+
+def test_lanes_storing_equal_data_to_one_address_are_fine():
+    res = launch_raw(_pairwise_store("7"), "k", (1,), (64,), [np.zeros(64, np.uint32)])
+    assert res.report.ok, res.report.findings
+    assert (res.outputs[0][:32] == 7).all() and (res.outputs[0][32:] == 0).all()
