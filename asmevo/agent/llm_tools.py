@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import AsmEvoError
-from .body import Body
 from .edit import Edit, Window
 from .gates import Evaluator
 
