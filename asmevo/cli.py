@@ -1,5 +1,7 @@
-"""The `asmevo` command. Each subcommand lives in `asmevo/commands/<name>.py` and exposes
-`register(subparsers)`; its handler returns the exit code. Expected failures (AsmEvoError) print
+"""asmevo: make compiled AMD GPU kernels faster at the assembly level, proving every change safe.
+
+Each subcommand lives in `asmevo/commands/<name>.py` and exposes `register(subparsers)`; its
+handler returns the exit code. Expected failures (AsmEvoError) print
 one line `error: ...` and exit 2; finished results already written are never removed."""
 from __future__ import annotations
 
