@@ -42,11 +42,13 @@ def register_run(sub) -> None:
 
 
 def run_parameters(args: argparse.Namespace) -> dict:
-    """Check the arguments (suite, agent) without starting Prefect; the run_suite parameters."""
+    """Check the arguments (suite, agent) and prepare the suite without starting Prefect; the
+    run_suite parameters."""
     from ..suites import load_suite
     from flows.config import RunConfig
 
     suite = load_suite(args.suite)
+    suite.prepare()  # production suites fetch and build their code objects first
     problems = [name.strip() for name in args.problems.split(",") if name.strip()] if args.problems else None
     for name in problems or []:
         suite.problem(name)
