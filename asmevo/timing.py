@@ -17,8 +17,7 @@ import numpy as np
 from .codeobj import CodeObject
 from .cycle_model import model_launch
 from .device import Device
-from .device.launch import BufferArg, make_inputs, run_launch
-from .device.kernarg import Scalar
+from .device.launch import launch_args, make_inputs, run_launch
 from .errors import AsmEvoError
 from .verify import Verdict, VerifyLaunch, sha256
 
@@ -160,8 +159,7 @@ class DevicePairTimer:
         for name, buf in self.spec.buffers.items():
             self.buffers[name] = device.alloc(buf.nbytes, name)
             device.copy_in(self.buffers[name], inputs[name])
-        self.args = [self.buffers[a.name] if isinstance(a, BufferArg) else Scalar(a.data, a.label)
-                     for a in self.spec.args]
+        self.args = launch_args(self.spec, self.modules[0].kernel(self.spec.kernel), self.buffers)
         self.flush_buffer = device.alloc(flush_bytes, "l2_flush")
         self.flush_data = np.zeros(flush_bytes, np.uint8)
 
