@@ -24,11 +24,10 @@ from .codeobj.elf import CodeObject
 from .codeobj.metadata import metadata_to_yaml, yaml_lossy_values
 from .errors import AsmEvoError, CodeObjectError
 from .isa.assemble import assemble, encode_lines, link
-from .isa.disasm import branch_target, iter_objdump
+from .isa.disasm import branch_target, iter_objdump, objdump_texts
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import choose, declared, required, scan_lines
 from .source import digest, scanned_lines
-from .toolchain import find_toolchain
 
 S_NOP_0 = 0xBF800000
 _S_NOP_0_BYTES = S_NOP_0.to_bytes(4, "little")
@@ -39,7 +38,7 @@ LINKER_SECTIONS = frozenset({".note", ".dynsym", ".gnu.hash", ".hash", ".dynstr"
 _IDENT_RE = re.compile(r"^[A-Za-z_.$][\w.$]*$")
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     """One run of text bytes: an instruction (text) or raw words (text None)."""
 
@@ -85,24 +84,27 @@ def _json_default(obj):
 
 def _symbols(co: CodeObject) -> list[dict]:
     symtab = co.elf.get_section_by_name(".symtab") or co.elf.get_section_by_name(".dynsym")
-    out = []
+    out, section_names = [], {}
     for sym in symtab.iter_symbols():
         shndx = sym["st_shndx"]
         if not sym.name or not isinstance(shndx, int) or shndx == 0:
             continue
+        if shndx not in section_names:
+            section_names[shndx] = co.elf.get_section(shndx).name
         out.append({"name": sym.name, "address": sym["st_value"], "size": sym["st_size"],
                     "type": sym["st_info"]["type"], "bind": sym["st_info"]["bind"],
-                    "visibility": sym["st_other"]["visibility"], "section": co.elf.get_section(shndx).name})
+                    "visibility": sym["st_other"]["visibility"], "section": section_names[shndx]})
     return out
 
 
-def disassemble_text(co: CodeObject) -> list[Item]:
-    """The text section as Items (one llvm-objdump call); raises when it does not cover the text."""
+def disassemble_text(co: CodeObject, listing: str | None = None) -> list[Item]:
+    """The text section as Items, from `listing` (the file's `objdump_texts` output) or one
+    llvm-objdump call; raises when it does not cover the text."""
     text = co.text
-    out = find_toolchain().run("llvm-objdump", ["-d", "--section=.text", co.path])
+    if listing is None:
+        listing = objdump_texts([co.path])[0]
     image = co.read(text["address"], text["size"])
-    items = [Item(r[0], r[2], r[1] or None, r[1])
-             for r in iter_objdump(out.decode(errors="replace"), image, text["address"]) if len(r) == 3]
+    items = [Item(r[0], r[2], r[1] or None, r[1]) for r in iter_objdump(listing, image, text["address"]) if len(r) == 3]
     covered = sum(len(i.encoding) for i in items)
     if covered != text["size"] or (items and items[0].address != text["address"]):
         raise CodeObjectError(f"{co.path}: disassembly covers {covered} of {text['size']} text bytes")
@@ -199,13 +201,14 @@ def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
     return found
 
 
-def recover(path: str | Path, *, verify: bool = True, code_object: CodeObject | None = None) -> Recovered:
+def recover(path: str | Path, *, verify: bool = True, code_object: CodeObject | None = None,
+            listing: str | None = None) -> Recovered:
     """Recover the code object at `path`. With `verify`, the source is assembled and its text
     compared with the original; on a difference every instruction is re-encoded (one batched
     llvm-mc call) and those that do not reproduce their bytes become raw words. `code_object`
-    is `path` already loaded."""
+    is `path` already loaded, `listing` its disassembly (see `disassemble_text`)."""
     co = code_object or CodeObject.from_path(path)
-    items = disassemble_text(co)
+    items = disassemble_text(co, listing)
     _prepare_branches(items)
     rec = _render(co, items, path, [])
     if verify:
@@ -307,15 +310,18 @@ def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, ali
     text_addr = co.text["address"]
     positions: list[list[int]] = []
     starts = sorted(plan.funcs)
+    funcs, labels, ends = plan.funcs, plan.labels, plan.ends
     i = 0
     while i < len(items):
-        item, addr = items[i], items[i].address
-        for fname in plan.ends.get(addr, []):
-            em.add(f".Lend_{fname}:")
-        k = bisect.bisect_left(starts, addr)
-        nxt = starts[k] if k < len(starts) else None
-        if _is_padding(item) and addr not in plan.labels and addr not in plan.funcs:
+        item = items[i]
+        addr = item.address
+        if addr in ends:
+            for fname in ends[addr]:
+                em.add(f".Lend_{fname}:")
+        if item.encoding == _S_NOP_0_BYTES and item.text is not None and addr not in labels and addr not in funcs:
             j = _padding_run(items, i, plan)
+            k = bisect.bisect_left(starts, addr)
+            nxt = starts[k] if k < len(starts) else None
             if nxt is not None and i < j < len(items) and items[j].address == nxt:
                 # Alignment padding before a function: elastic, so edits above it re-align.
                 align = _func_align(nxt, text_addr, align_log2)
@@ -328,17 +334,17 @@ def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, ali
                 em.add(f"\t.fill {j - i}, 4, 0x{S_NOP_0:08x}".ljust(48) + f"; 0x{addr:x}: trailing padding")
                 positions.extend([pad.address, 0, 4] for pad in items[i:j])
                 break
-        if addr in plan.funcs:
-            _emit_symbol(em, plan.funcs[addr], _func_align(addr, text_addr, align_log2), addr, kernels)
-        if addr in plan.labels:
-            em.add(f"{plan.labels[addr]}:")
+        if addr in funcs:
+            _emit_symbol(em, funcs[addr], _func_align(addr, text_addr, align_log2), addr, kernels)
+        if addr in labels:
+            em.add(f"{labels[addr]}:")
         body = _item_text(item, plan)
         comment = f"; 0x{addr:x}"
         if item.text is None:
             comment += f": {item.original or '<unknown>'}" + (f"  ({item.note})" if item.note else "")
         else:
             em.bodies.append((addr, body))
-        positions.append([addr, em.add(f"\t{body}".ljust(48) + comment), item.size])
+        positions.append([addr, em.add(f"\t{body}".ljust(48) + comment), len(item.encoding)])
         i += 1
     for fname in plan.ends.get(text_addr + co.text["size"], []):
         em.add(f".Lend_{fname}:")

@@ -20,7 +20,9 @@ def strip_comment(line: str) -> str:
 def scanned_lines(body: list[str], helpers: list[str]) -> list[str]:
     """What a kernel's resource scan covers: its own instructions, plus every non-kernel
     function's when it calls or jumps through a register (s_swappc_b64 / s_setpc_b64)."""
-    return body + helpers if _CALLS.search("\n".join(body)) else body
+    text = "\n".join(body)
+    calls = ("s_swappc_b64" in text or "s_setpc_b64" in text) and _CALLS.search(text)
+    return body + helpers if calls else body
 
 
 def digest(lines: list[str]) -> str:

@@ -79,10 +79,11 @@ class CodeObject:
                     f"{path}: unsupported code-object ABI version {abi} (supported: v4, v5, v6)")
             self.code_object_version = version
             self.target = self._target(header["e_flags"])
-            self.sections = self._sections()
-            self.notes = self._notes()
+            sections = list(self.elf.iter_sections())  # pyelftools re-parses headers on every walk
+            self.sections = self._sections(sections)
+            self.notes = self._notes(sections)
             self.metadata = self._metadata()
-            self.kernels = self._kernels()
+            self.kernels = self._kernels({sec.name: sec for sec in sections})
         except (ELFError, ValueError, KeyError, IndexError) as exc:
             raise CodeObjectError(f"{path}: corrupt or truncated ELF ({exc})") from None
         except Exception as exc:  # pyelftools raises construct/struct errors on truncation
@@ -111,9 +112,9 @@ class CodeObject:
         sramecc = FEATURE_STATES[(flags >> 10) & 3]
         return TargetId(MACH_NAMES[mach], sramecc, xnack)
 
-    def _sections(self) -> dict[str, dict]:
+    def _sections(self, sections: list) -> dict[str, dict]:
         out = {}
-        for sec in self.elf.iter_sections():
+        for sec in sections:
             out[sec.name] = {"address": sec["sh_addr"], "offset": sec["sh_offset"], "size": sec["sh_size"],
                              "type": sec["sh_type"], "flags": sec["sh_flags"]}
             end = sec["sh_offset"] + (0 if sec["sh_type"] == "SHT_NOBITS" else sec["sh_size"])
@@ -121,9 +122,9 @@ class CodeObject:
                 raise CodeObjectError(f"{self.path}: truncated (section {sec.name} runs past end of file)")
         return out
 
-    def _notes(self) -> list[Note]:
+    def _notes(self, sections: list) -> list[Note]:
         notes = []
-        for sec in self.elf.iter_sections():
+        for sec in sections:
             if sec["sh_type"] == "SHT_NOTE":
                 notes.extend(parse_notes(sec.data()))
         return notes
@@ -134,8 +135,8 @@ class CodeObject:
                 return decode_metadata(note.desc)
         raise CodeObjectError(f"{self.path}: no NT_AMDGPU_METADATA note (not an HSA code object v3+)")
 
-    def _kernels(self) -> list[Kernel]:
-        symtab = self.elf.get_section_by_name(".symtab") or self.elf.get_section_by_name(".dynsym")
+    def _kernels(self, by_name: dict) -> list[Kernel]:
+        symtab = by_name.get(".symtab") or by_name.get(".dynsym")
         if symtab is None:
             raise CodeObjectError(f"{self.path}: no symbol table")
         symbols = {s.name: s for s in symtab.iter_symbols() if s.name}

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 from ..errors import AsmEvoError
-from ..roundtrip import roundtrip
+from ..roundtrip import roundtrip_many
+
+BATCH = 16  # files per llvm-objdump run
 
 
 def register(subparsers) -> None:
@@ -18,7 +20,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    results = [roundtrip(path) for path in args.code_objects]
+    paths = args.code_objects
+    results = [r for i in range(0, len(paths), BATCH) for r in roundtrip_many(paths[i:i + BATCH])]
     for r in results:
         print(f"{r.status:10s} {r.path} ({r.seconds:.2f}s)" + (f": {r.reason}" if r.reason else ""))
     counts = {s: sum(r.status == s for r in results) for s in ("identical", "patch-only", "failed")}

@@ -30,38 +30,46 @@ def disassemble_file(path: str) -> Listing:
     return parse_objdump(out.decode(errors="replace"))
 
 
+def objdump_texts(paths: list[str]) -> list[str]:
+    """`llvm-objdump -d --section=.text` output per file, from one llvm-objdump run over all of
+    `paths` (split at the per-file headers); raises ToolchainError when a file cannot be read."""
+    out = find_toolchain().run("llvm-objdump", ["-d", "--section=.text", *paths]).decode(errors="replace")
+    starts = []
+    for path in paths:
+        at = out.find(f"\n{path}:\tfile format ", starts[-1] + 1 if starts else 0)
+        if at < 0:
+            raise DisassemblyError(f"llvm-objdump printed no disassembly of {path}")
+        starts.append(at)
+    return [out[a:b] for a, b in zip(starts, starts[1:] + [len(out)])]
+
+
 def iter_objdump(text: str, image: bytes | None = None,
                  base: int = 0) -> Iterator[tuple[int, str, bytes] | tuple[str, int]]:
     """Raw records of `llvm-objdump -d` output: `(address, asm text, encoding)` per instruction
     (asm is '' for undecodable words) and `(symbol, address)` per symbol header. With `image`
     (the section's bytes, at address `base`) encodings are sliced from it instead of parsed."""
     for line in text.splitlines():
-        if not line or line.startswith("Disassembly of section") or "file format" in line:
-            continue
-        if line[0] in " \t":
-            cut = line.find("//")
-            colon = line.find(":", cut)
-            tail = line[colon + 1:]
-            if "<" in tail:
-                tail = tail[:tail.index("<")]
+        if line[:1] in (" ", "\t"):
+            asm, cut, rest = line.partition("//")
+            field, colon, tail = rest.partition(":")
+            words = tail.partition("<")[0].split()
             try:
-                address = int(line[cut + 2:colon], 16)
+                address = int(field, 16)
                 if image is None:
-                    words = tail.split()
                     encoding = struct.pack(f"<{len(words)}I", *[int(w, 16) for w in words])
                 else:
-                    encoding = image[address - base:address - base + 4 * len(tail.split())]
+                    encoding = image[address - base:address - base + 4 * len(words)]
             except (ValueError, struct.error):
                 raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}") from None
-            if cut < 0 or not encoding:
+            if not cut or not colon or not encoding:
                 raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
-            asm = line[:cut].strip()
+            asm = asm.strip()
             yield address, "" if asm.startswith(("<unknown>", ".long")) else asm, encoding
-            continue
-        m = _SYMBOL_RE.match(line.strip())
-        if not m:
-            raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
-        yield m.group(2), int(m.group(1), 16)
+        elif line and not line.startswith("Disassembly of section") and "file format" not in line:
+            m = _SYMBOL_RE.match(line.strip())
+            if not m:
+                raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
+            yield m.group(2), int(m.group(1), 16)
 
 
 def parse_objdump(text: str) -> Listing:

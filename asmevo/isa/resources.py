@@ -60,7 +60,7 @@ def scan_lines(lines: Iterable[str]) -> ResourceUsage:
     one split into tokens, one regex pass for mnemonics, then per distinct token."""
     text = "\n".join(lines)
     top = {"v": 0, "a": 0, "s": 0}
-    tokens = {t for t in text.translate(_SEPARATORS).split() if t[0] in "vsa" and len(t) > 1 and t[1] in _REG_NEXT}
+    tokens = {t for t in set(text.translate(_SEPARATORS).split()) if t[0] in "vsa" and len(t) > 1 and t[1] in _REG_NEXT}
     for token in tokens:
         m = _REG_RE.match(token)
         if m:

@@ -1,11 +1,12 @@
 """Round-trip every gfx942 code object of the AITer wheel (amd-aiter on PyPI).
 
 Fetches the pinned wheel with `pip download` into benchmarks/.cache/aiter (gitignored), checks
-its sha256, extracts the code objects whose ELF flags name gfx942, runs `asmevo.roundtrip` on
-each in a process pool, and prints identical / patch-only / failed counts and the time taken.
-Exit 0 iff none failed.
+its sha256, extracts the code objects whose ELF flags name gfx942, round-trips them in a process
+pool (one per CPU; batches of --batch files share an llvm-objdump run), and prints identical /
+patch-only / failed counts, wall time and CPU-seconds (workers and their LLVM tools). Exit 0
+iff none failed.
 
-    python benchmarks/production/aiter_roundtrip.py [--jobs 2] [--limit N] [--json out.json]
+    python benchmarks/production/aiter_roundtrip.py [--jobs N] [--batch 8] [--limit N] [--json out.json]
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from asmevo.roundtrip import roundtrip  # noqa: E402
+from asmevo.roundtrip import roundtrip_many  # noqa: E402
 
 VERSION = "0.1.7.post2.dev18"
 WHEEL = f"amd_aiter-{VERSION}-py3-none-any.whl"
@@ -69,13 +70,14 @@ def extract(wheel: Path) -> list[Path]:
     return sorted(out.rglob("*.co"))
 
 
-def _one(path: Path) -> dict:
-    return roundtrip(path).as_dict()
+def _batch(paths: list[Path]) -> list[dict]:
+    return [r.as_dict() for r in roundtrip_many(paths)]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--batch", type=int, default=8, help="files per worker task (one llvm-objdump run)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     parser.add_argument("--json", help="write per-file results here")
     args = parser.parse_args()
@@ -84,20 +86,23 @@ def main() -> int:
         files = files[:args.limit]
     start = time.perf_counter()
     results = []
+    batches = [files[i:i + args.batch] for i in range(0, len(files), args.batch)]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for r in pool.map(_one, files, chunksize=4):
-            results.append(r)
-            if len(results) % 100 == 0:
+        for batch in pool.map(_batch, batches):
+            shown = len(results) // 100
+            results.extend(batch)
+            if len(results) // 100 > shown:
                 print(f"  {len(results)}/{len(files)} in {time.perf_counter() - start:.0f}s", file=sys.stderr)
     elapsed = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers and the LLVM tools they ran
     cpu = usage.ru_utime + usage.ru_stime
+    n = max(1, len(files))
     counts = collections.Counter(r["status"] for r in results)
     reasons = collections.Counter(r["reason"].split(":")[0] for r in results if r["status"] != "identical")
     notes = collections.Counter(n.split(" at ")[0] for r in results for n in r["notes"])
-    print(f"amd-aiter {VERSION}: {len(files)} gfx942 code objects in {elapsed:.1f}s with {args.jobs} workers "
-          f"({cpu:.0f} CPU-seconds: {cpu / max(1, len(files)):.2f} per file; load average "
-          f"{os.getloadavg()[0]:.1f})")
+    print(f"amd-aiter {VERSION}: {len(files)} gfx942 code objects in {elapsed:.1f}s wall with {args.jobs} workers, "
+          f"{cpu:.0f} CPU-seconds; per file {elapsed / n:.3f}s wall, {cpu / n:.3f} CPU-s "
+          f"(load average {os.getloadavg()[0]:.1f})")
     print(f"identical {counts['identical']}, patch-only {counts['patch-only']}, failed {counts['failed']}")
     for reason, n in reasons.most_common():
         print(f"  {n:5d}  {reason}")
