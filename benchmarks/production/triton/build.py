@@ -32,7 +32,8 @@ from wheels import CACHE, WHEELS, read_source  # noqa: E402
 SRC_DIR = CACHE / "src"
 CO_DIR = CACHE / "co"
 MANIFEST = HERE / "manifest.json"
-TRITON_ENV = {"TRITON_DEFAULT_FP_FUSION": "1"}
+# No line info: debug sections would embed checkout paths and make builds path-dependent.
+TRITON_ENV = {"TRITON_DEFAULT_FP_FUSION": "1", "TRITON_DISABLE_LINE_INFO": "1"}
 TARGET = {"backend": "hip", "arch": "gfx942", "warp_size": 64}
 
 
