@@ -32,7 +32,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_llm_agent_through_cli_with_scripted_server(tmp_path, capsys, monkeypatch):
-    from tests.agent.scripted_server import ScriptedServer, tool_call
+    from scripted_server import ScriptedServer, tool_call
     with ScriptedServer([tool_call("list_windows", {}), tool_call("finish", {"reason": "nothing to do"})]) as srv:
         monkeypatch.setenv("ASMEVO_API_KEY", "test")
         rc = main(["optimize", str(P.code_object), "--launch", str(P.shape("v_4x1024").launch_path),

@@ -3,7 +3,7 @@ every candidate lands in the lineage with parent, diff, verdict, timing, agent a
 from __future__ import annotations
 
 from asmevo.agent.edit import Edit, Window
-from tests.agent.conftest import body_window, line_of
+from agenttools import body_window, line_of
 
 
 def _reject(ev, edit, window=None):

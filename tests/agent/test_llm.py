@@ -8,8 +8,8 @@ import pytest
 
 from asmevo.agent.llm import LLMConfig, LLMError, run_llm_agent
 from asmevo.agent.llm_tools import Workbench
-from tests.agent.conftest import evaluator
-from tests.agent.scripted_server import ScriptedServer, tool_call
+from agenttools import evaluator
+from scripted_server import ScriptedServer, tool_call
 
 
 def config(srv: ScriptedServer, **kw) -> LLMConfig:

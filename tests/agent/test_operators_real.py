@@ -7,7 +7,7 @@ import pytest
 
 from asmevo.agent.edit import Edit
 from asmevo.agent.operators import BY_NAME
-from tests.agent.conftest import body_window, evaluator, line_of
+from agenttools import body_window, evaluator, line_of
 
 
 def _apply(ev, parent: int, operator: str, text: str):
