@@ -17,5 +17,11 @@ fi
 if [[ ! -x .venv/bin/python ]]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[triton,test]'
+# Reinstall only when the project's dependencies changed since the last install.
+stamp=.venv/.asmevo-deps
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e '.[triton,test]'
+  echo "$want" > "$stamp"
+fi
