@@ -30,7 +30,8 @@ CLANG = shutil.which("clang-19") or "/usr/lib/llvm-19/bin/clang"
 # which would make every rebuild differ.
 HIP_FLAGS = ["-x", "hip", "--offload-arch=gfx942", "-nogpulib", "-nogpuinc", "--cuda-device-only",
              "--no-gpu-bundle-output", "-O3", "-fuse-cuid=none", "-I", "include"]
-TRITON_ENV = {"TRITON_DEFAULT_FP_FUSION": "1"}
+# No line info: debug sections would embed checkout paths and make builds path-dependent.
+TRITON_ENV = {"TRITON_DEFAULT_FP_FUSION": "1", "TRITON_DISABLE_LINE_INFO": "1"}
 TRITON_TARGET = {"backend": "hip", "arch": "gfx942", "warp_size": 64}
 CODE_OBJECT = "kernel.co"
 
