@@ -52,9 +52,10 @@ def _put_input(data: bytes, kind: str, origin: str) -> str:
     return sha
 
 
-def _put_launch(label: str, spec: dict, tolerance: dict, origin: str) -> str:
-    body = json.dumps({"label": label, "spec": {**spec, "tolerance": tolerance}}, sort_keys=True,
-                      separators=(",", ":")).encode()
+def _put_launch(label: str, spec: dict, tolerance: dict, origin: str, known: frozenset[str] = frozenset()) -> str:
+    """Store a launch (spec + comparison policy + finding kinds K0 is known to trigger on it)."""
+    body = json.dumps({"label": label, "spec": {**spec, "tolerance": tolerance}, "known_findings": sorted(known)},
+                      sort_keys=True, separators=(",", ":")).encode()
     return _put_input(body, "launch", origin)
 
 
@@ -72,14 +73,16 @@ def _timing_launch(launches: list[tuple[str, dict]], bench: tuple[str, dict] | N
 def ingest_problem(problem, device: str) -> KernelJob:
     """Store a suite problem's code object and launch specs."""
     raw = {f"{problem.name}:{s.name}": (s, problem.launch(s)) for s in problem.shapes}
-    every = {vl.label: _put_launch(vl.label, raw[vl.label][1], vl.tolerance.to_dict(), str(raw[vl.label][0].launch_path))
+    every = {vl.label: _put_launch(vl.label, raw[vl.label][1], vl.tolerance.to_dict(), str(raw[vl.label][0].launch_path),
+                                   vl.known_findings)
              for vl in suite_launches(problem, heldout=True)}
     verify_launches = suite_launches(problem)
     shas = {vl.label: every[vl.label] for vl in verify_launches}
     heldout = tuple(sha for label, sha in every.items() if label not in shas)
     bench = next(((label, spec) for label, (s, spec) in raw.items() if s.role == "bench"), None)
     label, spec = _timing_launch([(vl.label, raw[vl.label][1]) for vl in verify_launches], bench, device)
-    timing = shas.get(label) or _put_launch(label, spec, {}, str(raw[label][0].launch_path))
+    timing = shas.get(label) or _put_launch(label, spec, {}, str(raw[label][0].launch_path),
+                                            frozenset(problem.extra.get("known_findings") or {}))
     k0 = _put_input(problem.code_object.read_bytes(), "code_object", str(problem.code_object))
     return KernelJob(problem.name, k0, tuple(shas.values()), heldout, timing)
 

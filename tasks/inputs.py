@@ -1,6 +1,7 @@
 """Turning stored artifacts back into the objects the `asmevo` stage functions take."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,9 +19,10 @@ def code_object(sha: str) -> CodeObject:
 
 
 def verify_launch(sha: str, base_dir: str | Path) -> VerifyLaunch:
-    """A launch artifact ({label, spec}) as a VerifyLaunch; `file:` inputs resolve against base_dir."""
+    """A launch artifact ({label, spec, known_findings}) as a VerifyLaunch; `file:` inputs resolve against base_dir."""
     launch = default_store().get_json(sha)
-    return launch_from_dict(launch["spec"], base_dir, launch["label"])
+    vl = launch_from_dict(launch["spec"], base_dir, launch["label"])
+    return dataclasses.replace(vl, known_findings=frozenset(launch.get("known_findings", ())))
 
 
 def write_recovered(sha: str, directory: Path) -> tuple[Path, dict]:

@@ -16,6 +16,7 @@ def profile(code: str, recovered: str, launch: str, config: dict) -> Output:
     """Profile `code` on `launch`, lines mapped through its recovered bundle. config: top."""
     with tempfile.TemporaryDirectory(prefix="asmevo-profile-") as tmp:
         write_recovered(recovered, Path(tmp) / "src")
-        result = profile_launch(code_object(code), verify_launch(launch, tmp).spec, device=get_device("emu"),
-                                recovery_dir=Path(tmp) / "src", top=config["top"])
+        vl = verify_launch(launch, tmp)
+        result = profile_launch(code_object(code), vl.spec, device=get_device("emu"),
+                                recovery_dir=Path(tmp) / "src", top=config["top"], known_findings=vl.known_findings)
     return Output("profile", result.to_json())
