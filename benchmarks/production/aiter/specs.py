@@ -247,7 +247,9 @@ PROBLEMS = {
                                                       "mfma-result-read: v_max3_f32 reads a 32x32 MFMA result 5-10 "
                                                       "wait states after it instead of 11"),
                         "waitcnt": "the KV loop writes the next V tile to LDS (ds_write_b64 at 0x5300, 0x5308) and "
-                                   "passes s_barrier at 0x5314 without an s_waitcnt lgkmcnt retiring those stores"},
+                                   "passes s_barrier at 0x5314 without an s_waitcnt lgkmcnt retiring those stores",
+                        "store_conflict": "with NaN/Inf inputs (verification's nan_inf set), two lanes of "
+                                          "buffer_store_dword at 0x7af8 write different data to one address"},
         description="flash attention forward, no mask: O = softmax(Q K^T / sqrt(d)) V and the row log-sum-exp, "
                     "bf16 Q/K/V [batch, seq, heads, 128] with GQA, 256 query rows per workgroup",
         why="fmha_v3_fwd (asm_mha_fwd.cu -> fmha_fwd_v3_dispatcher, no mask, bf16 cvt 0 = rtne, store LSE): "
