@@ -14,16 +14,7 @@ from ..codeobj import CodeObject
 from ..device import get_device
 from ..device.launch import LaunchSpec, make_inputs, run_launch
 from ..errors import AsmEvoError
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+from .args import positive_int
 
 
 def register(subparsers) -> None:
@@ -33,7 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--launch", required=True, help="launch spec (.json, .yaml or .yml)")
     p.add_argument("--out", required=True, help="directory for <buffer>.npy and report.json")
     p.add_argument("--checked", action="store_true", help="enable the emulator's extra strictness checks")
-    p.add_argument("--budget", type=_positive, default=50_000_000, help="instruction budget (default 50M)")
+    p.add_argument("--budget", type=positive_int, default=50_000_000, help="instruction budget (default 50M)")
     p.set_defaults(handler=run)
 
 

@@ -9,16 +9,7 @@ import argparse
 import sys
 
 from ..agent.optimize import AGENTS, optimize
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+from .args import positive_int
 
 
 def register(subparsers) -> None:
@@ -31,7 +22,7 @@ def register(subparsers) -> None:
     p.add_argument("--agent", choices=AGENTS, default="search", help="search (offline, default) or llm")
     p.add_argument("--model", help="litellm model string for --agent llm (default: $ASMEVO_MODEL)")
     p.add_argument("--api-base", help="API base URL for the model (default: $ASMEVO_API_BASE)")
-    p.add_argument("--budget", type=_positive, default=16,
+    p.add_argument("--budget", type=positive_int, default=16,
                    help="verified evaluations (search) or model steps (llm); default 16")
     p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
     p.add_argument("-o", "--output", required=True, help="output directory")

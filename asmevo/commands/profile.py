@@ -11,7 +11,7 @@ from ..codeobj import CodeObject
 from ..errors import AsmEvoError
 from ..profile import profile_launch
 from ..verify import load_launch
-from .verify import _positive
+from .args import positive_int
 
 
 def register(subparsers) -> None:
@@ -20,7 +20,7 @@ def register(subparsers) -> None:
     p.add_argument("code_object", help="the kernel's code object (.co)")
     p.add_argument("--launch", required=True, help="launch spec (.json, .yaml or .yml)")
     p.add_argument("--recovery", help="recovery directory (recovery.json) to map windows to source lines")
-    p.add_argument("--top", type=_positive, default=8, help="number of windows (default 8)")
+    p.add_argument("--top", type=positive_int, default=8, help="number of windows (default 8)")
     p.add_argument("--json", help="write the profile record here")
     p.set_defaults(handler=run)
 

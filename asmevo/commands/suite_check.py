@@ -3,7 +3,6 @@ the numpy references, print a table; exit 1 on any mismatch or fault (bench shap
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..suites import load_suite
 from ..suites.check import CHECK_ROLES, check_suite

@@ -6,18 +6,9 @@ cache hits. Reports land in $ASMEVO_HOME/runs/<run-id>/ (see `asmevo report`, `a
 from __future__ import annotations
 
 import argparse
+from .args import positive_int
 
 DEVICES = ("emu", "hip")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -34,7 +25,7 @@ def register_run(sub) -> None:
     """Add `run` to the `suite` command group's subparsers."""
     p = sub.add_parser("run", help="run a suite as a resumable Prefect flow", description=__doc__.splitlines()[0])
     add_run_options(p)
-    p.add_argument("--workers", type=_positive, help="parallel tasks (default: CPU count)")
+    p.add_argument("--workers", type=positive_int, help="parallel tasks (default: CPU count)")
     p.add_argument("--dask", metavar="ADDR",
                    help="run tasks on the Dask scheduler at ADDR (or `local` for a temporary LocalCluster)")
     p.add_argument("--run-id", help="name of the run directory (default: <suite>-<time>-<random>)")

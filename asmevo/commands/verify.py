@@ -11,16 +11,7 @@ from ..codeobj import CodeObject
 from ..device import get_device
 from ..errors import AsmEvoError
 from ..verify import load_launch, verify
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+from .args import positive_int
 
 
 def register(subparsers) -> None:
@@ -30,7 +21,7 @@ def register(subparsers) -> None:
     p.add_argument("k1", help="the candidate code object")
     p.add_argument("--launch", action="append", required=True,
                    help="launch spec (.json/.yaml; optional \"tolerance\" key); repeat for every shape")
-    p.add_argument("--trials", type=_positive, default=3, help="seeded random input sets per launch (default 3)")
+    p.add_argument("--trials", type=positive_int, default=3, help="seeded random input sets per launch (default 3)")
     p.add_argument("--no-special", action="store_true", help="skip the special-value input sets")
     p.add_argument("--json", help="write the verdict record here")
     p.set_defaults(handler=run)
