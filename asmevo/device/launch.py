@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -378,10 +379,32 @@ def _check_array(buf: BufferArg, arr: object, what: str) -> None:
                               f"{buf.dtype.storage}{list(buf.shape)} ({buf.dtype.name})")
 
 
+def max_launch_bytes() -> int:
+    """The largest total buffer size a launch may have on this host: `ASMEVO_MAX_LAUNCH_BYTES`, else an
+    eighth of physical memory (inputs, device copies, outputs and K0's reference copies all coexist)."""
+    raw = os.environ.get("ASMEVO_MAX_LAUNCH_BYTES")
+    if raw is None:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
+    try:
+        return int(raw)
+    except ValueError:
+        raise LaunchSpecError(f"ASMEVO_MAX_LAUNCH_BYTES must be a byte count, got {raw!r}") from None
+
+
+def check_launch_size(spec: LaunchSpec) -> None:
+    """Refuse a launch whose buffers would not fit in host memory, before allocating anything."""
+    total, limit = sum(b.nbytes for b in spec.buffers.values()), max_launch_bytes()
+    if total > limit:
+        raise LaunchSpecError(f"launch of {spec.kernel} needs {total / 2**30:.2f} GiB of buffers, more than the "
+                              f"{limit / 2**30:.2f} GiB allowed on this host: use a smaller shape (suite 'bench' "
+                              f"shapes are for GPUs) or raise ASMEVO_MAX_LAUNCH_BYTES")
+
+
 def make_inputs(spec: LaunchSpec, overrides: dict[str, np.ndarray] | None = None, *,
                 seed: int | None = None) -> dict[str, np.ndarray]:
     """Every buffer's initial contents (storage dtype, spec shape), deterministic for a seed.
     `seed` replaces the spec's seed (e.g. one per verification trial); `overrides` replace buffers."""
+    check_launch_size(spec)
     overrides = overrides or {}
     buffers = spec.buffers
     unknown = sorted(set(overrides) - set(buffers))

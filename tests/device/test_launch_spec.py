@@ -121,6 +121,18 @@ def test_inputs_are_deterministic_per_seed():
     assert np.array_equal(make_inputs(LaunchSpec.from_dict(spec_with(seed=1)))["a"], other["a"])
 
 
+def test_launch_too_large_for_the_host_is_refused_before_allocating(monkeypatch):
+    spec = LaunchSpec.from_dict(spec_with(args=[{"buffer": "a", "dtype": "float32", "shape": [1 << 40],
+                                                 "init": "random"}] + VADD["args"][1:]))
+    with pytest.raises(LaunchSpecError, match=r"needs 4096.00 GiB of buffers, more than the .* allowed"):
+        make_inputs(spec)
+    monkeypatch.setenv("ASMEVO_MAX_LAUNCH_BYTES", str(3 * 4096 * 4 - 1))
+    with pytest.raises(LaunchSpecError, match=r"ASMEVO_MAX_LAUNCH_BYTES"):
+        make_inputs(LaunchSpec.from_dict(VADD))
+    monkeypatch.setenv("ASMEVO_MAX_LAUNCH_BYTES", str(3 * 4096 * 4))
+    assert set(make_inputs(LaunchSpec.from_dict(VADD))) == {"a", "b", "c"}
+
+
 def test_inputs_per_dtype(tmp_path):
     np.save(tmp_path / "x.npy", np.arange(6, dtype=np.int16).reshape(2, 3))
     args = [{"buffer": n, "dtype": t, "shape": [2, 3], "init": i} for n, t, i in [
