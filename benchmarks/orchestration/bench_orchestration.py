@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -24,16 +25,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def cli_run(home: Path, suite: str, problems: str | None) -> tuple[float, str]:
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cli_run(home: Path, suite: str, problems: str | None) -> tuple[float, float, str]:
+    """(wall s, CPU s of the run's processes, stdout) of one `asmevo suite run`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(ASMEVO_HOME=str(home), PYTHONPATH=str(REPO))
     args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite] + (["--problems", problems] if problems else [])
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), children_cpu_s()
     proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, children_cpu_s() - cpu_before
     if "stage calls were cache hits" not in proc.stdout:
         sys.exit(f"suite run failed:\n{proc.stdout}\n{proc.stderr}")
-    return wall, proc.stdout
+    return wall, cpu, proc.stdout
 
 
 def per_task_overhead(n: int) -> tuple[float, float, float]:
@@ -83,8 +90,8 @@ def main() -> int:
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="asmevo-bench-suite-"))
-    first_s, first_out = cli_run(home, args.suite, args.problems)
-    again_s, again_out = cli_run(home, args.suite, args.problems)
+    first_s, first_cpu, first_out = cli_run(home, args.suite, args.problems)
+    again_s, again_cpu, again_out = cli_run(home, args.suite, args.problems)
     calls = int(re.search(r"/(\d+) stage calls", first_out).group(1))
     hits = re.search(r"(\d+/\d+) stage calls", again_out).group(1)
     flow_s = float(re.search(r"cache hits, ([\d.]+) s", first_out).group(1))
@@ -100,6 +107,7 @@ def main() -> int:
           f"(target < 10 %)")
     print(f"resume of the finished run: {again_s:.1f} s wall, {hits} cache hits = "
           f"{100 * again_s / first_s:.1f} % of the first run (target < 5 %)")
+    print(f"CPU time: first run {first_cpu:.1f} s, re-run {again_cpu:.1f} s = {100 * again_cpu / first_cpu:.1f} %")
     return 0
 
 
