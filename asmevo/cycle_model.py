@@ -316,16 +316,28 @@ class CycleEstimate:
                 "stall_cycles": self.stall_cycles}
 
 
+def edge_count(cfg: CFG, counts: list[int], p: int, b: int) -> int:
+    """Executions of the CFG edge p -> b, from block counts: all of p's when b is its only successor;
+    p's minus those of its other successor when that successor is entered only from p (a skipped
+    `s_cbranch_execz` block or a loop exit); otherwise p's count (an upper bound)."""
+    others = [s for s in cfg.blocks[p].succs if s != b]
+    if len(others) == 1 and cfg.blocks[others[0]].preds == [p]:
+        return max(0, counts[p] - counts[others[0]])
+    return counts[p]
+
+
 def _block_schedules(cfg: CFG, counts: list[int], machine: Machine) -> list[tuple[list[SlotCost], float]]:
-    """Schedule every block; a block starts from the end state of its most executed predecessor
-    (two passes in address order, so loop back edges carry their outstanding memory operations)."""
+    """Schedule every block; a block starts from the end state of the predecessor on its most
+    executed incoming edge (two passes in address order, so loop back edges carry their outstanding
+    memory operations)."""
     ins = cfg.instructions
     ends: dict[int, WaveState] = {}
     out: list[tuple[list[SlotCost], float]] = [([], 0.0)] * len(cfg.blocks)
     for _ in range(2):
         for b in cfg.blocks:
             preds = [p for p in b.preds if p in ends]
-            entry = ends[max(preds, key=lambda p: (counts[p], -p))] if preds else None
+            key = lambda p: (edge_count(cfg, counts, p, b.index), counts[p], -p)
+            entry = ends[max(preds, key=key)] if preds else None
             slots, end, length = schedule_block(ins[b.start:b.end], entry, machine)
             ends[b.index] = end
             out[b.index] = (slots, length)

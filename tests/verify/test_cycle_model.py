@@ -174,3 +174,21 @@ def test_deterministic_and_json():
     a = model(STREAM, 4096, (1024, 1, 1)).to_json()
     b = model(STREAM, 4096, (1024, 1, 1)).to_json()
     assert a == b and a["unit"] == "model_cycles" and isinstance(a["model_cycles"], int)
+
+
+def test_load_in_an_execz_skipped_block_stays_outstanding_after_it():
+    """The merge after an `s_cbranch_execz` skip starts from the skipped block's end state when
+    the skip was never taken (edge counts from block counts), so the load's latency shows."""
+    skip = program("""
+s_and_saveexec_b64 s[0:1], vcc
+s_cbranch_execz merge
+global_load_dword v1, v[2:3], off
+merge:
+s_or_b64 exec, exec, s[0:1]
+s_waitcnt vmcnt(0)
+v_add_f32_e32 v1, v1, v1
+s_endpgm
+""")
+    est = model(skip, waves=4, grid=(1, 1, 1))
+    wait = next(i for i in skip if i.mnemonic == "s_waitcnt")
+    assert est.per_pc[wait.address].stall > MI300X.vmem_latency - 20
