@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Prefect orchestration cost: overhead per stage task, and a finished suite run's resume time.
 
-    python benchmarks/orchestration/bench_orchestration.py [--suite kernelbench] [--problems A,B] [--tasks 200]
+    python benchmarks/orchestration/bench_orchestration.py [--suite kernelbench] [--problems A,B]
+        [--agent search] [--budget 16] [--tasks 200]
 
 1. Per task: a flow of N trivial content-cached stage tasks (misses, then hits) against calling
    the same stage bodies directly; the difference per call is Prefect's overhead.
-2. Suite: `asmevo suite run` on a fresh ASMEVO_HOME (first run), then the same command again
+2. Suite: `asmevo suite run` (by default the main job's: search agent, budget 16) on a fresh ASMEVO_HOME (first run), then the same command again
    (every stage a cache hit). Orchestration overhead = process start-up before the first stage
    (imports, API server) + tasks x per-task overhead, as a share of the first run; the re-run's
    wall time as a share of the first run is the resume cost. Targets: < 10 % and < 5 %.
@@ -30,11 +31,12 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def cli_run(home: Path, suite: str, problems: str | None) -> tuple[float, float, str]:
+def cli_run(home: Path, suite: str, problems: str | None, agent: str, budget: int) -> tuple[float, float, str]:
     """(wall s, CPU s of the run's processes, stdout) of one `asmevo suite run`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(ASMEVO_HOME=str(home), PYTHONPATH=str(REPO))
-    args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite] + (["--problems", problems] if problems else [])
+    args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite, "--agent", agent, "--budget", str(budget)]
+    args += ["--problems", problems] if problems else []
     started, cpu_before = time.perf_counter(), children_cpu_s()
     proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - started, children_cpu_s() - cpu_before
@@ -86,12 +88,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="kernelbench")
     parser.add_argument("--problems", help="comma-separated subset (default: the whole suite)")
+    parser.add_argument("--agent", default="search", help="editing agent of the suite run (default search)")
+    parser.add_argument("--budget", type=int, default=16, help="candidate edits per kernel (default 16)")
     parser.add_argument("--tasks", type=int, default=200, help="trivial tasks for the per-task measurement")
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="asmevo-bench-suite-"))
-    first_s, first_cpu, first_out = cli_run(home, args.suite, args.problems)
-    again_s, again_cpu, again_out = cli_run(home, args.suite, args.problems)
+    first_s, first_cpu, first_out = cli_run(home, args.suite, args.problems, args.agent, args.budget)
+    again_s, again_cpu, again_out = cli_run(home, args.suite, args.problems, args.agent, args.budget)
     calls = int(re.search(r"/(\d+) stage calls", first_out).group(1))
     hits = re.search(r"(\d+/\d+) stage calls", again_out).group(1)
     flow_s = float(re.search(r"cache hits, ([\d.]+) s", first_out).group(1))
