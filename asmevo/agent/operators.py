@@ -7,6 +7,7 @@ from typing import Callable, Iterator
 
 from ..errors import AsmEvoError
 from .body import Body
+from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
@@ -35,6 +36,10 @@ def _is_mem(body: Body, i: int) -> bool:
     return body.infos[i].family in ("smem", "flat", "mubuf", "ds")
 
 
+def _is_skip(body: Body, i: int) -> bool:
+    return body.instructions[i].mnemonic == "s_cbranch_execz"
+
+
 def _is_alu(body: Body, i: int) -> bool:
     return body.infos[i].family in ("salu", "valu", "vopc")
 
@@ -51,6 +56,10 @@ OPERATORS: tuple[Operator, ...] = (
              "issue a kernarg scalar load in the dominating block, before the branch"),
     Operator("interleave_alu", _is_alu, hoist_past_wait, "move independent ALU work before a wait"),
     Operator("hoist_loop_invariant", _is_alu, hoist_invariant, "move loop-invariant scalar work to the preheader"),
+    Operator("remove_skip_branch", _is_skip, remove_skip_branch,
+             "drop an s_cbranch_execz over a few instructions that are harmless with EXEC = 0"),
+    Operator("remove_skip_branches", _is_skip, remove_skip_branches,
+             "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
 )

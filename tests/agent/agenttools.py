@@ -1,8 +1,10 @@
 """Helpers for the agent tests: evaluators on KernelBench problems, windows, line lookups."""
 from __future__ import annotations
 
+from asmevo.agent.body import Body
 from asmevo.agent.edit import Window
 from asmevo.agent.gates import Evaluator
+from asmevo.agent.source import KernelSource, strip_comment
 from asmevo.suites import load_suite
 from asmevo.verify import suite_launches
 
@@ -23,3 +25,14 @@ def line_of(ev: Evaluator, text: str, cid: int = 0) -> int:
         if src.line(n).split(";")[0].strip() == text:
             return n
     raise AssertionError(f"no line {text!r}")
+
+
+def body_of(lines: list[str]) -> Body:
+    """A body from hand-written lines (`name:` lines are labels) of a kernel `k`."""
+    text = "\t.text\nk:\n" + "\n".join(ln if ln.endswith(":") else "\t" + ln for ln in lines) + "\n.Lend_k:\n"
+    return Body.of(KernelSource(text, "k"))
+
+
+def code(body: Body) -> list[str]:
+    """The body's code lines without comments."""
+    return [strip_comment(it.text) for it in body.items if strip_comment(it.text)]

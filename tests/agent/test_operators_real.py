@@ -91,3 +91,9 @@ def test_hoist_loop_invariant(argmax):
 def test_speculate_kernarg_load(argmax):
     ev = argmax
     _apply(ev, 0, "speculate_kernarg_load", "s_load_dwordx2 s[0:1], s[0:1], 0x0")  # profit is the search's call
+
+
+@pytest.mark.parametrize("operator", ["remove_skip_branch", "remove_skip_branches"])
+def test_remove_skip_branch(leaky, operator):
+    cand = _apply(leaky, 0, operator, "s_cbranch_execz .Lbb_1848")
+    assert cand.cycles < leaky.lineage.candidates[0].cycles

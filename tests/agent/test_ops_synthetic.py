@@ -6,16 +6,8 @@ from asmevo.agent.body import Body
 from asmevo.agent.ops_cleanup import propagate_move, remove_dead_write
 from asmevo.agent.ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from asmevo.agent.ops_waitcnt import hoist_to_predecessors, relax, sink
-from asmevo.agent.source import KernelSource, strip_comment
-
-
-def body_of(lines: list[str]) -> Body:
-    text = "\t.text\nk:\n" + "\n".join(ln if ln.endswith(":") else "\t" + ln for ln in lines) + "\n.Lend_k:\n"
-    return Body.of(KernelSource(text, "k"))
-
-
-def code(body: Body) -> list[str]:
-    return [strip_comment(it.text) for it in body.items if strip_comment(it.text)]
+from asmevo.agent.source import KernelSource
+from agenttools import body_of, code
 
 
 def waits(body: Body) -> list[str]:
