@@ -11,7 +11,7 @@ from ..errors import UnsupportedInstruction
 from ..isa.disasm import disassemble_file
 from ..isa.hazards import check_hazards
 from ..isa.instruction import Instruction
-from .access import sgpr_index
+from ..isa.regs import SCC, reg_info
 from .ds import compile_ds
 from .gpridx import index_mode_addresses, index_mode_op
 from .ops import Context, Op
@@ -23,11 +23,6 @@ from .vop3p import compile_vop3p
 
 _SMEM = ("s_load_", "s_buffer_load_", "s_store_", "s_buffer_store_", "s_memtime", "s_memrealtime", "s_dcache_")
 _VOP3P = ("v_pk_", "v_fma_mix", "v_mad_mix", "v_dot", "v_mfma", "v_accvgpr", "v_smfmac")
-_NO_DST = ("s_cmp", "s_bitcmp", "s_cbranch", "s_branch", "s_waitcnt", "s_setpc", "s_nop", "s_endpgm",
-           "s_barrier", "s_setreg", "s_set", "s_sleep", "s_sendmsg", "s_trap", "s_icache", "s_dcache",
-           "s_incperf", "s_decperf", "s_ttrace")
-_TWO_DST = ("v_add_co_", "v_sub_co_", "v_subrev_co_", "v_addc_co_", "v_subb_co_", "v_subbrev_co_",
-            "v_div_scale_", "v_mad_u64_u32", "v_mad_i64_i32", "v_swap_b32")
 
 
 def compile_instruction(ins: Instruction, ctx: Context) -> Op:
@@ -57,7 +52,7 @@ def compile_instruction(ins: Instruction, ctx: Context) -> Op:
             raise err
         op = Op(ins, fail)
     op.next_pc = ins.address + ins.size
-    op.reads, op.writes = register_sets(ins, op)
+    op.reads, op.writes = register_sets(ins)
     return op
 
 
@@ -66,33 +61,14 @@ def _detail(exc: UnsupportedInstruction) -> str:
     return msg[msg.index("(") + 1:-1] if "(" in msg else ""
 
 
-def _regs(o) -> list[tuple[str, int]]:
-    if o.kind in ("vgpr", "agpr"):
-        return [(o.kind[0], o.index + i) for i in range(o.count)]
-    r = sgpr_index(o)
-    if r is not None:
-        return [("s", r + i) for i in range(o.count)]
-    return []
-
-
-def register_sets(ins: Instruction, op: Op) -> tuple[list, list]:
-    """(registers read, registers written) by operand position; loads' destinations are writes."""
-    n = ins.mnemonic
-    ops = list(ins.operands)
-    lds_dma = n.startswith("global_load_lds_") or (n.startswith("buffer_load_") and "lds" in ins.modifiers)
-    if op.is_store or lds_dma or n.startswith(_NO_DST) or not ops:
-        ndst = 0
-    elif n.startswith(_TWO_DST):
-        ndst = 2
-    else:
-        ndst = 1
-    writes = [r for o in ops[:ndst] for r in _regs(o)]
-    reads = [r for o in ops[ndst:] for r in _regs(o)]
-    base = n.rsplit("_e", 1)[0] if n.endswith(("_e32", "_e64")) else n
-    if base in ("v_mac_f32", "v_fmac_f32", "v_mac_f16", "v_fmac_f16", "v_fmac_f64", "v_swap_b32",
-                "v_pk_fmac_f16", "v_dot2c_f32_f16", "v_dot4c_i32_i8", "v_dot2c_i32_i16") or "d16" in n:
-        reads += writes
-    return reads, writes
+def register_sets(ins: Instruction) -> tuple[list, list]:
+    """(registers read, registers written), SGPR-file and VGPR/AGPR only, from the ISA's def/use model;
+    an instruction it does not know touches none (executing it raises anyway)."""
+    try:
+        info = reg_info(ins)
+    except UnsupportedInstruction:
+        return [], []
+    return sorted(r for r in info.uses if r != SCC), sorted(r for r in info.defs if r != SCC)
 
 
 class Program:
