@@ -1,12 +1,13 @@
 """Differential verification: does candidate K1 do exactly what K0 does?
 
 K0 and K1 run identical launches (same geometry, arguments and inputs) for every launch given,
-over seeded random trials and special-value input sets. After each launch every buffer (outputs
-and inputs) and the guard bands around them are compared; strictness findings of K1 are failures
-even when the buffers agree, and a launch on which K0 itself has findings is invalid for
-verification (except kinds a suite declares known, and uninitialized-register reads, which K1 may
-repeat but not add to). The emulator runs in checked mode. Cheap static checks run first. The
-answer is a `Verdict` record.
+over seeded random trials and special-value input sets; on the emulator, every other input set
+places the buffers across 4 GiB boundaries (so a dropped address carry shows). After each launch
+every buffer (outputs and inputs) and the guard bands around them are compared; strictness
+findings of K1 are failures even when the buffers agree, and a launch on which K0 itself has
+findings is invalid for verification (except kinds a suite declares known, and
+uninitialized-register reads, which K1 may repeat but not add to). The emulator runs in checked
+mode. Cheap static checks run first. The answer is a `Verdict` record.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from .cycle_model import kernel_instructions
 from .device import Device, get_device
 from .device.dtypes import DType
 from .device.launch import LaunchSpec, make_inputs, run_launch
+from .emu.memory import LAYOUTS
 from .errors import AsmEvoError, LaunchSpecError
 from .isa.resources import declared, required, scan
 from .static_checks import Finding as StaticFinding
@@ -323,7 +325,20 @@ def _candidate_device(device: Device, k0_instructions: int | None) -> Device:
     K0 executed on the same launch (a candidate stuck in a loop fails in bounded time)."""
     if device.name != "emu" or k0_instructions is None:
         return device
-    return get_device("emu", budget=max(BUDGET_FLOOR, BUDGET_FACTOR * k0_instructions), checked=device.checked)
+    return get_device("emu", budget=max(BUDGET_FLOOR, BUDGET_FACTOR * k0_instructions), checked=device.checked,
+                      layout=device.layout)
+
+
+def _layout_device(device: Device, n_set: int) -> Device:
+    """The device input set `n_set` runs on: on the emulator, even sets use the packed memory
+    layout and odd sets the crossing one (every buffer straddles a 4 GiB boundary, with distinct
+    high and low address bits); other devices place buffers themselves."""
+    if device.name != "emu":
+        return device
+    layout = LAYOUTS[n_set % len(LAYOUTS)]
+    if device.layout == layout:
+        return device
+    return get_device("emu", budget=device.budget, checked=device.checked, layout=layout)
 
 
 def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, trials: int = 3,
@@ -352,14 +367,17 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
             return verdict("different", f"static check: {problems[0]}", {"stage": "static", "findings": problems})
     plans = [(vl, list(input_sets(vl.spec, trials, special)), _decoders(vl.spec)) for vl in launches]
     for n_set in range(sets_per_launch):
+        set_dev = _layout_device(dev, n_set)
         for vl, sets, decoders in plans:
             set_label, inputs = sets[n_set]
+            if set_dev.name == "emu":
+                set_label += f", {set_dev.layout} memory"
             where = {"launch": vl.label, "inputs": set_label}
             key = (k0_sha, vl.spec, set_label)
             cached = reference.get(key) if reference is not None else None
             if cached is None:
                 try:
-                    cached = _run(dev, k0.data, vl.spec, inputs)
+                    cached = _run(set_dev, k0.data, vl.spec, inputs)
                 except AsmEvoError as exc:
                     return verdict("invalid", f"K0 cannot run {vl.label} ({set_label}): {exc}", where, n_set)
                 if reference is not None:
@@ -371,7 +389,7 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
                                f"{_findings_text(unknown0) if unknown0 else 'launch failed'}",
                                {**where, "findings": unknown0}, n_set)
             try:
-                out1, findings1, ok1, _ = _run(_candidate_device(dev, executed0), k1.data, vl.spec, inputs)
+                out1, findings1, ok1, _ = _run(_candidate_device(set_dev, executed0), k1.data, vl.spec, inputs)
             except AsmEvoError as exc:
                 return verdict("crashed", f"K1 failed on {vl.label} ({set_label}): {exc}", where, n_set)
             new1 = _new_findings(findings0, findings1)

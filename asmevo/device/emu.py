@@ -15,16 +15,18 @@ from .kernarg import Apertures, Geometry
 
 class EmuDevice(Device):
     """One emulated device with its own memory. `budget` caps executed instructions per launch;
-    `checked` turns on the emulator's extra strictness checks."""
+    `checked` turns on the emulator's extra strictness checks; `layout` is the memory layout
+    (`asmevo.emu.memory.LAYOUTS`: packed, or crossing with buffers across 4 GiB boundaries)."""
 
     name = "emu"
     timing_unit = "model_cycles"
     apertures = Apertures(PRIVATE_APERTURE_HI, SHARED_APERTURE_HI)
 
-    def __init__(self, *, budget: int = 50_000_000, checked: bool = False):
-        self.memory = Memory()
+    def __init__(self, *, budget: int = 50_000_000, checked: bool = False, layout: str = "packed"):
+        self.memory = Memory(layout=layout)
         self.budget = budget
         self.checked = checked
+        self.layout = layout
         self._live: dict[int, Buffer] = {}
 
     def load(self, code_object: bytes) -> Module:
@@ -41,7 +43,7 @@ class EmuDevice(Device):
         self._check_live(buf)
         del self._live[buf.address]
         if not self._live:
-            self.memory = Memory()
+            self.memory = Memory(layout=self.layout)
 
     def copy_in(self, buf: Buffer, array: np.ndarray) -> None:
         self._check_live(buf)

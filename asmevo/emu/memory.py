@@ -2,6 +2,14 @@
 
 Every buffer is surrounded by guard bands filled with GUARD_BYTE; the emulator flags any access
 that is not wholly inside one buffer, and `guard_violations` reports guard bytes that changed.
+
+Two deterministic layouts map device addresses onto the heap. `packed`: heap byte k is device
+address BASE + k (every buffer shares the high 32 address bits, none crosses a 4 GiB boundary).
+`crossing`: buffer i (with its guard bands) is mapped on its own so that the 4 GiB boundary
+BASE + (2i + 1) * 2^32 falls inside it, at the largest power of two (at least CROSS_MIN) below its
+size: up to half its elements lie above, and a 64-bit address add that drops (or adds) a carry
+points 4 GiB away, where no buffer lies. Buffers then have distinct high address bits, and are
+aligned to that power of two (at least CROSS_MIN bytes) rather than to the requested alignment.
 """
 from __future__ import annotations
 
@@ -14,6 +22,8 @@ from ..errors import EmulationError
 BASE = 0x0000_7F00_0000_0000  # device address of heap byte 0
 GUARD = 4096
 GUARD_BYTE = 0xCD
+LAYOUTS = ("packed", "crossing")
+CROSS_MIN = 16  # crossing layout: least distance of a buffer's start below its 4 GiB boundary
 
 
 @dataclass(frozen=True)
@@ -28,25 +38,57 @@ class Buffer:
 class Memory:
     """Global memory for one launch. Addresses handed out are absolute device addresses."""
 
-    def __init__(self, capacity: int = 1 << 20):
+    def __init__(self, capacity: int = 1 << 20, layout: str = "packed"):
+        if layout not in LAYOUTS:
+            raise EmulationError(f"unknown memory layout {layout!r} (valid: {', '.join(LAYOUTS)})")
+        self.layout = layout
         self.heap = np.full(capacity, GUARD_BYTE, np.uint8)
         self.valid = np.zeros(capacity, bool)
         self.top = GUARD
         self._buffers: list[Buffer] = []
+        self._starts: list[int] = []  # heap offset of each buffer
+        # crossing layout: per buffer, the device range [lo, hi) it and its guard bands occupy and
+        # the device-to-heap displacement
+        self._lo = np.zeros(0, np.uint64)
+        self._hi = np.zeros(0, np.uint64)
+        self._shift = np.zeros(0, np.uint64)
 
     def alloc(self, nbytes: int, name: str, align: int = 256) -> int:
         """Reserve `nbytes` (zero-filled) with guard bands; return its device address."""
         if nbytes < 0 or align <= 0 or align & (align - 1):
             raise EmulationError(f"bad allocation of {nbytes} bytes aligned to {align} for {name!r}")
-        start = -(-self.top // max(align, 4)) * max(align, 4)
+        step = max(align, 4 if self.layout == "packed" else CROSS_MIN)
+        start = -(-self.top // step) * step
         end = start + nbytes
         self._grow(end + GUARD)
         self.heap[start:end] = 0
         self.valid[start:end] = True
         self.top = -(-end // 4) * 4 + GUARD
-        buf = Buffer(name, BASE + start, nbytes)
+        address = BASE + start if self.layout == "packed" else self._map_crossing(start, nbytes)
+        buf = Buffer(name, address, nbytes)
         self._buffers.append(buf)
+        self._starts.append(start)
         return buf.address
+
+    def _map_crossing(self, start: int, nbytes: int) -> int:
+        """Device address of a new buffer at heap offset `start` in the crossing layout."""
+        below = max(CROSS_MIN, 1 << max(0, (nbytes - 1).bit_length() - 1))
+        address = BASE + ((2 * len(self._buffers) + 1) << 32) - below
+        self._lo = np.append(self._lo, np.uint64(address - GUARD))
+        self._hi = np.append(self._hi, np.uint64(address + nbytes + GUARD))
+        self._shift = np.append(self._shift, np.uint64(address - start))
+        return address
+
+    def offsets(self, address: np.ndarray) -> np.ndarray:
+        """Heap offsets (int64) of uint64 device addresses; an address no buffer or guard band
+        covers gets an offset outside the heap (negative or past its end)."""
+        if self.layout == "packed":
+            return (address - np.uint64(BASE)).view(np.int64)
+        if not len(self._lo):
+            return np.full(address.shape, -1, np.int64)
+        k = np.maximum(np.searchsorted(self._lo, address, side="right") - 1, 0)
+        inside = (address >= self._lo[k]) & (address < self._hi[k])
+        return np.where(inside, (address - self._shift[k]).view(np.int64), -1)
 
     def _grow(self, need: int) -> None:
         if need <= len(self.heap):
@@ -61,7 +103,7 @@ class Memory:
         self.heap, self.valid = heap, valid
 
     def _span(self, address: int, nbytes: int) -> int:
-        off = address - BASE
+        off = int(self.offsets(np.array([address], np.uint64))[0])
         if nbytes < 0 or off < 0 or off + nbytes > len(self.heap) or not self.valid[off:off + nbytes].all():
             raise EmulationError(f"host access of {nbytes} bytes at 0x{address:x} is outside every buffer")
         return off
@@ -82,8 +124,7 @@ class Memory:
     def guard_violations(self) -> list[str]:
         """Names of buffers whose guard band before or after was overwritten."""
         out = []
-        for buf in self._buffers:
-            off = buf.address - BASE
+        for buf, off in zip(self._buffers, self._starts):
             before = self.heap[max(0, off - GUARD):off]
             after = self.heap[off + buf.nbytes:off + buf.nbytes + GUARD]
             # Padding up to the next dword and other buffers' data may lie in the windows.
@@ -100,8 +141,7 @@ class Memory:
         """Per-access: does [off, off+size) lie inside one buffer? `off` is int64 heap offsets."""
         if off.size:
             lo, hi = int(off.min()), int(off.max()) + size
-            for buf in self._buffers:  # fast path: every access inside one buffer
-                start = buf.address - BASE
+            for buf, start in zip(self._buffers, self._starts):  # fast path: all inside one buffer
                 if start <= lo and hi <= start + buf.nbytes:
                     return np.ones(off.shape, bool)
         ok = (off >= 0) & (off + size <= len(self.heap))

@@ -7,7 +7,6 @@ import numpy as np
 from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
 from .access import scalar_reader, sgpr_index
-from .memory import BASE
 from .ops import Context, Op
 
 U32, U64 = np.uint32, np.uint64
@@ -47,7 +46,7 @@ def compile_smem(ins: Instruction, ctx: Context) -> Op:
             base = m.s64[g.sel, base_idx // 2]
         rel = np.asarray(off_rd(m, g), U64) + U64(imm)
         addr = (base + (rel & U64(0xFFFFFFFF))) & ~U64(3)
-        off = (addr - U64(BASE)).view(np.int64)
+        off = m.memory.offsets(addr)
         ok = m.memory.in_bounds(off, size)
         if buffer:
             ok &= (rel.astype(np.int64) + size) <= limit

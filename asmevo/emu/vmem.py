@@ -16,7 +16,6 @@ from ..isa.operands import Operand
 from .access import join64, scalar_reader, sgpr_index
 from .atomics import ATOMIC_OPS, AtomicRequest, apply_atomic
 from .ds import lds_access
-from .memory import BASE
 from .ops import Context, Op
 from .state import M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 
@@ -151,16 +150,16 @@ def _addresser(ins: Instruction, seg: str, ops: list[Operand], ctx: Context):
 
 def global_access(m, g, ins, mask, a, size, data):
     """Gather/scatter global memory for lanes in mask; flags lanes outside every buffer."""
-    off = (a - U64(BASE)).view(I64)
     exec_mask, exec_full, _ = g.exec_info(m)
     full = exec_full and (mask is exec_mask or bool(mask.all()))
-    sel_off = off.reshape(-1) if full else off[mask]
+    sel_a = a.reshape(-1) if full else a[mask]
+    sel_off = m.memory.offsets(sel_a)
     ok = m.memory.in_bounds(sel_off, size)
     all_ok = bool(ok.all())
     if not all_ok:
         bad = np.nonzero(mask.reshape(-1))[0][np.nonzero(~ok)[0][0]] // 64
         m.find("out_of_bounds", ins.address, g.waves[bad],
-               f"{ins.mnemonic} lane address 0x{int(sel_off[~ok][0]) + BASE:x} is outside every buffer")
+               f"{ins.mnemonic} lane address 0x{int(sel_a[~ok][0]):x} is outside every buffer")
     ndw = max(1, size // 4)
     if isinstance(data, AtomicRequest):
         out = np.zeros(mask.shape + (ndw,), U32)
@@ -182,7 +181,7 @@ def global_access(m, g, ins, mask, a, size, data):
     if clash is not None:
         wave = g.waves[np.nonzero(mask.reshape(-1))[0][clash] // 64]
         m.find("store_conflict", ins.address, wave,
-               f"{ins.mnemonic}: two lanes write different data to address 0x{int(sel_off[clash]) + BASE:x} "
+               f"{ins.mnemonic}: two lanes write different data to address 0x{int(sel_a[clash]):x} "
                "(which lane wins is undefined)")
     if all_ok:
         m.memory.scatter(sel_off, size, d)

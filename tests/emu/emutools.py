@@ -178,9 +178,10 @@ def launch(co: CodeObject, kernel: str, grid, block, args: list, *, outputs: lis
 
 
 def launch_raw(co: CodeObject, kernel: str, grid, block, arrays: list[np.ndarray], scalars: bytes = b"",
-               **kw) -> Launch:
-    """Launch an `asm` kernel: pointer args for `arrays`, then up to 8 bytes of scalars."""
-    mem = Memory()
+               layout: str = "packed", **kw) -> Launch:
+    """Launch an `asm` kernel: pointer args for `arrays`, then up to 8 bytes of scalars; global
+    memory in the given layout."""
+    mem = Memory(layout=layout)
     addrs = []
     for i, a in enumerate(arrays):
         addr = mem.alloc(a.nbytes, f"arg{i}")

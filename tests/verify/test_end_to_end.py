@@ -59,6 +59,38 @@ def test_missing_wait_found_dynamically_when_static_checks_are_off():
     assert v.kind == "different" and "waitcnt" in v.reason
 
 
+def suite_mutant(problem: str, address: int, old: str, new: str) -> tuple[CodeObject, CodeObject, list]:
+    """(K0, K1, verify launches) of a suite problem whose instruction at `address` has `old`
+    replaced by `new` (the instruction is deleted when `new` is empty and `old` all of it)."""
+    prob = SUITE.problem(problem)
+    rec = recover(prob.code_object)
+    lines = replace_at(address, old, new)(rec.source.splitlines())
+    k1 = CodeObject(rebuild_source("\n".join(lines) + "\n", rec.info).data)
+    return CodeObject.from_path(prob.code_object), k1, suite_launches(prob)
+
+
+def test_dropped_address_carry_is_caught_on_the_crossing_layout():
+    # 33_BatchNorm offsets a per-channel pointer by 4 * channel: with `s_addc_u32` turned into
+    # `s_add_u32` the carry into the high half is lost, which only a buffer across a 4 GiB
+    # boundary shows.
+    k0, k1, launches = suite_mutant("33_BatchNorm", 0x1824, "s_addc_u32 s15", "s_add_u32 s15")
+    v = verify(k0, k1, launches, trials=3)
+    assert v.kind == "different" and "crossing memory" in v.reason and "out_of_bounds" in v.reason
+
+
+@pytest.mark.parametrize("problem,address,old,new,shape", [
+    # Triton's grouped tile order: grid_m = cdiv(M, 128) rounded wrong only shows with
+    # M % 128 in {0} or [104, 127] and more than one tile
+    ("2_Standard_matrix_multiplication_", 0x1838, "s13, s13, 25", "s13, 25, s13", "v_120x16x130"),
+    # the row max's -inf start matters only for threads past the row's end (cols < 256)
+    ("23_Softmax", 0x1610, "v_mov_b32_e32 v1, 0xff800000", "", "v_5x100"),
+])
+def test_mutants_only_multi_tile_or_short_row_shapes_catch(problem, address, old, new, shape):
+    k0, k1, launches = suite_mutant(problem, address, old, new)
+    v = verify(k0, k1, launches, trials=3)
+    assert v.kind == "different" and v.evidence["launch"] == f"{problem}:{shape}"
+
+
 def test_k0_findings_make_a_launch_invalid():
     bad = edited(replace_at(0x1798, "global_store_dwordx4 v[4:5], v[0:3], off", "global_store_dwordx4 v[4:5], v[0:3], off offset:16"))
     assert verify(bad, bad, LAUNCHES, trials=1).kind == "invalid"
