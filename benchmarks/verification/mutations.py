@@ -6,8 +6,16 @@ offset changed, a wait or barrier dropped, an instruction deleted, a destination
 live register, a store widened) must all be rejected; semantics-preserving edits (no-op
 reassembly, s_nop padding, reordering two adjacent independent ALU instructions) must all be
 accepted. Edits are placed on instructions the verify launches execute (per-PC counts of K0), so
-a breaking edit in code no launch reaches is not counted as a miss. Prints both rates, the
-per-operator table, survivors, and the time of one full verification per kernel.
+a breaking edit in code no launch reaches is not counted as a miss.
+
+A breaking edit that verification accepts (so it passed the static hazard and s_waitcnt checks)
+is checked for a proof that it is an equivalent mutant, one that cannot change any result:
+either the edited instruction has no effect but its register writes, the edit keeps the
+registers written, and they are dead there (register liveness over K0's CFG; VGPR writes never
+kill, as they may cover only the active lanes), or K1's disassembly equals K0's. Proved equivalents
+are reported with their proof and left out of the rejection rate; every other accepted breaking
+edit is a survivor. Prints both rates, the per-operator table, the proved equivalents, the
+survivors, and the time of one full verification per kernel.
 
     python benchmarks/verification/mutations.py [--problems 19_ReLU,23_Softmax] [--trials 3] [--json out.json]
 """
@@ -18,6 +26,7 @@ import json
 import re
 import sys
 import time
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -27,11 +36,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from asmevo.codeobj import CodeObject  # noqa: E402
+from asmevo.cycle_model import kernel_instructions  # noqa: E402
 from asmevo.device import get_device  # noqa: E402
 from asmevo.device.launch import make_inputs, run_launch  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
+from asmevo.isa.cfg import build_cfg  # noqa: E402
 from asmevo.isa.instruction import Instruction, parse_instruction  # noqa: E402
-from asmevo.isa.regs import reg_info  # noqa: E402
+from asmevo.isa.regs import Reg, RegInfo, def_use_all, reg_info  # noqa: E402
 from asmevo.rebuild import rebuild_source  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
@@ -43,6 +54,12 @@ _NON_COMMUTATIVE = re.compile(r"^[vs]_(sub|subrev|lshl|lshr|ashr|bfe|cmp_(lt|gt|
 _NOT_ALU = re.compile(r"^(s_waitcnt|s_barrier|s_nop|s_endpgm|s_branch|s_cbranch|s_setpc|s_swappc|s_getpc|"
                       r"s_sendmsg|s_setprio|s_sleep|s_dcache|s_icache|v_readlane|v_writelane|v_readfirstlane)")
 _MEMORY = re.compile(r"^(global_|buffer_|flat_|scratch_|ds_|s_load|s_buffer_load|s_store)")
+# Instructions whose only effect is writing their registers: ALU, and the LDS lane shuffles (which
+# touch no memory). Kernels with mode-setting SALU, register indexing or indirect control flow get
+# no dead-write proofs.
+_PURE_FAMILIES = frozenset({"salu", "valu", "vopc"})
+_LANE_SHUFFLES = frozenset({"ds_bpermute_b32", "ds_permute_b32", "ds_swizzle_b32"})
+_IMPURE = re.compile(r"^s_(setreg|set_gpr_idx|setvskip|movrel|setpc|swappc|call|rfe)")
 
 
 @dataclass
@@ -67,10 +84,13 @@ class Outcome:
     reason: str
     seconds: float
     heldout_verdict: str = ""
+    proof: str = ""  # why an accepted breaking edit is an equivalent mutant
 
     @property
     def correct(self) -> bool:
-        return (self.verdict != "equivalent") if self.breaking else (self.verdict == "equivalent")
+        if self.breaking:
+            return self.verdict != "equivalent" or bool(self.proof)
+        return self.verdict == "equivalent"
 
 
 Edit = tuple[str, list[str]]  # (description, edited source lines)
@@ -199,6 +219,89 @@ def widen_store(lines, ss):
         yield f"widen {s.ins.text()} to {wide} at 0x{s.address:x}", _replace(lines, s, text)
 
 
+# ---- equivalent-mutant proofs ---------------------------------------------------------------------
+
+def _kills(info: RegInfo) -> set[Reg]:
+    """Registers an instruction overwrites whole: SGPR and SCC results (VGPR writes may cover only
+    the active lanes, so they never kill)."""
+    return {r for r in info.defs if r[0] in ("s", "scc")} - info.uses
+
+
+def live_after(instructions: list[Instruction], i: int) -> frozenset[Reg]:
+    """Registers some path from after instruction `i` may read before overwriting them whole."""
+    cfg = build_cfg(instructions)
+    infos = def_use_all(instructions)
+    live_in: list[frozenset[Reg]] = [frozenset()] * len(cfg.blocks)
+
+    def through(start: int, end: int, live: set[Reg]) -> set[Reg]:
+        for j in range(end - 1, start - 1, -1):
+            live = (live - _kills(infos[j])) | infos[j].uses
+        return live
+
+    def out(block) -> set[Reg]:
+        return set().union(*(live_in[s] for s in block.succs))
+
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(cfg.blocks):
+            new = frozenset(through(b.start, b.end, out(b)))
+            changed |= new != live_in[b.index]
+            live_in[b.index] = new
+    block = cfg.blocks[cfg.block_of[i]]
+    return frozenset(through(i + 1, block.end, out(block)))
+
+
+def _changed_line(lines: list[str], edited: list[str]) -> tuple[int, str | None]:
+    """(index in `lines`, replacement or None when deleted) of a single-line edit."""
+    n = next((k for k, (a, b) in enumerate(zip(lines, edited)) if a != b), len(edited))
+    return n, (edited[n] if len(edited) == len(lines) else None)
+
+
+def _kernel_of(k0: CodeObject, address: int) -> tuple[list[Instruction], int] | None:
+    """The instructions of the kernel holding `address`, and its index there."""
+    for k in k0.kernels:
+        instructions = kernel_instructions(k0, k.name)
+        for i, ins in enumerate(instructions):
+            if ins.address == address:
+                return instructions, i
+    return None
+
+
+def dead_write_proof(k0: CodeObject, lines: list[str], edited: list[str]) -> str:
+    """A proof that a single-instruction edit (replaced or deleted) cannot change any result: the
+    instruction's only effect is its register writes, the edit keeps the registers written, and
+    no path reads them afterwards. "" when there is none."""
+    n, new = _changed_line(lines, edited)
+    m = _LINE.match(lines[n])
+    found = _kernel_of(k0, int(m["addr"], 16)) if m else None
+    if found is None:
+        return ""
+    instructions, i = found
+    info = reg_info(instructions[i])
+    pure = info.family in _PURE_FAMILIES or info.base in _LANE_SHUFFLES
+    if not pure or not info.dst or any(_IMPURE.match(x.mnemonic) for x in instructions):
+        return ""
+    if new is not None and reg_info(parse_instruction(new.split(";")[0].strip())).defs != info.defs:
+        return ""
+    if info.defs & live_after(instructions, i):
+        return ""
+    regs = ", ".join(f"{f}{r}" if f != "scc" else "scc" for f, r in sorted(info.defs))
+    return f"liveness: {regs} written at 0x{instructions[i].address:x} are dead (no path reads them before a full overwrite)"
+
+
+def same_code_proof(k0: CodeObject, k1: CodeObject) -> str:
+    """A proof by identity: every kernel of K1 disassembles to K0's instructions."""
+    same = all([x.text() for x in kernel_instructions(k0, k.name)] == [x.text() for x in kernel_instructions(k1, k.name)]
+               for k in k0.kernels)
+    return "identical code: K1 disassembles to K0's instructions" if same else ""
+
+
+def equivalence_proof(k0: CodeObject, k1: CodeObject, lines: list[str], edited: list[str]) -> str:
+    """Why an edit cannot change any result (see the module docstring), or "" when unproved."""
+    return same_code_proof(k0, k1) or dead_write_proof(k0, lines, edited)
+
+
 # ---- semantics-preserving edits -------------------------------------------------------------------
 
 def noop(lines, ss):
@@ -244,7 +347,7 @@ def executed_pcs(k0: CodeObject, launches) -> set[int]:
     return pcs
 
 
-def first_buildable(edits, info: dict, k0: CodeObject, legal: bool) -> tuple[str, CodeObject] | None:
+def first_buildable(edits, info: dict, k0: CodeObject, legal: bool) -> tuple[str, list[str], CodeObject] | None:
     """The first edit that assembles (and, for a preserving edit, adds no static finding)."""
     for description, edited in edits:
         try:
@@ -253,7 +356,7 @@ def first_buildable(edits, info: dict, k0: CodeObject, legal: bool) -> tuple[str
             continue
         if legal and static_differences(k0, k1):
             continue
-        return description, k1
+        return description, edited, k1
     return None
 
 
@@ -277,16 +380,23 @@ def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Ou
             picked = first_buildable(fn(lines, candidates), rec.info, k0, legal=not breaking)
             if picked is None:
                 continue
-            description, k1 = picked
+            description, edited, k1 = picked
             v = verify(k0, k1, launches, trials=trials, reference=cache)
             if op == "noop":
                 full_seconds = v.seconds
             outcome = Outcome(problem.name, op, breaking, description, v.kind, v.reason, v.seconds)
             if breaking and v.equivalent:
+                outcome.proof = equivalence_proof(k0, k1, lines, edited)
+            if breaking and v.equivalent and not outcome.proof:
                 outcome.heldout_verdict = verify(k0, k1, suite_launches(problem, heldout=True), trials=trials,
                                                  reference=cache).kind
             outcomes.append(outcome)
     return outcomes, full_seconds
+
+
+def problem_rng(seed: int, name: str) -> np.random.Generator:
+    """The edit-picking generator of one problem: the same mutants whichever problems run."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,13 +408,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     suite = load_suite("kernelbench")
     problems = [suite.problem(n) for n in args.problems.split(",")] if args.problems else list(suite.problems)
-    rng = np.random.default_rng(args.seed)
     outcomes: list[Outcome] = []
     verify_times: dict[str, float] = {}
     start = time.perf_counter()
     for p in problems:
         try:
-            got, full = run_problem(p, args.trials, rng)
+            got, full = run_problem(p, args.trials, problem_rng(args.seed, p.name))
         except AsmEvoError as exc:
             print(f"{p.name}: skipped ({exc})", flush=True)
             continue
@@ -312,21 +421,26 @@ def main(argv: list[str] | None = None) -> int:
         verify_times[p.name] = full
         bad = [o for o in got if not o.correct]
         print(f"{p.name}: {len(got)} mutants, {len(bad)} misjudged, full verification {full:.2f} s", flush=True)
-    brk = [o for o in outcomes if o.breaking]
+    proved = [o for o in outcomes if o.proof]
+    brk = [o for o in outcomes if o.breaking and not o.proof]
     pres = [o for o in outcomes if not o.breaking]
-    print("\noperator             kind        n  correct")
+    print("\noperator             kind        n  correct  proved equivalent")
     for op in [*BREAKING, *PRESERVING]:
         mine = [o for o in outcomes if o.operator == op]
         if mine:
             kind = "breaking" if mine[0].breaking else "preserving"
-            print(f"{op:20s} {kind:10s} {len(mine):3d}  {sum(o.correct for o in mine):3d}")
+            print(f"{op:20s} {kind:10s} {len(mine):3d}  {sum(o.correct and not o.proof for o in mine):3d}"
+                  f"  {sum(bool(o.proof) for o in mine):3d}")
+    for o in proved:
+        print(f"EQUIVALENT {o.problem} {o.operator}: {o.description} -- {o.proof}")
     for o in outcomes:
         if not o.correct:
             held = f"; with the held-out shape: {o.heldout_verdict}" if o.heldout_verdict else ""
             what = "SURVIVED" if o.breaking else "REJECTED"
             print(f"{what} {o.problem} {o.operator}: {o.description} -> {o.verdict} ({o.reason}){held}")
     times = sorted(verify_times.values())
-    print(f"\nrejection rate of semantics-breaking edits:  {sum(o.correct for o in brk)}/{len(brk)}"
+    print(f"\nproved equivalent mutants (accepted, not counted as breaking): {len(proved)}")
+    print(f"rejection rate of semantics-breaking edits:  {sum(o.correct for o in brk)}/{len(brk)}"
           f" = {100 * sum(o.correct for o in brk) / max(1, len(brk)):.1f}%")
     held = sum(o.heldout_verdict not in ("", "equivalent") for o in brk)
     print(f"  ... including the held-out shape (final acceptance): {sum(o.correct for o in brk) + held}/{len(brk)}")
