@@ -29,29 +29,27 @@ def _race_state(m):
     if m.lds_track is None:
         n = len(m.lds)
         m.lds_track = (np.full(n, -1, np.int32), np.full(n, -1, np.int32),
-                       np.full(n, -1, np.int32), np.full(n, -1, np.int32))
+                       np.full(n, -1, np.int32), np.full(n, -1, np.int32), np.full(n, -1, np.int32))
     return m.lds_track
 
 
 def _track(m, g, ins, wave: np.ndarray, byte: np.ndarray, write: bool) -> None:
     """Race check and bookkeeping for byte indices `byte` accessed by batch-local waves `wave`."""
-    w_wave, w_ep, r_wave, r_ep = _race_state(m)
+    w_wave, w_ep, r_wave, r_ep, scratch = _race_state(m)
     ep = m.lds_epoch[m.wg_of_wave[wave]]
     race = (w_ep[byte] == ep) & (w_wave[byte] != wave)
     if write:
         race |= (r_ep[byte] == ep) & (r_wave[byte] != wave)
-    keys = np.unique(byte.astype(I64) * m.W + wave)
-    kb = keys // m.W
-    multi = kb[1:] == kb[:-1]
-    if race.any() or (write and multi.any()):
+    scratch[byte] = wave  # one of the accessing waves per byte survives: the others see a stranger
+    shared = scratch[byte] != wave  # accesses to a byte another wave of this instruction also accesses
+    if race.any() or (write and shared.any()):
         if race.any():
             i = int(np.nonzero(race)[0][0])
             other = int(w_wave[byte[i]] if w_ep[byte[i]] == ep[i] else r_wave[byte[i]])
-            b = int(byte[i])
         else:
-            b = int(kb[1:][multi][0])
-            i = int(np.nonzero(byte == b)[0][0])
-            other = -1
+            i = int(np.nonzero(shared)[0][0])
+            other = int(scratch[byte[i]])
+        b = int(byte[i])
         who = f"wave {m.wave_base + other}" if other >= 0 else "another wave"
         m.find("lds_race", ins.address, wave[i],
                f"{ins.mnemonic}: LDS byte {b % m.lds_stride} {'written' if write else 'read'} while {who} "
@@ -63,8 +61,8 @@ def _track(m, g, ins, wave: np.ndarray, byte: np.ndarray, write: bool) -> None:
         same = (r_ep[byte] == ep) & (r_wave[byte] != wave) & (r_wave[byte] != -1)
         r_wave[byte] = np.where(same, -2, wave)
         r_ep[byte] = ep
-        if multi.any():
-            r_wave[kb[1:][multi]] = -2
+        if shared.any():
+            r_wave[byte[shared]] = -2
 
 
 def _dma_order(m, ins, wv: np.ndarray, byte: np.ndarray, size: int, dma_seq: np.ndarray | None) -> None:
