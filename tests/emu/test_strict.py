@@ -198,3 +198,15 @@ def test_lanes_storing_equal_data_to_one_address_are_fine():
     res = launch_raw(_pairwise_store("7"), "k", (1,), (64,), [np.zeros(64, np.uint32)])
     assert res.report.ok, res.report.findings
     assert (res.outputs[0][:32] == 7).all() and (res.outputs[0][32:] == 0).all()
+
+
+def test_waves_writing_one_lds_byte_in_the_same_instruction_race():
+    # Both waves of the workgroup write LDS dword 0 in one ds_write (a race); with per-wave addresses
+    # (v1 = 4 * wave, from v0 >> 6 << 2) they do not, nor do all waves reading dword 0 together.
+    write_shared = "v_mov_b32 v1, 0\n ds_write_b32 v1, v0\n s_waitcnt lgkmcnt(0)\n s_endpgm"
+    res = launch_raw(asm(write_shared, args=0, lds=256), "k", (1,), (128,), [])
+    races = [f for f in res.report.findings if f.kind == "lds_race"]
+    assert races and "LDS byte 0 written while wave" in races[0].message
+    private = ("v_lshrrev_b32 v1, 6, v0\n v_lshlrev_b32 v1, 2, v1\n ds_write_b32 v1, v0\n s_waitcnt lgkmcnt(0)\n"
+               " s_barrier\n v_mov_b32 v2, 0\n ds_read_b32 v3, v2\n s_waitcnt lgkmcnt(0)\n s_endpgm")
+    assert launch_raw(asm(private, args=0, lds=256), "k", (1,), (128,), []).report.ok
