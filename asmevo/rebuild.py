@@ -17,7 +17,7 @@ import yaml
 from .codeobj.descriptor import KernelDescriptor
 from .codeobj.directives import clamp_allocation
 from .codeobj.elf import CodeObject, TargetId
-from .codeobj.metadata import metadata_to_yaml
+from .codeobj.metadata import decode_metadata, encode_metadata, metadata_to_yaml
 from .errors import AsmEvoError, RebuildError, ToolchainError
 from .isa.assemble import assemble, link
 from .isa.resources import Allocation, choose, declared, required, scan_lines
@@ -84,15 +84,21 @@ def _parse(text: str, symbols: set[str]) -> _Source:
     functions: dict[str, list[str]] = {}
     blocks: dict[str, tuple[int, int]] = {}
     section, current, meta_start, meta_span, block = ".text", None, None, None, None
+    body: list[str] = []  # the current function's instruction lines (a throwaway list outside one)
     for i, raw in enumerate(lines):
-        line = strip_comment(raw)
+        line = raw.partition(";")[0]  # strip_comment, inlined: this loop sees every line
+        if "//" in line:
+            line = line.partition("//")[0]
+        line = line.strip()
+        if not line:
+            continue
         if meta_start is not None:
             if line == ".end_amdgpu_metadata":
                 meta_span, meta_start = (meta_start, i), None
-            continue
-        if not line:
-            continue
-        if line == ".amdgpu_metadata":
+        elif line[0] != "." and line[-1] != ":":  # an instruction: the common case first
+            if section == ".text":
+                body.append(line)
+        elif line == ".amdgpu_metadata":
             meta_start = i
         elif line.startswith(".amdhsa_kernel "):
             block = (line.split(None, 1)[1].strip(), i)
@@ -102,12 +108,10 @@ def _parse(text: str, symbols: set[str]) -> _Source:
         elif line in (".text", ".rodata", ".data", ".bss") or line.startswith(".section "):
             name = line.split()[1].split(",")[0] if line.startswith(".section ") else line
             section = ".text" if name == ".text" else "data"
-        elif line.endswith(":") and section == ".text":
+        elif line[-1] == ":" and section == ".text":
             if line[:-1] in symbols:
                 current = line[:-1]
-                functions.setdefault(current, [])
-        elif section == ".text" and not line.startswith(".") and current is not None:
-            functions[current].append(line)
+                body = functions.setdefault(current, [])
     return _Source(lines, functions, blocks, meta_span)
 
 
@@ -153,13 +157,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
     warnings: list[str] = []
     if src.metadata_span is None:
         raise RebuildError(f"{origin}: no .amdgpu_metadata block")
-    m0, m1 = src.metadata_span
-    try:
-        meta = _llvm_yaml(yaml.load("\n".join(lines[m0 + 1:m1]), Loader=_Loader))
-    except yaml.YAMLError as exc:
-        raise RebuildError(f"{origin}: metadata YAML does not parse: {str(exc).splitlines()[0]}") from None
-    if not isinstance(meta, dict):
-        raise RebuildError(f"{origin}: metadata YAML is not a map")
+    meta = _read_metadata(lines[src.metadata_span[0] + 1:src.metadata_span[1]], info, origin)
     _check_metadata_abi(kernels, meta, origin)
     helpers = [ln for name, body in src.functions.items() if name not in {k["name"] for k in kernels}
                for ln in body]
@@ -213,6 +211,21 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         raise RebuildError(str(exc).replace("<stdin>", origin)) from None
     co = _finish(data, info, origin)
     return Rebuilt(co.data, co, allocations, warnings)
+
+
+def _read_metadata(yaml_lines: list[str], info: dict, origin: str) -> dict:
+    """The `.amdgpu_metadata` block as llvm-mc will read it. When the block is the one recovery
+    wrote (same digest) and YAML carries it exactly, that is recovery.json's metadata (a copy:
+    the rebuild updates register counts in it); otherwise the YAML is parsed."""
+    if info.get("metadata_digest") == digest(yaml_lines) and not info.get("metadata_lossy"):
+        return decode_metadata(encode_metadata(info["metadata"]))
+    try:
+        meta = _llvm_yaml(yaml.load("\n".join(yaml_lines), Loader=_Loader))
+    except yaml.YAMLError as exc:
+        raise RebuildError(f"{origin}: metadata YAML does not parse: {str(exc).splitlines()[0]}") from None
+    if not isinstance(meta, dict):
+        raise RebuildError(f"{origin}: metadata YAML is not a map")
+    return meta
 
 
 def _features(target_id: str) -> tuple[str | None, str | None]:

@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import bisect
 import collections
-import io
 import json
 import re
 import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from elftools.elf.elffile import ELFFile
-
 from .codeobj.directives import carried_fields, kernel_block
-from .codeobj.elf import CodeObject
+from .codeobj.elf import CodeObject, elf_sections
 from .codeobj.metadata import metadata_to_yaml, yaml_lossy_values
 from .errors import AsmEvoError, CodeObjectError
 from .isa.assemble import assemble, encode_lines, link
-from .isa.disasm import branch_target, iter_objdump, objdump_texts
+from .isa.disasm import branch_target, objdump_records, objdump_texts
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import choose, declared, required, scan_lines
 from .source import digest, scanned_lines
@@ -83,18 +80,8 @@ def _json_default(obj):
 
 
 def _symbols(co: CodeObject) -> list[dict]:
-    symtab = co.elf.get_section_by_name(".symtab") or co.elf.get_section_by_name(".dynsym")
-    out, section_names = [], {}
-    for sym in symtab.iter_symbols():
-        shndx = sym["st_shndx"]
-        if not sym.name or not isinstance(shndx, int) or shndx == 0:
-            continue
-        if shndx not in section_names:
-            section_names[shndx] = co.elf.get_section(shndx).name
-        out.append({"name": sym.name, "address": sym["st_value"], "size": sym["st_size"],
-                    "type": sym["st_info"]["type"], "bind": sym["st_info"]["bind"],
-                    "visibility": sym["st_other"]["visibility"], "section": section_names[shndx]})
-    return out
+    """K0's named symbols defined in a section."""
+    return [s for s in co.symbols if s["section"] is not None]
 
 
 def disassemble_text(co: CodeObject, listing: str | None = None) -> list[Item]:
@@ -103,10 +90,19 @@ def disassemble_text(co: CodeObject, listing: str | None = None) -> list[Item]:
     text = co.text
     if listing is None:
         listing = objdump_texts([co.path])[0]
-    image = co.read(text["address"], text["size"])
-    items = [Item(r[0], r[2], r[1] or None, r[1]) for r in iter_objdump(listing, image, text["address"]) if len(r) == 3]
+    base = text["address"]
+    image = co.read(base, text["size"])
+    items = []
+    for asm, hex_address, words, _, _ in objdump_records(listing):
+        if hex_address:
+            address = int(hex_address, 16)
+            start = address - base
+            asm = asm.rstrip()
+            known = asm and not asm.startswith(("<unknown>", ".long"))
+            items.append(Item(address, image[start:start + 4 * (len(words) // 9)], asm if known else None,
+                              asm if known else ""))
     covered = sum(len(i.encoding) for i in items)
-    if covered != text["size"] or (items and items[0].address != text["address"]):
+    if covered != text["size"] or (items and items[0].address != base):
         raise CodeObjectError(f"{co.path}: disassembly covers {covered} of {text['size']} text bytes")
     return items
 
@@ -114,7 +110,7 @@ def disassemble_text(co: CodeObject, listing: str | None = None) -> list[Item]:
 def _prepare_branches(items: list[Item]) -> None:
     """Give SOPP branches their target address and a numeric operand (labels come at render)."""
     for item in items:
-        if item.text is None:
+        if item.text is None or not item.text.startswith(("s_branch", "s_cbranch")):  # every branch mnemonic
             continue
         mnemonic = item.text.split(None, 1)[0]
         if mnemonic in BRANCH_MNEMONICS and len(item.encoding) == 4:
@@ -165,8 +161,9 @@ class _Emitter:
 
 def _assembled_text(source: str, co: CodeObject) -> bytes:
     """Text of the assembled and linked source (relocations applied, as in the original)."""
-    linked = ELFFile(io.BytesIO(link(assemble(source, co.target))))
-    return linked.get_section_by_name(".text").data()
+    linked = link(assemble(source, co.target))
+    text = next(sec for sec in elf_sections(linked) if sec["name"] == ".text")
+    return linked[text["offset"]:text["offset"] + text["size"]]
 
 
 _GETPC_RE = re.compile(r"^s_getpc_b64 s\[(\d+):(\d+)\]$")
@@ -311,6 +308,7 @@ def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, ali
     positions: list[list[int]] = []
     starts = sorted(plan.funcs)
     funcs, labels, ends = plan.funcs, plan.labels, plan.ends
+    lines, bodies = em.lines, em.bodies
     i = 0
     while i < len(items):
         item = items[i]
@@ -338,13 +336,14 @@ def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, ali
             _emit_symbol(em, funcs[addr], _func_align(addr, text_addr, align_log2), addr, kernels)
         if addr in labels:
             em.add(f"{labels[addr]}:")
-        body = _item_text(item, plan)
-        comment = f"; 0x{addr:x}"
         if item.text is None:
-            comment += f": {item.original or '<unknown>'}" + (f"  ({item.note})" if item.note else "")
+            note = f"  ({item.note})" if item.note else ""
+            lines.append(f"\t{_item_text(item, plan):<47}; 0x{addr:x}: {item.original or '<unknown>'}{note}")
         else:
-            em.bodies.append((addr, body))
-        positions.append([addr, em.add(f"\t{body}".ljust(48) + comment), len(item.encoding)])
+            body = item.text if item.branch_target is None and item.symbolic is None else _item_text(item, plan)
+            bodies.append((addr, body))
+            lines.append(f"\t{body:<47}; 0x{addr:x}")
+        positions.append([addr, len(lines), len(item.encoding)])
         i += 1
     for fname in plan.ends.get(text_addr + co.text["size"], []):
         em.add(f".Lend_{fname}:")
@@ -417,7 +416,7 @@ def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]
 def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]) -> Recovered:
     """The source and recovery info for `items` (raw words already marked)."""
     name = Path(path).stem
-    align_log2 = max(0, (co.elf.get_section_by_name(".text")["sh_addralign"] or 1).bit_length() - 1)
+    align_log2 = max(0, (co.text["align"] or 1).bit_length() - 1)
     symbols = _symbols(co)
     warnings: list[str] = []
     plan = _plan(co, items, symbols, warnings)
@@ -431,35 +430,36 @@ def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]
     data_sections = _emit_data(co, symbols, em)
     infos = _emit_kernels(em, co, plan, warnings)
     em.add("\t.amdgpu_metadata")
-    for line in metadata_to_yaml(co.metadata).splitlines():
-        em.add(line)
+    yaml_lines = metadata_to_yaml(co.metadata).splitlines()
+    em.lines.extend(yaml_lines)
     em.add("\t.end_amdgpu_metadata")
     info = {
         "source": f"{name}.s", "input": str(path), "target": str(co.target),
         "processor": co.target.processor, "code_object_version": co.code_object_version,
-        "e_flags": co.elf.header["e_flags"],
+        "e_flags": co.e_flags,
         "text": {"address": co.text["address"], "size": co.text["size"], "alignment": 1 << align_log2},
         "kernels": infos,
         "functions": [{k: f[k] for k in ("name", "address", "size", "bind", "visibility")}
                       for f in plan.funcs.values() if f["name"] not in co.kernel_names],
         "data_sections": data_sections,
         "metadata": co.metadata, "metadata_lossy": yaml_lossy_values(co.metadata),
+        "metadata_digest": digest(yaml_lines),
         "raw_words": raw, "numeric_branches": plan.numeric_branches,
         "instructions": positions,
     }
     return Recovered(name, "\n".join(em.lines) + "\n", info, warnings)
 
 
-def _data_spans(sec, co: CodeObject, symbols: list[dict]) -> list[tuple[int, int]]:
+def _data_spans(sec: dict, co: CodeObject, symbols: list[dict]) -> list[tuple[int, int]]:
     """Address ranges of a data section to carry: all of it but the kernel descriptors (and, in
     .rodata, descriptor-only padding)."""
-    base = sec["sh_addr"]
-    spans = [(base, base + sec["sh_size"])]
+    base = sec["address"]
+    spans = [(base, base + sec["size"])]
     for k in co.kernels:
         lo, hi = k.descriptor_address, k.descriptor_address + 64
         spans = [s for a, b in spans for s in ((a, min(b, lo)), (max(a, hi), b)) if s[0] < s[1]]
-    if sec.name == ".rodata":
-        data = sec.data()
+    if sec["name"] == ".rodata":
+        data = co.section_data(sec)
         spans = [(a, b) for a, b in spans if any(data[a - base:b - base])
                  or any(a <= s["address"] < b for s in symbols if s["section"] == ".rodata")]
     return spans
@@ -481,19 +481,19 @@ def _emit_data_symbol(em: _Emitter, s: dict) -> None:
 def _emit_data(co: CodeObject, symbols: list[dict], em: _Emitter) -> list[str]:
     """Emit allocated non-text sections (other than the kernel descriptors) with their symbols."""
     emitted = []
-    for sec in co.elf.iter_sections():
-        flags = sec["sh_flags"]
-        if not flags & 0x2 or flags & 0x4 or sec.name in LINKER_SECTIONS \
-                or sec["sh_type"] not in ("SHT_PROGBITS", "SHT_NOBITS"):
+    for sec in co.section_list:
+        flags = sec["flags"]
+        if not flags & 0x2 or flags & 0x4 or sec["name"] in LINKER_SECTIONS \
+                or sec["type"] not in ("SHT_PROGBITS", "SHT_NOBITS"):
             continue
         spans = _data_spans(sec, co, symbols)
         if not spans:
             continue
-        nobits = sec["sh_type"] == "SHT_NOBITS"
-        em.add(f'\t.section {sec.name},"a{"w" if flags & 0x1 else ""}",{"@nobits" if nobits else "@progbits"}')
-        em.add(f"\t.p2align {max(0, (sec['sh_addralign'] or 1).bit_length() - 1)}")
-        base, data = sec["sh_addr"], b"" if nobits else sec.data()
-        secsyms = sorted((s for s in symbols if s["section"] == sec.name and not s["name"].endswith(".kd")),
+        nobits = sec["type"] == "SHT_NOBITS"
+        em.add(f'\t.section {sec["name"]},"a{"w" if flags & 0x1 else ""}",{"@nobits" if nobits else "@progbits"}')
+        em.add(f"\t.p2align {max(0, (sec['align'] or 1).bit_length() - 1)}")
+        base, data = sec["address"], co.section_data(sec)
+        secsyms = sorted((s for s in symbols if s["section"] == sec["name"] and not s["name"].endswith(".kd")),
                          key=lambda s: s["address"])
         for a, b in spans:
             pos = a
@@ -507,5 +507,5 @@ def _emit_data(co: CodeObject, symbols: list[dict], em: _Emitter) -> list[str]:
                 pos = stop
                 if s is not None:
                     _emit_data_symbol(em, s)
-        emitted.append(sec.name)
+        emitted.append(sec["name"])
     return emitted

@@ -69,8 +69,9 @@ def compare(k0: CodeObject, k2: CodeObject) -> str | None:
         da["kernel_code_entry_byte_offset"] = db["kernel_code_entry_byte_offset"] = 0
         if da != db or a.descriptor.reserved != b.descriptor.reserved:
             return f"kernel {a.name}: descriptor {_first_diff(da, db) or 'reserved bytes'}"
-    diff = _first_diff(k0.metadata, k2.metadata)
-    return f"metadata {diff}" if diff else None
+    if k0.metadata == k2.metadata:  # the walk below only names the first difference
+        return None
+    return f"metadata {_first_diff(k0.metadata, k2.metadata)}"
 
 
 def roundtrip(path: str | Path, *, listing: str | None = None) -> RoundTrip:

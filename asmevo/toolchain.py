@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,9 +45,16 @@ class Toolchain:
 
     def run_unchecked(self, tool: str, args: list[str], *, input: bytes | None = None,
                       cwd: str | None = None) -> subprocess.CompletedProcess:
-        """Run a tool and return the finished process whatever its exit code."""
+        """Run a tool and return the finished process whatever its exit code. Its stdout goes
+        through a temporary file: LLVM tools write it a line per write(), which read from a pipe
+        costs this process more CPU than the tool itself spends."""
         try:
-            return subprocess.run([self.path(tool), *args], input=input, cwd=cwd, capture_output=True)
+            with tempfile.TemporaryFile() as out:
+                proc = subprocess.run([self.path(tool), *args], input=input, cwd=cwd, stdout=out,
+                                      stderr=subprocess.PIPE)
+                out.seek(0)
+                proc.stdout = out.read()
+                return proc
         except OSError as exc:
             raise ToolchainError(f"cannot run {tool}: {exc.strerror}") from None
 

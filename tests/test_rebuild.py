@@ -7,6 +7,7 @@ import pytest
 
 from asmevo.cli import main
 from asmevo.codeobj import CodeObject
+from asmevo import rebuild as rebuild_module
 from asmevo.errors import RebuildError
 from asmevo.rebuild import rebuild
 from asmevo.recover import recover
@@ -43,6 +44,18 @@ def test_unedited_rebuild_is_identical(recovered, tmp_path, capsys):
         assert a.descriptor.encode()[:16] == b.descriptor.encode()[:16]
         assert a.descriptor.encode()[24:] == b.descriptor.encode()[24:]
         assert b.entry_address == b.code_address
+
+
+def test_metadata_is_parsed_only_when_edited(recovered, tmp_path, monkeypatch):
+    k0, src = recovered
+    real_load = rebuild_module.yaml.load
+    monkeypatch.setattr(rebuild_module.yaml, "load", None)  # unedited: recovery.json's metadata
+    rebuild(src, tmp_path / "k2.co")
+    monkeypatch.setattr(rebuild_module.yaml, "load", real_load)
+    _edit(src, ".wavefront_size: 64", ".wavefront_size: 0x40")  # the same value, spelt otherwise
+    rebuild(src, tmp_path / "k3.co")
+    for out in ("k2.co", "k3.co"):
+        assert compare(CodeObject.from_path(k0), CodeObject.from_path(tmp_path / out)) is None
 
 
 def test_edit_raises_vgprs_and_metadata(recovered, tmp_path):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
-from pathlib import Path
 
 from ..codeobj.elf import TargetId
 from ..errors import ToolchainError
@@ -60,18 +59,14 @@ def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None]
 def assemble(source: str, target: TargetId) -> bytes:
     """Assemble a complete source into a relocatable object (bytes). The last results are
     cached: a round trip assembles the same source to verify it and to rebuild."""
-    with tempfile.TemporaryDirectory(prefix="asmevo-mc-") as tmp:
-        obj = Path(tmp) / "out.o"
-        find_toolchain().run("llvm-mc", [*mc_target_args(target), "-filetype=obj", "-o", str(obj), "-"],
-                             input=source.encode())
-        return obj.read_bytes()
+    return find_toolchain().run("llvm-mc", [*mc_target_args(target), "-filetype=obj", "-o", "-", "-"],
+                                input=source.encode())
 
 
 @functools.lru_cache(maxsize=2)
 def link(obj: bytes) -> bytes:
     """Link one relocatable object into a shared code object with ld.lld (last results cached)."""
-    with tempfile.TemporaryDirectory(prefix="asmevo-ld-") as tmp:
-        src, out = Path(tmp) / "in.o", Path(tmp) / "out.co"
-        src.write_bytes(obj)
-        find_toolchain().run("ld.lld", ["-shared", "--no-undefined", "-o", str(out), str(src)])
-        return out.read_bytes()
+    with tempfile.NamedTemporaryFile(prefix="asmevo-ld-", suffix=".o") as src:
+        src.write(obj)
+        src.flush()
+        return find_toolchain().run("ld.lld", ["-shared", "--no-undefined", "--threads=1", "-o", "-", src.name])

@@ -10,8 +10,6 @@ from ..errors import DisassemblyError
 from ..toolchain import find_toolchain
 from .instruction import Instruction, parse_instruction
 
-_SYMBOL_RE = re.compile(r"^([0-9a-fA-F]+) <(.+)>:$")
-
 
 @dataclass
 class Listing:
@@ -43,33 +41,33 @@ def objdump_texts(paths: list[str]) -> list[str]:
     return [out[a:b] for a, b in zip(starts, starts[1:] + [len(out)])]
 
 
-def iter_objdump(text: str, image: bytes | None = None,
-                 base: int = 0) -> Iterator[tuple[int, str, bytes] | tuple[str, int]]:
+# One alternative per kind of line llvm-objdump prints: an instruction (asm, address, words, an
+# optional `<symbol+offset>` note), a symbol header, the file and section headers, a blank line.
+_LINE_RE = re.compile(
+    r"^(?:[ \t]+([^/\n]*(?:/(?!/)[^/\n]*)*)// ([0-9A-Fa-f]+):((?: [0-9A-Fa-f]{8})+)[ \t]*(?:<[^\n]*)?"
+    r"|([0-9a-fA-F]+) <([^\n]+)>:|Disassembly of section [^\n]*|[^ \t\n][^\n]*file format[^\n]*|)$", re.M)
+
+
+def objdump_records(text: str) -> list[tuple[str, str, str, str, str]]:
+    """`(asm, address, words, symbol address, symbol)` per line of `llvm-objdump -d` output (the
+    fields a line does not have are ''; asm keeps trailing blanks); raises on any other line."""
+    records = _LINE_RE.findall(text)
+    if len(records) != text.count("\n") + 1:  # each match is one whole line: one did not match
+        line = next(ln for ln in text.split("\n") if not _LINE_RE.fullmatch(ln))
+        raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
+    return records
+
+
+def iter_objdump(text: str) -> Iterator[tuple[int, str, bytes] | tuple[str, int]]:
     """Raw records of `llvm-objdump -d` output: `(address, asm text, encoding)` per instruction
-    (asm is '' for undecodable words) and `(symbol, address)` per symbol header. With `image`
-    (the section's bytes, at address `base`) encodings are sliced from it instead of parsed."""
-    for line in text.splitlines():
-        if line[:1] in (" ", "\t"):
-            asm, cut, rest = line.partition("//")
-            field, colon, tail = rest.partition(":")
-            words = tail.partition("<")[0].split()
-            try:
-                address = int(field, 16)
-                if image is None:
-                    encoding = struct.pack(f"<{len(words)}I", *[int(w, 16) for w in words])
-                else:
-                    encoding = image[address - base:address - base + 4 * len(words)]
-            except (ValueError, struct.error):
-                raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}") from None
-            if not cut or not colon or not encoding:
-                raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
-            asm = asm.strip()
-            yield address, "" if asm.startswith(("<unknown>", ".long")) else asm, encoding
-        elif line and not line.startswith("Disassembly of section") and "file format" not in line:
-            m = _SYMBOL_RE.match(line.strip())
-            if not m:
-                raise DisassemblyError(f"unparsed llvm-objdump line: {line.strip()!r}")
-            yield m.group(2), int(m.group(1), 16)
+    (asm is '' for undecodable words) and `(symbol, address)` per symbol header."""
+    for asm, field, words, sym_address, symbol in objdump_records(text):
+        if field:
+            encoding = struct.pack(f"<{len(words) // 9}I", *[int(w, 16) for w in words.split()])
+            asm = asm.rstrip()
+            yield int(field, 16), "" if asm.startswith(("<unknown>", ".long")) else asm, encoding
+        elif symbol:
+            yield symbol, int(sym_address, 16)
 
 
 def parse_objdump(text: str) -> Listing:

@@ -28,7 +28,6 @@ SGPR_GRANULE = 8
 _SEPARATORS = str.maketrans({c: " " for c in ",()|-"})
 _REG_NEXT = frozenset("0123456789[")
 _REG_RE = re.compile(r"^([vsa])(?:(\d+)|\[\d+:(\d+)\])$")
-_MNEMONIC_RE = re.compile(r"^\S+", re.M)
 _IMPLICIT_VCC = re.compile(
     r"^(v_cmpx?_\w+_e32|v_cndmask_b32_e32|v_(add|sub|subrev)_co_u32_e32|v_(addc|subb|subbrev)_co_u32_e32|"
     r"v_div_fmas_f(32|64)\w*|s_cbranch_vccn?z)$")
@@ -56,9 +55,11 @@ class ResourceUsage:
 
 
 def scan_lines(lines: Iterable[str]) -> ResourceUsage:
-    """Scan instruction lines (no labels, directives or comments). Works on the joined text:
-    one split into tokens, one regex pass for mnemonics, then per distinct token."""
-    text = "\n".join(lines)
+    """Scan instruction lines (no labels, directives or comments). Works on the distinct lines
+    (the scan depends on neither order nor repetition) joined: one split into tokens, then per
+    distinct token and mnemonic."""
+    distinct = set(lines)
+    text = "\n".join(distinct)
     top = {"v": 0, "a": 0, "s": 0}
     tokens = {t for t in set(text.translate(_SEPARATORS).split()) if t[0] in "vsa" and len(t) > 1 and t[1] in _REG_NEXT}
     for token in tokens:
@@ -67,7 +68,7 @@ def scan_lines(lines: Iterable[str]) -> ResourceUsage:
             end = int(m.group(2) or m.group(3)) + 1
             if end > top[m.group(1)]:
                 top[m.group(1)] = end
-    mnemonics = set(_MNEMONIC_RE.findall(text))
+    mnemonics = {line.split(None, 1)[0] for line in distinct if line[:1].strip()}
     return ResourceUsage(
         vgprs=top["v"], agprs=top["a"], sgprs=top["s"],
         vcc="vcc" in text or any(_IMPLICIT_VCC.match(m) for m in mnemonics),

@@ -3,10 +3,10 @@
 Fetches the pinned wheel with `pip download` into benchmarks/.cache/aiter (gitignored), checks
 its sha256, extracts the code objects whose ELF flags name gfx942, round-trips them in a process
 pool (one per CPU; batches of --batch files share an llvm-objdump run), and prints identical /
-patch-only / failed counts, wall time and CPU-seconds (workers and their LLVM tools). Exit 0
-iff none failed.
+patch-only / failed counts, wall time and CPU-seconds (this process, the workers and their LLVM
+tools). Exit 0 iff none failed.
 
-    python benchmarks/production/aiter_roundtrip.py [--jobs N] [--batch 8] [--limit N] [--json out.json]
+    python benchmarks/production/aiter_roundtrip.py [--jobs N] [--batch 16] [--limit N] [--json out.json]
 """
 from __future__ import annotations
 
@@ -70,6 +70,12 @@ def extract(wheel: Path) -> list[Path]:
     return sorted(out.rglob("*.co"))
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the workers and their LLVM tools)."""
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def _batch(paths: list[Path]) -> list[dict]:
     return [r.as_dict() for r in roundtrip_many(paths)]
 
@@ -77,14 +83,14 @@ def _batch(paths: list[Path]) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--batch", type=int, default=8, help="files per worker task (one llvm-objdump run)")
+    parser.add_argument("--batch", type=int, default=16, help="files per worker task (one llvm-objdump run)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     parser.add_argument("--json", help="write per-file results here")
     args = parser.parse_args()
     files = extract(fetch_wheel())
     if args.limit:
         files = files[:args.limit]
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), _cpu_seconds()
     results = []
     batches = [files[i:i + args.batch] for i in range(0, len(files), args.batch)]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -94,8 +100,7 @@ def main() -> int:
             if len(results) // 100 > shown:
                 print(f"  {len(results)}/{len(files)} in {time.perf_counter() - start:.0f}s", file=sys.stderr)
     elapsed = time.perf_counter() - start
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers and the LLVM tools they ran
-    cpu = usage.ru_utime + usage.ru_stime
+    cpu = _cpu_seconds() - cpu0
     n = max(1, len(files))
     counts = collections.Counter(r["status"] for r in results)
     reasons = collections.Counter(r["reason"].split(":")[0] for r in results if r["status"] != "identical")
