@@ -1,13 +1,8 @@
-"""A code object (AMDGPU ELF): target, version, sections, symbols, kernels, descriptors, metadata.
-
-The ELF64 headers and symbol tables are read with `struct` (pyelftools re-parses them on every
-walk and dominates the cost of loading small objects); `CodeObject.elf` gives pyelftools' view
-for anything else.
-"""
+"""A code object (AMDGPU ELF) read with pyelftools: target, version, sections, symbols, kernels,
+descriptors, metadata. The ELF is walked once; sections and symbols are kept as plain dicts."""
 from __future__ import annotations
 
 import io
-import struct
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -28,41 +23,24 @@ EF_AMDGPU_MACH = 0xFF
 MACH_NAMES = {0x02C: "gfx900", 0x02F: "gfx906", 0x030: "gfx908", 0x03F: "gfx90a", 0x040: "gfx940",
               0x04B: "gfx941", 0x04C: "gfx942", 0x04F: "gfx950"}
 FEATURE_STATES = {0: None, 1: "any", 2: "off", 3: "on"}
-_EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
-_SHDR = struct.Struct("<IIQQQQIIQQ")
-_SYM = struct.Struct("<IBBHQQ")
-SHN_LORESERVE = 0xFF00
-# Names as pyelftools gives them (other values stay numbers).
-SECTION_TYPES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB", 4: "SHT_RELA",
-                 5: "SHT_HASH", 6: "SHT_DYNAMIC", 7: "SHT_NOTE", 8: "SHT_NOBITS", 9: "SHT_REL",
-                 11: "SHT_DYNSYM", 0x6FFFFFF6: "SHT_GNU_HASH"}
-SYMBOL_TYPES = {0: "STT_NOTYPE", 1: "STT_OBJECT", 2: "STT_FUNC", 3: "STT_SECTION", 4: "STT_FILE",
-                5: "STT_COMMON", 6: "STT_TLS"}
-SYMBOL_BINDS = {0: "STB_LOCAL", 1: "STB_GLOBAL", 2: "STB_WEAK"}
-VISIBILITIES = ("STV_DEFAULT", "STV_INTERNAL", "STV_HIDDEN", "STV_PROTECTED")
 
 
-def _string(data: bytes, table_offset: int, index: int) -> str:
-    start = table_offset + index
-    return data[start:data.index(b"\0", start)].decode()
+def _section_dicts(sections: list, size: int, path: str) -> list[dict]:
+    out = []
+    for index, sec in enumerate(sections):
+        h = sec.header
+        info = {"index": index, "name": sec.name, "address": h.sh_addr, "offset": h.sh_offset, "size": h.sh_size,
+                "type": h.sh_type, "flags": h.sh_flags, "align": h.sh_addralign, "link": h.sh_link}
+        if h.sh_offset + (0 if h.sh_type == "SHT_NOBITS" else h.sh_size) > size:
+            raise CodeObjectError(f"{path}: truncated (section {sec.name} runs past end of file)")
+        out.append(info)
+    return out
 
 
 def elf_sections(data: bytes, path: str = "<bytes>") -> list[dict]:
-    """The section headers of an ELF64 file in order: index, name, address, offset, size, type,
-    flags, align, link. Raises struct.error / ValueError on a truncated file."""
-    header = _EHDR.unpack_from(data)
-    shoff, count, names_index = header[6], header[12], header[13]
-    headers = [_SHDR.unpack_from(data, shoff + i * _SHDR.size) for i in range(count)]
-    names = headers[names_index][4] if count else 0
-    out = []
-    for index, (name, stype, flags, addr, offset, size, link, _, align, _) in enumerate(headers):
-        sec = {"index": index, "name": _string(data, names, name), "address": addr, "offset": offset,
-               "size": size, "type": SECTION_TYPES.get(stype, stype), "flags": flags, "align": align,
-               "link": link}
-        if offset + (0 if stype == 8 else size) > len(data):
-            raise CodeObjectError(f"{path}: truncated (section {sec['name']} runs past end of file)")
-        out.append(sec)
-    return out
+    """The section headers of an ELF file in order: index, name, address, offset, size, type,
+    flags, align, link."""
+    return _section_dicts(list(ELFFile(io.BytesIO(data)).iter_sections()), len(data), path)
 
 
 @dataclass(frozen=True)
@@ -106,13 +84,13 @@ class CodeObject:
         if data[:4] != b"\x7fELF":
             raise CodeObjectError(f"{path}: not an ELF file")
         try:
-            header = _EHDR.unpack_from(data)
-            machine, self.e_flags = header[2], header[7]
-            if machine != EM_AMDGPU:
-                raise CodeObjectError(f"{path}: ELF machine is {machine}, not AMDGPU")
-            if data[4:6] != b"\x02\x01":  # EI_CLASS, EI_DATA
+            self.elf = ELFFile(io.BytesIO(data))
+            header = self.elf.header
+            if header["e_machine"] not in ("EM_AMDGPU", EM_AMDGPU):
+                raise CodeObjectError(f"{path}: ELF machine is {header['e_machine']}, not AMDGPU")
+            if self.elf.elfclass != 64 or not self.elf.little_endian:
                 raise CodeObjectError(f"{path}: not a 64-bit little-endian ELF file")
-            osabi, abi = data[7], data[8]  # EI_OSABI, EI_ABIVERSION
+            osabi, abi = data[7], data[8]  # EI_OSABI, EI_ABIVERSION (pyelftools misnames 64)
             if osabi != ELFOSABI_AMDGPU_HSA:
                 raise CodeObjectError(f"{path}: ELF OS ABI {osabi} is not AMDGPU HSA ({ELFOSABI_AMDGPU_HSA})")
             version = CODE_OBJECT_VERSIONS.get(abi)
@@ -120,15 +98,18 @@ class CodeObject:
                 raise CodeObjectError(
                     f"{path}: unsupported code-object ABI version {abi} (supported: v4, v5, v6)")
             self.code_object_version = version
+            self.e_flags = header["e_flags"]
             self.target = self._target(self.e_flags)
-            self.sections = self._sections()
+            sections = list(self.elf.iter_sections())  # pyelftools re-parses headers on every walk
+            self.section_list = _section_dicts(sections, len(data), path)
+            self.sections = {sec["name"]: sec for sec in self.section_list}
             self.notes = self._notes()
             self.metadata = self._metadata()
-            self.symbols = self._symbols()
+            self.symbols = self._symbols({sec.name: sec for sec in sections})
             self.kernels = self._kernels()
         except CodeObjectError:
             raise
-        except Exception as exc:  # struct errors, bad indices or offsets: a truncated or corrupt file
+        except Exception as exc:  # pyelftools raises ELFError, construct/struct errors on truncation
             raise CodeObjectError(f"{path}: corrupt or truncated ELF ({type(exc).__name__}: {exc})") from None
 
     @classmethod
@@ -152,10 +133,6 @@ class CodeObject:
         sramecc = FEATURE_STATES[(flags >> 10) & 3]
         return TargetId(MACH_NAMES[mach], sramecc, xnack)
 
-    def _sections(self) -> dict[str, dict]:
-        self.section_list = elf_sections(self.data, self.path)
-        return {sec["name"]: sec for sec in self.section_list}
-
     def section_data(self, sec: dict) -> bytes:
         """The bytes of a section (empty for SHT_NOBITS)."""
         return b"" if sec["type"] == "SHT_NOBITS" else self.data[sec["offset"]:sec["offset"] + sec["size"]]
@@ -167,29 +144,18 @@ class CodeObject:
                 notes.extend(parse_notes(self.section_data(sec)))
         return notes
 
-    def _symbols(self) -> list[dict]:
+    def _symbols(self, by_name: dict) -> list[dict]:
         """Named symbols of .symtab (else .dynsym): name, address, size, type, bind, visibility and
         section (None when undefined, absolute or common)."""
-        symtab = self.sections.get(".symtab") or self.sections.get(".dynsym")
+        symtab = by_name.get(".symtab") or by_name.get(".dynsym")
         if symtab is None:
             raise CodeObjectError(f"{self.path}: no symbol table")
-        strings = self.section_list[symtab["link"]]["offset"]
-        by_index = {sec["index"]: sec["name"] for sec in self.section_list}
-        out = []
-        for pos in range(symtab["offset"], symtab["offset"] + symtab["size"] - _SYM.size + 1, _SYM.size):
-            name, info, other, shndx, value, size = _SYM.unpack_from(self.data, pos)
-            if not name:
-                continue
-            out.append({"name": _string(self.data, strings, name), "address": value, "size": size,
-                        "type": SYMBOL_TYPES.get(info & 0xF, info & 0xF),
-                        "bind": SYMBOL_BINDS.get(info >> 4, info >> 4), "visibility": VISIBILITIES[other & 3],
-                        "section": by_index.get(shndx) if 0 < shndx < SHN_LORESERVE else None})
-        return out
-
-    @cached_property
-    def elf(self) -> ELFFile:
-        """pyelftools' view of the file."""
-        return ELFFile(io.BytesIO(self.data))
+        names = {sec["index"]: sec["name"] for sec in self.section_list}
+        return [{"name": sym.name, "address": sym["st_value"], "size": sym["st_size"],
+                 "type": sym["st_info"]["type"], "bind": sym["st_info"]["bind"],
+                 "visibility": sym["st_other"]["visibility"],
+                 "section": names.get(sym["st_shndx"]) if isinstance(sym["st_shndx"], int) else None}
+                for sym in symtab.iter_symbols() if sym.name]
 
     def _metadata(self) -> dict:
         for note in self.notes:
