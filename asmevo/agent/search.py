@@ -57,7 +57,7 @@ def _addressed(body: Body) -> list[Instruction]:
     out = []
     for n, ins in enumerate(instrs):
         target = 4 * labels[ins.label] if ins.is_branch and ins.label in labels else None
-        out.append(replace(ins, address=4 * n, target=target, extra={}))
+        out.append(replace(ins, address=4 * n, target=target))
     return out
 
 

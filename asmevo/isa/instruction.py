@@ -33,7 +33,6 @@ class Instruction:
     encoding: bytes = b""
     target: int | None = None
     label: str | None = None
-    extra: dict = field(default_factory=dict)
     # `asmevo.isa.regs.reg_info` of this instruction, filled on first use (instructions are never
     # mutated; `dataclasses.replace` starts a copy without it).
     reg_info_memo: object = field(default=None, init=False, repr=False, compare=False)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..errors import UnsupportedInstruction
 from .instruction import Instruction
@@ -152,17 +151,15 @@ def is_trans(base: str) -> bool:
 
 
 def reg_info(ins: Instruction) -> RegInfo:
-    """Defs and uses of `ins`; raises UnsupportedInstruction for unknown mnemonics. They depend on
-    the text only (mnemonic, operands, modifiers), so results are shared between equal instructions
-    (analyses of edited candidates re-read the same instructions many times)."""
+    """Defs and uses of `ins`; raises UnsupportedInstruction for unknown mnemonics. Kept on the
+    instruction after the first call (analyses of edited candidates re-read the same instructions
+    many times)."""
     if ins.reg_info_memo is None:
-        ins.reg_info_memo = _reg_info(ins.mnemonic, ins.operands, ins.modifiers)
+        ins.reg_info_memo = _reg_info(ins)
     return ins.reg_info_memo
 
 
-@lru_cache(maxsize=1 << 16)
-def _reg_info(mnemonic: str, operands: tuple[Operand, ...], modifiers: tuple[str, ...]) -> RegInfo:
-    ins = Instruction(mnemonic, operands, modifiers)
+def _reg_info(ins: Instruction) -> RegInfo:
     base, enc = base_mnemonic(ins.mnemonic)
     fam = family(base)
     ops = ins.operands
