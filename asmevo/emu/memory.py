@@ -28,11 +28,13 @@ CROSS_MIN = 16  # crossing layout: least distance of a buffer's start below its 
 
 @dataclass(frozen=True)
 class Buffer:
-    """One allocation: device `address`, `nbytes`, and the host-side `name`."""
+    """One allocation: device `address`, `nbytes`, the host-side `name`, and where it starts in
+    the heap (`start`)."""
 
     name: str
     address: int
     nbytes: int
+    start: int
 
 
 class Memory:
@@ -46,7 +48,6 @@ class Memory:
         self.valid = np.zeros(capacity, bool)
         self.top = GUARD
         self._buffers: list[Buffer] = []
-        self._starts: list[int] = []  # heap offset of each buffer
         # crossing layout: per buffer, the device range [lo, hi) it and its guard bands occupy and
         # the device-to-heap displacement
         self._lo = np.zeros(0, np.uint64)
@@ -65,9 +66,8 @@ class Memory:
         self.valid[start:end] = True
         self.top = -(-end // 4) * 4 + GUARD
         address = BASE + start if self.layout == "packed" else self._map_crossing(start, nbytes)
-        buf = Buffer(name, address, nbytes)
+        buf = Buffer(name, address, nbytes, start)
         self._buffers.append(buf)
-        self._starts.append(start)
         return buf.address
 
     def _map_crossing(self, start: int, nbytes: int) -> int:
@@ -124,7 +124,8 @@ class Memory:
     def guard_violations(self) -> list[str]:
         """Names of buffers whose guard band before or after was overwritten."""
         out = []
-        for buf, off in zip(self._buffers, self._starts):
+        for buf in self._buffers:
+            off = buf.start
             before = self.heap[max(0, off - GUARD):off]
             after = self.heap[off + buf.nbytes:off + buf.nbytes + GUARD]
             # Padding up to the next dword and other buffers' data may lie in the windows.
@@ -141,8 +142,8 @@ class Memory:
         """Per-access: does [off, off+size) lie inside one buffer? `off` is int64 heap offsets."""
         if off.size:
             lo, hi = int(off.min()), int(off.max()) + size
-            for buf, start in zip(self._buffers, self._starts):  # fast path: all inside one buffer
-                if start <= lo and hi <= start + buf.nbytes:
+            for buf in self._buffers:  # fast path: every access inside one buffer
+                if buf.start <= lo and hi <= buf.start + buf.nbytes:
                     return np.ones(off.shape, bool)
         ok = (off >= 0) & (off + size <= len(self.heap))
         safe = np.where(ok, off, 0)
