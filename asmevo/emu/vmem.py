@@ -191,9 +191,9 @@ def global_access(m, g, ins, mask, a, size, data):
 
 
 def _conflicting_store(off: np.ndarray, size: int, data: np.ndarray) -> int | None:
-    """Index of a lane whose bytes another lane of the same store also writes, with different
-    data (hardware leaves the winner undefined); None when there is none. Identical values
-    written to the same address are deterministic and allowed."""
+    """Index of a lane whose bytes another lane of the same store also writes (hardware leaves the
+    winner undefined); None when there is none. Lanes writing identical values to the same address
+    are deterministic and allowed; partially overlapping writes always count."""
     if off.size < 2 or bool((np.diff(off) >= size).all()):
         return None
     order = np.argsort(off, kind="stable")
