@@ -175,11 +175,13 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
 
 def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
-    blocks (their loads feed the hot waits even when the loads themselves are cheap)."""
+    blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
+    executed `s_nop` (each is a whole issue slot a filler can save)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
     ranked = sorted(cfg.blocks, key=lambda b: -sum(cyc(i) for i in range(b.start, b.end)))
     extra = [i for b in ranked[:blocks] for i in range(b.start, b.end)
              if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
-    return order + extra[:loads]
+    sites = order + extra[:loads]
+    return sites + [i for i in range(len(instrs)) if instrs[i].mnemonic == "s_nop" and cyc(i) > 0 and i not in sites]

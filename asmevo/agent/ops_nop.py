@@ -1,0 +1,110 @@
+"""Hazard-NOP filling: an `s_nop N` gives N+1 wait states between a hazard's producer and consumer
+(CDNA3 ISA guide, "Manually Inserted Wait States"); any other instruction gives one. Moving an
+independent ALU instruction of the same block into the gap lets the nop shrink by one (or go), so
+the wave issues the same work in one slot fewer. The hazard checker on the result is the oracle:
+a move that creates or uncovers a hazard is refused."""
+from __future__ import annotations
+
+from .body import Body, Item, make_item
+from .ops_sched import _independent
+
+_MOVABLE = ("valu", "vopc", "salu")
+_TRIES = 4  # candidate fillers checked per nop (each check runs the static checks)
+
+
+def _nop_count(body: Body, i: int) -> int | None:
+    ins = body.instructions[i]
+    if ins.mnemonic != "s_nop" or not ins.operands:
+        return None
+    return int(ins.operands[0].value)
+
+
+def _movable(body: Body, j: int) -> bool:
+    info, ins = body.infos[j], body.instructions[j]
+    return info.family in _MOVABLE and not ins.is_branch and not info.base.startswith(
+        ("s_setreg", "s_getreg", "s_set_gpr_idx", "s_movrel", "v_movrel", "s_cbranch", "s_setpc", "s_swappc",
+         "s_getpc", "v_readlane", "v_readfirstlane", "v_writelane"))
+
+
+def _fillers(body: Body, i: int) -> list[int]:
+    """Instructions that can fill the nop at i, nearest first: a later instruction of
+    the block moved up to just before the nop, or an earlier one moved down to just after it, when it
+    is independent of every instruction it crosses and crosses no wait, memory op or barrier."""
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    infos, ins = body.infos, body.instructions
+
+    def crossable(k: int) -> bool:
+        return infos[k].family in _MOVABLE and not ins[k].is_branch
+
+    out = []
+    for j in range(i + 1, blk.end):  # later instruction -> before the nop (not the adjacent one)
+        if j > i + 1 and _movable(body, j) and all(_independent(infos[k], infos[j]) for k in range(i + 1, j)):
+            out.append(j)
+        if not crossable(j):
+            break
+    for j in range(i - 1, blk.start - 1, -1):  # earlier instruction -> after the nop
+        if j < i - 1 and _movable(body, j) and all(_independent(infos[k], infos[j]) for k in range(j + 1, i)):
+            out.append(j)
+        if not crossable(j):
+            break
+    out.sort(key=lambda j: abs(j - i))
+    return out
+
+
+def _moved(body: Body, i: int, j: int, n: int) -> Body:
+    """The nop at i shrunk by one wait state and instruction j moved next to it (inside the gap)."""
+    items: list[Item] = list(body.items)
+    filler, nop = items[body.pos[j]], body.pos[i]
+    shrunk = [make_item(f"s_nop {n - 1}")] if n else []
+    if j > i:
+        del items[body.pos[j]]
+        items[nop:nop + 1] = [filler] + shrunk
+    else:
+        items[nop:nop + 1] = shrunk + [filler]
+        del items[body.pos[j]]
+    return body.replace(items)
+
+
+def fill_nop(body: Body, i: int) -> Body | None:
+    """Shrink the `s_nop` at instruction i by one wait state (drop it when it gives one), when the
+    hazard it covers is covered anyway or after moving the nearest independent ALU instruction of its
+    block into the gap; None when neither passes the static checks."""
+    n = _nop_count(body, i)
+    if n is None:
+        return None
+    items = list(body.items)
+    items[body.pos[i]:body.pos[i] + 1] = [make_item(f"s_nop {n - 1}")] if n else []
+    unneeded = body.replace(items)  # earlier moves may have covered the hazard already
+    if unneeded.no_worse(body):
+        return unneeded
+    for j in _fillers(body, i)[:_TRIES]:
+        new = _moved(body, i, j, n)
+        if new.no_worse(body):
+            return new
+    return None
+
+
+def fill_block(body: Body, i: int) -> tuple[Body, int]:
+    """`fill_nop` at the `s_nop`s of instruction i's block until none shrinks further; the result and
+    the number of wait states saved."""
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    members = {id(body.instructions[j]) for j in range(blk.start, blk.end)}
+    cur, filled, failed = body, 0, set()
+    while True:
+        first = next(k for k, ins in enumerate(cur.instructions) if id(ins) in members)
+        b = cur.cfg.blocks[cur.cfg.block_of[first]]
+        nops = [j for j in range(b.start, b.end)
+                if _nop_count(cur, j) is not None and id(cur.instructions[j]) not in failed]
+        if not nops:
+            return cur, filled
+        new = fill_nop(cur, nops[0])
+        if new is None:
+            failed.add(id(cur.instructions[nops[0]]))
+        else:
+            cur, filled = new, filled + 1
+
+
+def fill_nops(body: Body, i: int) -> Body | None:
+    """`fill_nop` at every `s_nop` of instruction i's block, as often as it applies (at least twice)."""
+    cur, filled = fill_block(body, i)
+    return cur if filled > 1 else None

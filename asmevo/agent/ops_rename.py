@@ -1,0 +1,128 @@
+"""Lane-mask renaming: compiled code often runs `v_cmp -> VCC`, `s_nop 1`, `v_cndmask ..., vcc`
+over and over; every pair reuses VCC, so nothing can fill the two wait states a VALU-written SGPR
+needs before a VALU reads it (gfx940; LLVM checkVALUHazards). Giving each compare in a block its own
+unused SGPR pair (VOP3 encoding; scalar readers of the mask read the new pair) makes the pairs independent, and `fill_nops` then interleaves them.
+
+VOP3 rules on gfx9 are respected when re-encoding: no literal constant, at most one scalar value
+read over the constant bus (the mask counts). The assembler and the static checks re-check."""
+from __future__ import annotations
+
+from ..isa.instruction import Instruction
+from ..isa.regs import Reg
+from .body import Body, Item, make_item
+from .ops_nop import fill_block
+
+_MAX_PAIR = 100  # s[100:101] is the last pair below the gfx9 trap/flat-scratch/XNACK-mask registers
+_INLINE_FLOATS = frozenset({0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.159155})  # 1/(2 pi), 6 digits
+_SELECTS = ("v_cndmask_b32_e32", "v_cndmask_b32_e64")
+
+
+def _pair_regs(ins: Instruction) -> frozenset[Reg] | None:
+    """The SGPR pair (VCC included) a `v_cmp` writes, or None (v_cmpx writes EXEC; others differ)."""
+    if not ins.mnemonic.startswith("v_cmp_") or not ins.operands:
+        return None
+    dst = ins.operands[0]
+    if dst.kind == "special" and dst.text == "vcc":
+        return frozenset({("s", 106), ("s", 107)})
+    if dst.kind == "sgpr" and dst.count == 2:
+        return frozenset({("s", dst.index), ("s", dst.index + 1)})
+    return None
+
+
+def _vop3_ok(ins: Instruction, skip: int) -> bool:
+    """No literal and at most one scalar value over the constant bus among the sources (the operand
+    at `skip` is the new mask: counted once, as an SGPR pair)."""
+    scalars = set()
+    for n, op in enumerate(ins.operands[1:], 1):
+        if n == skip:
+            scalars.add("mask")
+        elif op.kind == "imm" and not -16 <= op.value <= 64:
+            return False
+        elif op.kind == "float" and round(op.value, 6) not in _INLINE_FLOATS:
+            return False
+        elif op.kind in ("sgpr", "special"):
+            scalars.add(op.text.strip("|-"))
+    return len(scalars) <= 1
+
+
+def _renamed(ins: Instruction, old: str, new: str, is_def: bool) -> str | None:
+    """`ins` in VOP3 form (compares and selects) with the mask operand `old` spelled `new`."""
+    ops = [op.text for op in ins.operands]
+    where = 0 if is_def else len(ops) - 1
+    if ops[where] != old or not _vop3_ok(ins, where):
+        return None
+    ops[where] = new
+    mnemonic = ins.mnemonic[:-4] + "_e64" if ins.mnemonic.endswith("_e32") else ins.mnemonic
+    return " ".join([mnemonic, ", ".join(ops), *ins.modifiers])
+
+
+def _salu_renamed(ins: Instruction, old: str, new: str) -> str | None:
+    """A scalar instruction reading the mask as an explicit source operand, reading `new` instead."""
+    ops = [op.text for op in ins.operands]
+    if old not in ops[1:] or ops[0] == old:
+        return None
+    return " ".join([ins.mnemonic, ", ".join(new if t == old else t for t in ops), *ins.modifiers])
+
+
+def _free_pairs(body: Body) -> list[str]:
+    used = set()
+    for info in body.infos:
+        used |= info.defs | info.uses
+    return [f"s[{k}:{k + 1}]" for k in range(0, _MAX_PAIR + 1, 2) if ("s", k) not in used and ("s", k + 1) not in used]
+
+
+def _rename_one(body: Body, i: int, new: str) -> Body | None:
+    """Rename the mask compare i writes to the SGPR pair `new` over its live range in the block."""
+    ins = body.instructions[i]
+    regs = _pair_regs(ins)
+    if regs is None or ins.operands[0].text == new:
+        return None
+    old = ins.operands[0].text
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    texts = {i: _renamed(ins, old, new, True)}
+    end = blk.end
+    for j in range(i + 1, blk.end):
+        info = body.infos[j]
+        if info.uses & regs:
+            if info.defs & regs:
+                return None
+            if body.instructions[j].mnemonic in _SELECTS:
+                texts[j] = _renamed(body.instructions[j], old, new, False)
+            elif info.family == "salu":
+                texts[j] = _salu_renamed(body.instructions[j], old, new)
+            else:
+                return None
+        if info.defs & regs:
+            if info.defs & regs != regs:
+                return None
+            end = j
+            break
+    if end == blk.end and regs & body.live_out[blk.index]:
+        return None
+    if any(t is None for t in texts.values()) or len(texts) < 2:
+        return None
+    items: list[Item] = list(body.items)
+    for j, text in texts.items():
+        items[body.pos[j]] = make_item(text)
+    return body.replace(items)
+
+
+def rename_masks(body: Body, i: int) -> Body | None:
+    """Give every lane-mask compare of instruction i's block a fresh SGPR pair, then `fill_nops`;
+    None unless some nop could shrink afterwards."""
+    free = _free_pairs(body)
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    ids = [id(body.instructions[j]) for j in range(blk.start, blk.end) if _pair_regs(body.instructions[j])]
+    cur, renamed = body, 0
+    for target in ids:
+        if not free:
+            break
+        j = next((n for n, x in enumerate(cur.instructions) if id(x) == target), None)
+        new = _rename_one(cur, j, free[0]) if j is not None else None
+        if new is not None:
+            cur, renamed = new, renamed + 1
+            free.pop(0)
+    if not renamed:
+        return None
+    filled, count = fill_block(cur, blk.start)  # renaming replaced instructions one for one
+    return filled if count and filled.no_worse(body) else None
