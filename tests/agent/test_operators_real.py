@@ -97,3 +97,23 @@ def test_speculate_kernarg_load(argmax):
 def test_remove_skip_branch(leaky, operator):
     cand = _apply(leaky, 0, operator, "s_cbranch_execz .Lbb_1848")
     assert cand.cycles < leaky.lineage.candidates[0].cycles
+
+
+@pytest.fixture(scope="module")
+def elu():
+    return evaluator("31_ELU")
+
+
+def test_renamed_masks_fill_the_hazard_nops_of_a_real_kernel(elu):
+    body = elu.body_of(0)
+    # the float4 block: compare/select chains that all go through VCC, pairs separated by `s_nop 1`
+    hot = max(body.cfg.blocks, key=lambda b: sum(ins.mnemonic == "s_nop" for ins in body.instructions[b.start:b.end]))
+    nop = next(j for j in range(hot.start, hot.end) if body.instructions[j].mnemonic == "s_nop")
+    assert BY_NAME["fill_nops"].apply(body, nop) is None  # without renaming nothing can fill them
+    new = BY_NAME["rename_masks"].apply(body, nop)
+    assert new is not None and new.no_worse(body)
+    nops = lambda b: sum(ins.mnemonic == "s_nop" for ins in b.instructions)
+    assert nops(new) < nops(body)
+    cand = elu.evaluate(0, new.edit(body, "rename_masks", "hot block"), body_window(elu), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    assert cand.cycles < elu.lineage.candidates[0].cycles
