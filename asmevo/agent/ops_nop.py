@@ -5,11 +5,14 @@ the wave issues the same work in one slot fewer. The hazard checker on the resul
 a move that creates or uncovers a hazard is refused."""
 from __future__ import annotations
 
+from collections import Counter
+
+from ..isa.hazards import MAX_WAIT, check_hazards
 from .body import Body, Item, make_item
 from .ops_sched import _independent
 
 _MOVABLE = ("valu", "vopc", "salu")
-_TRIES = 4  # candidate fillers checked per nop (each check runs the static checks)
+_TRIES = 4  # candidate fillers tried per nop
 
 
 def _nop_count(body: Body, i: int) -> int | None:
@@ -65,28 +68,55 @@ def _moved(body: Body, i: int, j: int, n: int) -> Body:
     return body.replace(items)
 
 
-def fill_nop(body: Body, i: int) -> Body | None:
-    """Shrink the `s_nop` at instruction i by one wait state (drop it when it gives one), when the
-    hazard it covers is covered anyway or after moving the nearest independent ALU instruction of its
-    block into the gap; None when neither passes the static checks."""
+def _near(body: Body, b: int) -> set[int]:
+    """Block b and the blocks whose consumers can be within MAX_WAIT instructions of its end (each
+    instruction gives at least one wait state, so this over-approximates the hazard reach)."""
+    cfg, out, work = body.cfg, {b}, [(s, 0) for s in body.cfg.blocks[b].succs]
+    best: dict[int, int] = {}
+    while work:
+        x, dist = work.pop()
+        if dist >= MAX_WAIT or best.get(x, MAX_WAIT) <= dist:
+            continue
+        best[x] = dist
+        out.add(x)
+        work += [(s, dist + cfg.blocks[x].end - cfg.blocks[x].start) for s in cfg.blocks[x].succs]
+    return out
+
+
+def _hazards(body: Body, blocks: set[int]) -> Counter:
+    return Counter(v.rule for v in check_hazards(body.instructions, cfg=body.cfg, xnack=body.xnack, blocks=blocks))
+
+
+def _fill_one(body: Body, i: int) -> Body | None:
+    """One `fill_nop` step checked only for hazards near the block (moves stay inside one block
+    and cross no wait or memory op, so nothing else can change); callers run the full checks."""
     n = _nop_count(body, i)
     if n is None:
         return None
+    b = body.cfg.block_of[i]
+    region = _near(body, b)
+    before = _hazards(body, region)
     items = list(body.items)
     items[body.pos[i]:body.pos[i] + 1] = [make_item(f"s_nop {n - 1}")] if n else []
-    unneeded = body.replace(items)  # earlier moves may have covered the hazard already
-    if unneeded.no_worse(body):
-        return unneeded
-    for j in _fillers(body, i)[:_TRIES]:
-        new = _moved(body, i, j, n)
-        if new.no_worse(body):
+    tries = [body.replace(items)]  # earlier moves may have covered the hazard already
+    tries += [_moved(body, i, j, n) for j in _fillers(body, i)[:_TRIES]]
+    for new in tries:
+        if len(new.cfg.blocks) == len(body.cfg.blocks) and not _hazards(new, region) - before:
             return new
     return None
 
 
+def fill_nop(body: Body, i: int) -> Body | None:
+    """Shrink the `s_nop` at instruction i by one wait state (drop it when it gives one), when the
+    hazard it covers is covered anyway or after moving the nearest independent ALU instruction of its
+    block into the gap; None when that does not pass the static checks."""
+    new = _fill_one(body, i)
+    return new if new is not None and new.no_worse(body) else None
+
+
 def fill_block(body: Body, i: int) -> tuple[Body, int]:
-    """`fill_nop` at the `s_nop`s of instruction i's block until none shrinks further; the result and
-    the number of wait states saved."""
+    """`fill_nop` at the `s_nop`s of instruction i's block until none shrinks further; the result
+    (passing the full static checks, else `body`) and the number of wait states saved."""
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     members = {id(body.instructions[j]) for j in range(blk.start, blk.end)}
     cur, filled, failed = body, 0, set()
@@ -96,8 +126,8 @@ def fill_block(body: Body, i: int) -> tuple[Body, int]:
         nops = [j for j in range(b.start, b.end)
                 if _nop_count(cur, j) is not None and id(cur.instructions[j]) not in failed]
         if not nops:
-            return cur, filled
-        new = fill_nop(cur, nops[0])
+            return (cur, filled) if filled and cur.no_worse(body) else (body, 0)
+        new = _fill_one(cur, nops[0])
         if new is None:
             failed.add(id(cur.instructions[nops[0]]))
         else:

@@ -28,7 +28,7 @@ _HWREG_IDS = {"1": "HW_REG_MODE", "2": "HW_REG_STATUS", "3": "HW_REG_TRAPSTS", "
 _RWLANE = ("v_readlane_b32", "v_writelane_b32")
 _READLANE = ("v_readlane_b32", "v_readfirstlane_b32")
 _VECTOR = ("valu", "vopc", "mfma", "flat", "mubuf", "ds")
-_MAX_WAIT = 19
+MAX_WAIT = 19  # the most wait states any rule needs
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,8 @@ class _Facts:
     vmem: bool
     explicit_uses: frozenset[Reg]
     dst_regs: frozenset[Reg]
+    dot: bool     # v_dot*
+    vskip: bool   # s_setreg of MODE.vskip
 
 
 def _facts(ins: Instruction, info: RegInfo) -> _Facts:
@@ -96,9 +98,13 @@ def _facts(ins: Instruction, info: RegInfo) -> _Facts:
     for op in info.dst:
         dst |= operand_regs(op)
     explicit |= dst & info.uses
-    return _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
-                  info.base.startswith(("v_mfma_", "v_smfmac_")), info.family in ("mubuf", "flat"),
-                  frozenset(explicit), frozenset(dst))
+    facts = _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
+                   info.base.startswith(("v_mfma_", "v_smfmac_")), info.family in ("mubuf", "flat"),
+                   frozenset(explicit), frozenset(dst), info.base.startswith("v_dot"), False)
+    if info.base.startswith("s_setreg"):
+        t = _setreg_target(facts)
+        facts.vskip = bool(t) and t[0] == "HW_REG_MODE" and t[1] <= 28 < t[1] + t[2]
+    return facts
 
 
 def _hwreg(op_text: str) -> tuple[str, int, int] | None:
@@ -146,6 +152,8 @@ class _Checker:
         # clauses are formed within that window, so longer runs are not hazards by its definition.
         uses_a0 = any(("a", 0) in f.info.defs or ("a", 0) in f.info.uses for f in self.f)
         self.clause_window = 19 if uses_a0 else 5
+        # producer classes present in the kernel: a query whose producers are absent finds nothing
+        self.present = {name for name, has in _PRODUCERS.items() if any(has(f) for f in self.f)}
 
     def soft_clause(self, i: int) -> HazardViolation | None:
         """LLVM checkSoftClauseHazards (XNACK replay): a run of back-to-back SMEM, or of VMEM,
@@ -206,7 +214,9 @@ class _Checker:
         if clause:
             yield clause
         for rule, pred, need, what in _queries(c):
-            for j, ws in sorted(self.hits(i, pred, _MAX_WAIT).items()):
+            if _PRODUCER_OF.get(rule, "any") not in self.present:
+                continue
+            for j, ws in sorted(self.hits(i, pred, MAX_WAIT).items()):
                 needed = need(self.f[j])
                 if ws < needed:
                     p = self.f[j].ins
@@ -215,6 +225,22 @@ class _Checker:
                     yield HazardViolation(rule, i, c.ins.address, needed, ws,
                                           f"{rule}: '{c.ins.text()}'{where} {what} '{p.text()}'"
                                           f"{pwhere}: needs {needed} wait states, has {ws}")
+
+
+_PRODUCERS: dict[str, Callable[[_Facts], bool]] = {
+    "any": lambda f: True,
+    "mfma": lambda f: f.mfma,
+    "dot": lambda f: f.dot,
+    "trans": lambda f: f.valu and is_trans(f.info.base),
+    "shift": lambda f: f.valu and _shifts_dst(f),
+    "wide-store": lambda f: bool(_store_data(f)),
+    "vskip": lambda f: f.vskip,
+}
+# the producer class each rule's predicate requires (rules not listed: checked always)
+_PRODUCER_OF = {"mfma-srcc": "mfma", "mfma-srcab": "mfma", "mfma-result-read": "mfma", "mfma-result-write": "mfma",
+                "mfma-srcc-overwrite": "mfma", "dgemm-fma64": "mfma", "dot-read": "dot", "dot-write": "dot",
+                "trans-use": "trans", "dst-sel-forward": "shift", "store-data-overwrite": "wide-store",
+                "setreg-vskip": "vskip"}
 
 
 def _queries(c: _Facts) -> Iterator[Query]:
@@ -289,7 +315,7 @@ def _queries(c: _Facts) -> Iterator[Query]:
                    "sets a hardware register just set by")
     if info.family in _VECTOR:
         # ISA: s_setreg of MODE.vskip (bit 28) -> any vector instruction: 2.
-        yield "setreg-vskip", _sets_vskip, const(2), "is a vector op right after the MODE.vskip write by"
+        yield "setreg-vskip", lambda p: p.vskip, const(2), "is a vector op right after the MODE.vskip write by"
     if _reads_m0_hazardously(c):
         # LLVM checkReadM0Hazards / ISA: SALU writes M0 -> s_movrel, add-TID DS, GDS, s_sendmsg,
         # s_ttracedata, LDS DMA, LDS_DIRECT: 1.
@@ -317,11 +343,6 @@ def _shifts_dst(p: _Facts) -> bool:
     return False
 
 
-def _sets_vskip(p: _Facts) -> bool:
-    t = _setreg_target(p)
-    return bool(t) and t[0] == "HW_REG_MODE" and t[1] <= 28 < t[1] + t[2]
-
-
 def _reads_m0_hazardously(c: _Facts) -> bool:
     base = c.info.base
     return (base.startswith("s_movrel") or base in ("ds_read_addtid_b32", "ds_write_addtid_b32",
@@ -343,7 +364,7 @@ def _mfma_queries(c: _Facts) -> Iterator[Query]:
         if not regs:
             continue
         yield ("valu-vgpr-mfma",
-               lambda p, regs=regs: p.valu and not p.mfma and not re.match(r"^v_dot", p.info.base)
+               lambda p, regs=regs: p.valu and not p.mfma and not p.dot
                and not p.info.defs.isdisjoint(regs), lambda p: 2, "reads a register written by VALU")
         if pos == 2 and regs == srcc:
             def need_c(p: _Facts) -> int:
@@ -382,7 +403,7 @@ def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
         if not regs:
             continue
         same_dot_srcc = pos == 2
-        yield ("dot-read", lambda p, regs=regs: re.match(r"^v_dot", p.info.base) is not None
+        yield ("dot-read", lambda p, regs=regs: p.dot
                and not p.dst_regs.isdisjoint(regs),
                lambda p, s=same_dot_srcc: 0 if (p.info.base == base and s) else 3, "reads the result of DOT")
 
@@ -399,7 +420,7 @@ def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
     vdefs = frozenset(c.dst_regs)
     if not vdefs:
         return
-    yield ("dot-write", lambda p: re.match(r"^v_dot", p.info.base) is not None and p.info.base != base
+    yield ("dot-write", lambda p: p.dot and p.info.base != base
            and not p.dst_regs.isdisjoint(vdefs), lambda p: 3, "overwrites the result of DOT")
 
     def need_waw(p: _Facts) -> int:
@@ -417,14 +438,16 @@ def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
 
 
 def check_hazards(instructions: list[Instruction], labels: dict[str, int] | None = None,
-                  cfg: CFG | None = None, xnack: bool = True) -> list[HazardViolation]:
-    """Every gfx942 wait-state hazard in `instructions` (one kernel, entry first). `xnack=False`
-    (a code object built with xnack-) drops the soft-clause rule, which only XNACK replay needs."""
+                  cfg: CFG | None = None, xnack: bool = True,
+                  blocks: set[int] | None = None) -> list[HazardViolation]:
+    """Every gfx942 wait-state hazard in `instructions` (one kernel, entry first), or only those
+    whose consumer is in `blocks`. `xnack=False` (a code object built with xnack-) drops the
+    soft-clause rule, which only XNACK replay needs."""
     if not instructions:
         return []
     cfg = cfg or build_cfg(instructions, labels)
     checker = _Checker(instructions, cfg, xnack)
-    reachable = cfg.reachable()
+    reachable = set(cfg.reachable()) if blocks is None else set(cfg.reachable()) & blocks
     out: list[HazardViolation] = []
     for b in sorted(reachable):
         blk = cfg.blocks[b]
