@@ -2,7 +2,8 @@
 
 K0 and K1 run identical launches (same geometry, arguments and inputs) for every launch given,
 over seeded random trials and special-value input sets; on the emulator, every other input set
-places the buffers across 4 GiB boundaries (so a dropped address carry shows). After each launch
+places the buffers across 4 GiB boundaries (so a dropped address carry shows), and every other pair
+of sets rounds f32 transcendentals only faithfully, as hardware does. After each launch
 every buffer (outputs and inputs) and the guard bands around them are compared; strictness
 findings of K1 are failures even when the buffers agree, and a launch on which K0 itself has
 findings is invalid for verification (except kinds a suite declares known, and
@@ -41,7 +42,7 @@ BUDGET_FLOOR = 100_000
 # Finding kinds that do not invalidate a launch of K0: compiled code reads never-written register
 # lanes it does not use (checked mode reports them); K1 may show no more of them than K0.
 TOLERATED_IN_K0 = frozenset({"uninitialized"})
-SPECIAL_SETS = ("zeros", "ones", "negatives", "large", "nan_inf", "denormals")
+SPECIAL_SETS = ("zeros", "ones", "negatives", "large", "nan_inf", "denormals", "magnitudes")
 # Mantissa bits of the float formats, for building subnormal bit patterns.
 _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52,
                   "float8_e4m3fnuz": 3, "float8_e5m2fnuz": 2}
@@ -142,6 +143,25 @@ def suite_launches(problem, *, heldout: bool = False) -> list[VerifyLaunch]:
     return out
 
 
+def _magnitudes(dtype: DType, n: int, rng: np.random.Generator) -> np.ndarray:
+    """`n` values of both signs, a quarter each: log-uniform over the whole normal range; log-uniform
+    in [2^-12, 2^12]; 1 and the integers and half-integers up to 64, each exact or about an ulp off
+    (rounding boundaries); within 1% of the exp/exp2/log range limits (ln and log2 of the largest
+    finite, the smallest normal and the smallest subnormal value)."""
+    emax = int(np.floor(np.log2(_MAX_FINITE[dtype.name])))
+    mbits = _MANTISSA_BITS[dtype.name]
+    kind = rng.integers(0, 4, n)
+    wide = 2.0 ** rng.uniform(1 - emax, emax + 1, n)
+    moderate = 2.0 ** rng.uniform(-12, 12, n)
+    steps = np.where(rng.random(n) < 0.25, 1.0, rng.integers(0, 129, n) / 2.0)
+    boundary = steps * (1 + rng.integers(-1, 2, n) * 2.0 ** -mbits)
+    limits = np.array([emax + 1, 1 - emax, 1 - emax - mbits], float)
+    edges = np.concatenate([limits, limits * np.log(2)])
+    near = rng.choice(edges, n) * rng.uniform(0.99, 1.01, n)
+    values = np.choose(kind, [wide, moderate, boundary, near])
+    return np.minimum(values, _MAX_FINITE[dtype.name]) * rng.choice([-1.0, 1.0], n)
+
+
 def _special(dtype: DType, name: str, n: int, rng: np.random.Generator) -> np.ndarray:
     """`n` storage values of the special set `name` for a float dtype."""
     if name == "denormals":
@@ -163,6 +183,8 @@ def _special(dtype: DType, name: str, n: int, rng: np.random.Generator) -> np.nd
         values[pick == 0] = np.nan
         values[pick == 1] = np.inf
         values[pick == 2] = -np.inf
+    elif name == "magnitudes":
+        values = _magnitudes(dtype, n, rng)
     else:
         raise AsmEvoError(f"unknown special-value set {name!r} (valid: {', '.join(SPECIAL_SETS)})")
     with np.errstate(over="ignore", invalid="ignore"):
@@ -316,7 +338,7 @@ def _new_findings(findings0: list[dict], findings1: list[dict]) -> list[dict]:
 def _strict(device: Device) -> Device:
     """Verification runs the emulator in checked mode (uninitialized reads are findings too)."""
     if device.name == "emu" and not device.checked:
-        return get_device("emu", budget=device.budget, checked=True)
+        return get_device("emu", budget=device.budget, checked=True, layout=device.layout, faithful=device.faithful)
     return device
 
 
@@ -326,19 +348,21 @@ def _candidate_device(device: Device, k0_instructions: int | None) -> Device:
     if device.name != "emu" or k0_instructions is None:
         return device
     return get_device("emu", budget=max(BUDGET_FLOOR, BUDGET_FACTOR * k0_instructions), checked=device.checked,
-                      layout=device.layout)
+                      layout=device.layout, faithful=device.faithful)
 
 
-def _layout_device(device: Device, n_set: int) -> Device:
+def _set_device(device: Device, n_set: int) -> Device:
     """The device input set `n_set` runs on: on the emulator, even sets use the packed memory
     layout and odd sets the crossing one (every buffer straddles a 4 GiB boundary, with distinct
-    high and low address bits); other devices place buffers themselves."""
+    high and low address bits), and sets 2, 3, 6, 7, ... round f32 transcendentals faithfully
+    instead of correctly (as hardware does: a deleted refinement step shows); other devices place
+    buffers and round themselves."""
     if device.name != "emu":
         return device
-    layout = LAYOUTS[n_set % len(LAYOUTS)]
-    if device.layout == layout:
+    layout, faithful = LAYOUTS[n_set % len(LAYOUTS)], n_set // 2 % 2 == 1
+    if (device.layout, device.faithful) == (layout, faithful):
         return device
-    return get_device("emu", budget=device.budget, checked=device.checked, layout=layout)
+    return get_device("emu", budget=device.budget, checked=device.checked, layout=layout, faithful=faithful)
 
 
 def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, trials: int = 3,
@@ -367,11 +391,11 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
             return verdict("different", f"static check: {problems[0]}", {"stage": "static", "findings": problems})
     plans = [(vl, list(input_sets(vl.spec, trials, special)), _decoders(vl.spec)) for vl in launches]
     for n_set in range(sets_per_launch):
-        set_dev = _layout_device(dev, n_set)
+        set_dev = _set_device(dev, n_set)
         for vl, sets, decoders in plans:
             set_label, inputs = sets[n_set]
             if set_dev.name == "emu":
-                set_label += f", {set_dev.layout} memory"
+                set_label += f", {set_dev.layout} memory" + (", faithful transcendentals" if set_dev.faithful else "")
             where = {"launch": vl.label, "inputs": set_label}
             key = (k0_sha, vl.spec, set_label)
             cached = reference.get(key) if reference is not None else None

@@ -8,7 +8,7 @@ DEVICES = ("emu", "hip")
 
 
 def get_device(name: str = "emu", **options) -> Device:
-    """A new device: `emu` (options: budget, checked, layout) or `hip` (option: device_id)."""
+    """A new device: `emu` (options: budget, checked, layout, faithful) or `hip` (option: device_id)."""
     if name == "emu":
         try:
             from .emu import EmuDevice

@@ -16,17 +16,21 @@ from .kernarg import Apertures, Geometry
 class EmuDevice(Device):
     """One emulated device with its own memory. `budget` caps executed instructions per launch;
     `checked` turns on the emulator's extra strictness checks; `layout` is the memory layout
-    (`asmevo.emu.memory.LAYOUTS`: packed, or crossing with buffers across 4 GiB boundaries)."""
+    (`asmevo.emu.memory.LAYOUTS`: packed, or crossing with buffers across 4 GiB boundaries);
+    `faithful` gives half of the f32 transcendental results the other neighbour of the exact value
+    (hardware rounds them only faithfully; `asmevo.emu.valu.faithful`)."""
 
     name = "emu"
     timing_unit = "model_cycles"
     apertures = Apertures(PRIVATE_APERTURE_HI, SHARED_APERTURE_HI)
 
-    def __init__(self, *, budget: int = 50_000_000, checked: bool = False, layout: str = "packed"):
+    def __init__(self, *, budget: int = 50_000_000, checked: bool = False, layout: str = "packed",
+                 faithful: bool = False):
         self.memory = Memory(layout=layout)
         self.budget = budget
         self.checked = checked
         self.layout = layout
+        self.faithful = faithful
         self._live: dict[int, Buffer] = {}
 
     def load(self, code_object: bytes) -> Module:
@@ -62,7 +66,7 @@ class EmuDevice(Device):
         start = time.perf_counter()
         report = run_kernel(module.code_object, kernel.name, grid=geometry.grid, block=geometry.block,
                             dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=self.memory,
-                            budget=self.budget, checked=self.checked)
+                            budget=self.budget, checked=self.checked, faithful=self.faithful)
         wall = time.perf_counter() - start
         findings = [{"kind": f.kind, "pc": f.pc, "wave": f.wave, "message": f.message} for f in report.findings]
         guards = [{"kind": "guard", "pc": None, "wave": None, "message": m}

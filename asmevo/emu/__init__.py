@@ -20,9 +20,10 @@ __all__ = ["run_kernel", "RunReport", "Finding", "Memory"]
 
 def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, int], block: tuple[int, int, int],
                dynamic_lds: int, kernarg: bytes, memory: Memory, budget: int = 50_000_000,
-               checked: bool = False) -> RunReport:
+               checked: bool = False, faithful: bool = False) -> RunReport:
     """Emulate one launch of `kernel`: `grid` in workgroups, `block` in work-items. Global memory is
-    `memory` (buffers the kernargs point to must be allocated there). Returns the run report;
+    `memory` (buffers the kernargs point to must be allocated there). `faithful` rounds half of the
+    f32 transcendental results away from the nearest value (`valu.faithful`). Returns the run report;
     findings (strictness violations) make `report.ok` False."""
     k = code_object.kernel(kernel)
     grid = tuple(int(v) for v in grid) + (1,) * (3 - len(grid))
@@ -48,7 +49,7 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
             count = min(per_batch, nwg - first)
             m = Machine(nwaves=count * wpg, nvgpr=nvgpr, nagpr=prog.nagpr, waves_per_group=wpg,
                         lds_bytes=lds, scratch_bytes=desc.private_segment_fixed_size, memory=memory,
-                        checked=checked, wave_base=first * wpg, entry=entry)
+                        checked=checked, wave_base=first * wpg, entry=entry, faithful=faithful)
             init_batch(m, k, first, grid, block, addrs, kernarg)
             run_batch(m, prog, stats)
             report.findings.extend(m.findings)

@@ -58,10 +58,12 @@ class Machine:
     """State of `nwaves` waves (whole workgroups) executing one kernel together."""
 
     def __init__(self, *, nwaves: int, nvgpr: int, nagpr: int, waves_per_group: int, lds_bytes: int,
-                 scratch_bytes: int, memory: Memory, checked: bool, wave_base: int, entry: int):
+                 scratch_bytes: int, memory: Memory, checked: bool, wave_base: int, entry: int,
+                 faithful: bool = False):
         self.W = nwaves
         self.memory = memory
         self.checked = checked
+        self.faithful = faithful  # f32 transcendentals faithfully, not correctly, rounded (valu.faithful)
         self.wave_base = wave_base
         self.entry = entry
         self.v = np.zeros((max(nvgpr, 1), nwaves, 64), np.uint32)

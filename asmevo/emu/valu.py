@@ -4,7 +4,8 @@ Each entry is (destination type, source types, function of typed sources). Types
 (computed as float32/float32/float64: f16 arithmetic is exact in f32 before the final rounding),
 bf16, u16/i16/u32/i32/u64/i64 (integers are returned unwrapped where the dst conversion wraps or
 saturates). Approximations: v_exp/log/rcp/rsq/sqrt/sin/cos use correctly rounded numpy float32
-(hardware is within ~1 ulp); f64 fma is evaluated with error-free transformations.
+(hardware is within ~1 ulp; `faithful` gives the f32 ones the other neighbour of the exact result
+for half the inputs); f64 fma is evaluated with error-free transformations.
 """
 from __future__ import annotations
 
@@ -143,6 +144,26 @@ def rsq(x):
 
 def rcp(x):
     return (1 / np.asarray(x, F64)).astype(np.asarray(x).dtype)
+
+
+# f32 transcendentals the hardware computes only to within ~1 ulp.
+APPROXIMATE_F32 = frozenset({"v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32",
+                             "v_sin_f32", "v_cos_f32"})
+
+
+def faithful(fn, x, nearest):
+    """`nearest` (fn(x) rounded to nearest f32) replaced, for a hash-chosen half of the input bit
+    patterns, by the f32 neighbour on the other side of the exact result: still a faithful rounding,
+    as hardware transcendentals are, but code that relies on correct rounding (a deleted Newton
+    refinement, say) now computes something else. The choice depends only on x, so equal inputs
+    give equal results. Exact results, infinities and NaNs are kept."""
+    x = np.asarray(x, F32)
+    r = np.asarray(nearest, F32)
+    exact = np.asarray(fn(x.astype(F64)), F64)
+    other = np.nextafter(r, np.where(exact > r, F32(np.inf), F32(-np.inf))).astype(F32)
+    flip = ((x.view(U32).astype(U64) * U64(0x9E3779B1)) >> U64(31)) & U64(1) == 1
+    keep = ~np.isfinite(exact) | (exact == r) | ~np.isfinite(other)
+    return np.where(flip & ~keep, other, r).astype(F32)
 
 
 # ---- integer helpers -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from .access import (lane_mask_reader, pack_lanes, scalar_reader, scalar_writer,
                      vector_writer)
 from .ops import Context, Op
 from .state import EXEC, VCC
-from .valu import TABLE, fma32, fma64
+from .valu import APPROXIMATE_F32, TABLE, faithful, fma32, fma64
 
 U16, U32, U64, I32, I64, F32, F64 = np.uint16, np.uint32, np.uint64, np.int32, np.int64, np.float32, np.float64
 BITS = {"f16": 16, "bf16": 16, "u16": 16, "i16": 16, "f32": 32, "u32": 32, "i32": 32, "f64": 64, "u64": 64,
@@ -251,11 +251,14 @@ def _generic(ins: Instruction, base: str, enc: str, spec) -> Op:
         if enc == "sdwa" else None
     dreg = dst.index
     dfile = dst.kind
+    approximate = base in APPROXIMATE_F32
 
     def run(m, g):
         raws, extra = src.read(m, g)
         vals = [to_typed(r, t) for r, t in zip(raws, stypes)]
         res = fn(*vals)
+        if approximate and m.faithful:
+            res = faithful(fn, vals[0], res)
         if omod != 1.0:
             res = np.asarray(res) * (F64(omod) if dtype == "f64" else F32(omod))
         out = from_typed(res, dtype, clamp)

@@ -288,3 +288,18 @@ def test_fp8_conversions():
     np.testing.assert_array_equal(got, numeric.fp8_to_f32(code, "fp8"))
     got = run("v_cvt_pk_bf8_f32 v4, v1, v2 op_sel:[0,0,1]\n v_cvt_pk_f32_bf8_sdwa v[4:5], v4 src0_sel:WORD_1", a, b)
     np.testing.assert_array_equal(got, numeric.fp8_to_f32(numeric.f32_to_fp8(a.view(np.uint32), "bf8"), "bf8"))
+
+
+def test_faithful_transcendentals_pick_the_other_neighbour_for_half_the_inputs():
+    from asmevo.emu.valu import faithful, rcp
+    x = np.random.default_rng(3).uniform(0.5, 4.0, 4096).astype(np.float32)
+    x[:3] = [2.0, np.inf, np.nan]
+    nearest = rcp(x)
+    got = faithful(rcp, x, nearest)
+    exact = 1 / x.astype(np.float64)
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - nearest.view(np.int32))
+    assert np.all(ulps[3:] <= 1) and 0.4 < ulps[3:].mean() < 0.6  # one neighbour or the other
+    flipped = ulps == 1
+    assert np.all((got[flipped] < exact[flipped]) != (nearest[flipped] < exact[flipped]))  # brackets the exact
+    assert got[0] == 0.5 and got[1] == 0 and np.isnan(got[2])  # exact results, zero and NaN kept
+    assert np.array_equal(faithful(rcp, x, nearest).view(np.uint32), got.view(np.uint32))  # deterministic

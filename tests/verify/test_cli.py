@@ -32,7 +32,7 @@ def test_equivalent_exit_0_with_json(files, capsys):
                "--launch", str(tmp / "launch.json"), "--trials", "2", "--json", str(out)])
     assert rc == 0 and "equivalent" in capsys.readouterr().out
     rec = json.loads(out.read_text())
-    assert rec["kind"] == "equivalent" and rec["launches"] == 2 and rec["trials"] == 8
+    assert rec["kind"] == "equivalent" and rec["launches"] == 2 and rec["trials"] == 9
 
 
 def test_different_exit_1_prints_reason(files, capsys):

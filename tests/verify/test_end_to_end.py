@@ -36,7 +36,7 @@ def test_noop_rebuild_is_equivalent_on_every_shape_and_heldout():
     v = verify(K0, edited(lambda ls: ls), launches, trials=2)
     shapes = [s for s in RELU.shapes if s.role in ("verify", "heldout")]
     assert len(launches) == len(shapes) >= 4
-    assert v.kind == "equivalent" and v.launches == len(shapes) and v.trials == 2 + 6  # random + special sets
+    assert v.kind == "equivalent" and v.launches == len(shapes) and v.trials == 2 + 7  # random + special sets
 
 
 def test_store_to_the_input_buffer_is_caught_as_input_clobbering():
@@ -91,6 +91,16 @@ def test_mutants_only_some_shapes_catch(problem, address, old, new, shape):
     k0, k1, launches = suite_mutant(problem, address, old, new)
     v = verify(k0, k1, launches, trials=3)
     assert v.kind == "different" and v.evidence["launch"] == f"{problem}:{shape}"
+
+
+def test_deleted_newton_refinement_is_caught_with_faithful_transcendentals():
+    # 21_Sigmoid's division: the reciprocal's refinement step written over the numerator instead.
+    # With a correctly rounded v_rcp_f32 the step changes nothing (checked for every denominator
+    # in [1, 2^126)); hardware's reciprocal is only faithfully rounded, and so is the emulator's in
+    # every other pair of input sets.
+    k0, k1, launches = suite_mutant("21_Sigmoid", 0x1a40, "v_fmac_f32_e32 v4, v6, v4", "v_fmac_f32_e32 v5, v6, v4")
+    v = verify(k0, k1, launches, trials=3)
+    assert v.kind == "different" and "faithful transcendentals" in v.reason
 
 
 def test_k0_findings_make_a_launch_invalid():

@@ -128,6 +128,12 @@ def test_input_sets_special_values():
     assert np.isnan(nan).any() and np.isposinf(nan).any() and np.isneginf(nan).any()
     assert np.all(np.abs(sets["special large"]["x"]) > 1e30)
     assert np.all(sets["special negatives"]["x"] < 0)
+    mag = sets["special magnitudes"]["x"].astype(np.float64)
+    assert np.all(np.isfinite(mag)) and (mag > 0).any() and (mag < 0).any()
+    assert (np.abs(mag) > 2.0 ** 100).any() and (np.abs(mag) < 2.0 ** -100).any()  # the whole fp32 range
+    assert ((np.abs(mag) > 2) & (np.abs(mag) < 2.0 ** 12)).sum() > len(mag) // 8  # beyond random's [-1, 1]
+    assert (np.abs(mag) == 1).any() and (np.abs(mag) == np.float32(1 + 2.0 ** -23)).any()  # 1 and an ulp off
+    assert (np.abs(np.abs(mag) - 88.72) < 0.9).any()  # exp's overflow limit, ln(FLT_MAX)
 
 
 def test_bad_arguments():
