@@ -9,6 +9,7 @@ from ..errors import AsmEvoError
 from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_cleanup import propagate_move, remove_dead_write
+from .ops_kernarg import hoist_kernarg_load
 from .ops_nop import fill_nop, fill_nops
 from .ops_rename import rename_masks
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
@@ -60,6 +61,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("hoist_load", _is_mem, hoist_load, "issue a load as early as its block allows"),
     Operator("speculate_kernarg_load", _is_mem, speculate_kernarg_load,
              "issue a kernarg scalar load in the dominating block, before the branch"),
+    Operator("hoist_kernarg_load", _is_mem, hoist_kernarg_load,
+             "issue a late kernarg scalar load with the entry block's, into fresh SGPRs"),
     Operator("interleave_alu", _is_alu, hoist_past_wait, "move independent ALU work before a wait"),
     Operator("hoist_loop_invariant", _is_alu, hoist_invariant, "move loop-invariant scalar work to the preheader"),
     Operator("remove_skip_branch", _is_skip, remove_skip_branch,

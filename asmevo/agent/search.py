@@ -176,7 +176,8 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
 def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
-    executed `s_nop` (each is a whole issue slot a filler can save)."""
+    executed `s_nop` (each is a whole issue slot a filler can save) and scalar load (a late one
+    stalls a wait far from it)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
@@ -184,4 +185,6 @@ def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int =
     extra = [i for b in ranked[:blocks] for i in range(b.start, b.end)
              if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
     sites = order + extra[:loads]
-    return sites + [i for i in range(len(instrs)) if instrs[i].mnemonic == "s_nop" and cyc(i) > 0 and i not in sites]
+    cheap = [i for i in range(len(instrs)) if cyc(i) > 0 and i not in sites
+             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family == "smem")]
+    return sites + cheap

@@ -117,3 +117,9 @@ def test_renamed_masks_fill_the_hazard_nops_of_a_real_kernel(elu):
     cand = elu.evaluate(0, new.edit(body, "rename_masks", "hot block"), body_window(elu), agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
     assert cand.cycles < elu.lineage.candidates[0].cycles
+
+
+def test_hoist_kernarg_load():
+    ev = evaluator("40_LayerNorm")
+    cand = _apply(ev, 0, "hoist_kernarg_load", "s_load_dwordx4 s[12:15], s[0:1], 0x8")
+    assert cand.cycles < ev.lineage.candidates[0].cycles  # its reader no longer waits the SMEM latency
