@@ -82,3 +82,59 @@ def test_relu_mutants(mutations):
     # redundant); every other breaking edit must be rejected.
     assert len(breaking) >= 6 and sum(o.correct for o in breaking) >= len(breaking) - 2
     assert seconds > 0
+
+
+def barrier_kernel(tmp_path, after: str) -> tuple[CodeObject, list[str]]:
+    """A kernel whose threads store arg0[tid], pass a barrier, then run `after`; K0 and its
+    recovered source lines."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emu"))
+    from emutools import asm
+    co = asm(f"""
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_load_dwordx2 s[8:9], s[0:1], 0x10
+  v_lshlrev_b32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v0, s[4:5]
+  s_waitcnt vmcnt(0)
+  s_barrier
+  v_xor_b32 v2, 0x100, v1
+{after}
+  s_endpgm
+""", lds=1024)
+    path = tmp_path / "k.co"
+    path.write_bytes(co.data)
+    return co, recover(path).source.splitlines()
+
+
+def without_barrier(lines: list[str]) -> list[str]:
+    return [ln for ln in lines if not ln.startswith("\ts_barrier")]
+
+
+@pytest.mark.parametrize("after,proved", [
+    # reads another wave's element of arg0, which that wave writes before the barrier
+    ("global_load_dword v3, v2, s[4:5]\n  s_waitcnt vmcnt(0)\n  global_store_dword v1, v3, s[8:9]", False),
+    # reads arg1, which nothing writes, and writes arg2, which nothing reads
+    ("global_load_dword v3, v2, s[6:7]\n  s_waitcnt vmcnt(0)\n  global_store_dword v1, v3, s[8:9]", True),
+    # overwrites another wave's element of arg0
+    ("global_store_dword v2, v0, s[4:5]", False),
+    # an address loaded from memory may point anywhere
+    ("global_load_dwordx2 v[4:5], v2, s[6:7]\n  s_waitcnt vmcnt(0)\n  global_store_dword v[4:5], v0, off", False),
+    # LDS after the barrier
+    ("ds_write_b32 v1, v0\n  s_waitcnt lgkmcnt(0)\n  global_store_dword v1, v0, s[8:9]", False),
+])
+def test_barrier_proof_needs_no_communication_after_the_barrier(mutations, tmp_path, after, proved):
+    k0, lines = barrier_kernel(tmp_path, after)
+    proof = mutations.barrier_proof(k0, lines, without_barrier(lines))
+    assert proof.startswith("barrier:") if proved else proof == ""
+
+
+def test_barrier_proof_on_compiled_kernels(mutations):
+    suite = load_suite("kernelbench")
+    for name, address, proved in [("23_Softmax", 0x1920, True), ("23_Softmax", 0x1910, False),
+                                  ("94_MSELoss", 0x1bd8, True), ("48_Mean_reduction_over_a_dimension", 0x1a68, False)]:
+        problem = suite.problem(name)
+        lines = recover(problem.code_object).source.splitlines()
+        edited = [ln for ln in lines if not ln.rstrip().endswith(f"; 0x{address:x}")]
+        assert len(edited) == len(lines) - 1
+        proof = mutations.barrier_proof(CodeObject.from_path(problem.code_object), lines, edited)
+        assert bool(proof) == proved, (name, hex(address), proof)
