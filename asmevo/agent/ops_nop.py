@@ -9,7 +9,7 @@ from collections import Counter
 
 from ..isa.hazards import MAX_WAIT, check_hazards
 from .body import Body, Item, make_item
-from .ops_sched import _independent
+from .ops_sched import independent
 
 _MOVABLE = ("valu", "vopc", "salu")
 _TRIES = 4  # candidate fillers tried per nop
@@ -32,23 +32,21 @@ def _movable(body: Body, j: int) -> bool:
 def _fillers(body: Body, i: int) -> list[int]:
     """Instructions that can fill the nop at i, nearest first: a later instruction of
     the block moved up to just before the nop, or an earlier one moved down to just after it, when it
-    is independent of every instruction it crosses and crosses no wait, memory op or barrier."""
+    is independent of every instruction it crosses and crosses only movable ALU instructions (no
+    wait, memory op, barrier, mode write or lane access)."""
     blk = body.cfg.blocks[body.cfg.block_of[i]]
-    infos, ins = body.infos, body.instructions
-
-    def crossable(k: int) -> bool:
-        return infos[k].family in _MOVABLE and not ins[k].is_branch
+    infos = body.infos
 
     out = []
     for j in range(i + 1, blk.end):  # later instruction -> before the nop (not the adjacent one)
-        if j > i + 1 and _movable(body, j) and all(_independent(infos[k], infos[j]) for k in range(i + 1, j)):
+        if j > i + 1 and _movable(body, j) and all(independent(infos[k], infos[j]) for k in range(i + 1, j)):
             out.append(j)
-        if not crossable(j):
+        if not _movable(body, j):  # crossing it would be a move past it
             break
     for j in range(i - 1, blk.start - 1, -1):  # earlier instruction -> after the nop
-        if j < i - 1 and _movable(body, j) and all(_independent(infos[k], infos[j]) for k in range(j + 1, i)):
+        if j < i - 1 and _movable(body, j) and all(independent(infos[k], infos[j]) for k in range(j + 1, i)):
             out.append(j)
-        if not crossable(j):
+        if not _movable(body, j):  # crossing it would be a move past it
             break
     out.sort(key=lambda j: abs(j - i))
     return out

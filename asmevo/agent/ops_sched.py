@@ -27,7 +27,7 @@ def _writes_memory(info: RegInfo) -> bool:
     return info.family in _MEMORY and not is_load(info)
 
 
-def _independent(a: RegInfo, b: RegInfo) -> bool:
+def independent(a: RegInfo, b: RegInfo) -> bool:
     return not (a.defs & b.uses or a.uses & b.defs or a.defs & b.defs)
 
 
@@ -51,7 +51,7 @@ def hoist_load(body: Body, i: int) -> Body | None:
     j = i
     while j > start:
         prev = infos[j - 1]
-        if ins[j - 1].is_branch or prev.base in _BARRIERS or _writes_memory(prev) or not _independent(prev, info):
+        if ins[j - 1].is_branch or prev.base in _BARRIERS or _writes_memory(prev) or not independent(prev, info):
             break
         if is_load(prev) and _counter(prev) == _counter(info):
             break
@@ -78,7 +78,7 @@ def hoist_past_wait(body: Body, i: int) -> Body | None:
             crossed_wait = True
             j -= 1
             continue
-        if prev.is_branch or infos[j - 1].base in _BARRIERS or not _independent(infos[j - 1], info):
+        if prev.is_branch or infos[j - 1].base in _BARRIERS or not independent(infos[j - 1], info):
             break
         if crossed_wait and infos[j - 1].family in _MEMORY:
             break

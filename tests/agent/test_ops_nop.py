@@ -28,6 +28,9 @@ def test_dependent_work_or_a_memory_op_in_the_way_is_not_moved():
     assert fill_nop(behind_load, 1) is None
     writes_mask = body_of(PAIR + ["v_cmp_lt_f32_e64 s[0:1], 0, v6", "s_endpgm"])
     assert fill_nop(writes_mask, 1) is None
+    behind_mode_write = body_of(PAIR + ["s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0",
+                                        "v_add_f32_e32 v5, v6, v6", "s_endpgm"])  # its rounding mode changes
+    assert fill_nop(behind_mode_write, 1) is None
 
 
 def test_earlier_independent_work_moves_down_into_the_gap():
