@@ -365,8 +365,8 @@ def _mask(state: State, op) -> Parked:
     """Parked tags of a lane-mask operand (an SGPR pair, EXEC, or the constant 0)."""
     if op.text in ("0", "exec"):
         return frozenset()  # no lanes, or only active ones
-    regs = sorted(operand_regs(op))
-    return _get(state, regs[0])[1] if len(regs) == 2 else None
+    halves = [_get(state, r)[1] for r in sorted(operand_regs(op))]
+    return None if len(halves) != 2 or None in halves else halves[0] | halves[1]
 
 
 def _mask_result(ins: Instruction, state: State, active: Parked) -> Parked:

@@ -84,9 +84,12 @@ def test_relu_mutants(mutations):
     assert seconds > 0
 
 
-def barrier_kernel(tmp_path, after: str) -> tuple[CodeObject, list[str]]:
-    """A kernel whose threads store arg0[tid], pass a barrier, then run `after`; K0 and its
-    recovered source lines."""
+STORE_ARG0 = "global_store_dword v1, v0, s[4:5]\n  s_waitcnt vmcnt(0)"
+
+
+def barrier_kernel(tmp_path, after: str, before: str = STORE_ARG0) -> tuple[CodeObject, list[str]]:
+    """A kernel whose threads run `before` (by default: store arg0[tid]), pass a barrier, then run
+    `after` (arg0, arg1, arg2 in s[4:5], s[6:7], s[8:9]; v1 = 4 * tid); K0 and its recovered lines."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emu"))
     from emutools import asm
     co = asm(f"""
@@ -94,8 +97,7 @@ def barrier_kernel(tmp_path, after: str) -> tuple[CodeObject, list[str]]:
   s_load_dwordx2 s[8:9], s[0:1], 0x10
   v_lshlrev_b32 v1, 2, v0
   s_waitcnt lgkmcnt(0)
-  global_store_dword v1, v0, s[4:5]
-  s_waitcnt vmcnt(0)
+  {before}
   s_barrier
   v_xor_b32 v2, 0x100, v1
 {after}
@@ -126,6 +128,26 @@ def test_barrier_proof_needs_no_communication_after_the_barrier(mutations, tmp_p
     k0, lines = barrier_kernel(tmp_path, after)
     proof = mutations.barrier_proof(k0, lines, without_barrier(lines))
     assert proof.startswith("barrier:") if proved else proof == ""
+
+
+@pytest.mark.parametrize("read,proved", [("s[8:9]", False), ("s[6:7]", False), ("s[4:5]", True)])
+def test_barrier_proof_tracks_pointers_per_lane(mutations, tmp_path, read, proved):
+    # v[4:5] points into arg2, except in lanes < 32, where an if overwrote it with arg1: after EXEC
+    # is restored, a store through it may hit either (not arg0), whatever lanes the if covered
+    before = f"""v_cmp_gt_u32 vcc, 32, v0
+  v_mov_b32 v4, s8
+  v_mov_b32 v5, s9
+  s_and_saveexec_b64 s[10:11], vcc
+  v_mov_b32 v4, s6
+  v_mov_b32 v5, s7
+  s_or_b64 exec, exec, s[10:11]
+  global_load_dword v3, v1, {read}
+  s_waitcnt vmcnt(0)"""
+    k0, lines = barrier_kernel(tmp_path, "global_store_dword v[4:5], v3, off", before)
+    proof = mutations.barrier_proof(k0, lines, without_barrier(lines))
+    assert proof.startswith("barrier:") if proved else proof == ""
+    if proved:
+        assert "(arg@16, arg@8)" in proof  # arg2 and arg1
 
 
 def test_barrier_proof_on_compiled_kernels(mutations):
