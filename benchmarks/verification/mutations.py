@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from asmevo.codeobj import CodeObject, Kernel  # noqa: E402
 from asmevo.cycle_model import kernel_instructions  # noqa: E402
 from asmevo.device import get_device  # noqa: E402
-from asmevo.device.launch import make_inputs, run_launch  # noqa: E402
+from asmevo.device.launch import BufferArg, StructArg, make_inputs, run_launch  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
 from asmevo.isa.cfg import build_cfg  # noqa: E402
 from asmevo.isa.instruction import Instruction, parse_instruction  # noqa: E402
@@ -526,9 +526,9 @@ def barrier_proof(k0: CodeObject, lines: list[str], edited: list[str]) -> str:
     (`_transfer`): an address computed from one buffer argument stays inside that buffer and is
     never computed from a register no instruction wrote (true of every execution without
     out-of-bounds accesses or uninitialized reads in the lanes used, which verification reports),
-    and distinct buffer arguments do not overlap (as in every launch spec); an address of unknown
-    provenance may touch any buffer. Kernels with flat accesses, preloaded kernargs or indirect
-    control get no proof."""
+    and distinct buffer arguments do not overlap (`distinct_buffers` checks the launches); an
+    address of unknown provenance may touch any buffer. Kernels with flat accesses, preloaded
+    kernargs or indirect control get no proof."""
     n, new = _changed_line(lines, edited)
     m = _LINE.match(lines[n])
     found = _kernel_of(k0, int(m["addr"], 16)) if m and new is None else None
@@ -572,9 +572,20 @@ def same_code_proof(k0: CodeObject, k1: CodeObject) -> str:
     return "identical code: K1 disassembles to K0's instructions" if same else ""
 
 
-def equivalence_proof(k0: CodeObject, k1: CodeObject, lines: list[str], edited: list[str]) -> str:
-    """Why an edit cannot change any result (see the module docstring), or "" when unproved."""
-    return same_code_proof(k0, k1) or dead_write_proof(k0, lines, edited) or barrier_proof(k0, lines, edited)
+def distinct_buffers(launches) -> bool:
+    """Every launch passes each buffer to at most one argument and no struct arguments (which may
+    hold buffer addresses): the barrier proof's buffer arguments then never overlap."""
+    return all(not any(isinstance(a, StructArg) for a in vl.spec.args)
+               and len(names := [a.name for a in vl.spec.args if isinstance(a, BufferArg)]) == len(set(names))
+               for vl in launches)
+
+
+def equivalence_proof(k0: CodeObject, k1: CodeObject, lines: list[str], edited: list[str],
+                      buffers_distinct: bool = True) -> str:
+    """Why an edit cannot change any result (see the module docstring), or "" when unproved; the
+    barrier proof needs `buffers_distinct` (`distinct_buffers` of the launches verified)."""
+    return (same_code_proof(k0, k1) or dead_write_proof(k0, lines, edited)
+            or (barrier_proof(k0, lines, edited) if buffers_distinct else ""))
 
 
 # ---- semantics-preserving edits -------------------------------------------------------------------
@@ -661,7 +672,8 @@ def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Ou
                 full_seconds = v.seconds
             outcome = Outcome(problem.name, op, breaking, description, v.kind, v.reason, v.seconds)
             if breaking and v.equivalent:
-                outcome.proof = equivalence_proof(k0, k1, lines, edited)
+                outcome.proof = equivalence_proof(k0, k1, lines, edited,
+                                                  distinct_buffers(suite_launches(problem, heldout=True)))
             if breaking and v.equivalent and not outcome.proof:
                 outcome.heldout_verdict = verify(k0, k1, suite_launches(problem, heldout=True), trials=trials,
                                                  reference=cache).kind

@@ -160,3 +160,12 @@ def test_barrier_proof_on_compiled_kernels(mutations):
         assert len(edited) == len(lines) - 1
         proof = mutations.barrier_proof(CodeObject.from_path(problem.code_object), lines, edited)
         assert bool(proof) == proved, (name, hex(address), proof)
+
+
+def test_barrier_proof_only_for_launches_with_distinct_buffers(mutations):
+    from asmevo.verify import launch_from_dict
+    x = {"buffer": "x", "dtype": "float32", "shape": [4], "init": "zeros"}
+    y = dict(x, buffer="y")
+    spec = {"kernel": "k", "grid": [1], "block": [64]}
+    assert mutations.distinct_buffers([launch_from_dict(dict(spec, args=[x, y]))])
+    assert not mutations.distinct_buffers([launch_from_dict(dict(spec, args=[x, {"buffer": "x"}]))])  # in place
