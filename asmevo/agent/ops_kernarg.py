@@ -102,11 +102,15 @@ def hoist_kernarg_load(body: Body, i: int) -> Body | None:
             return None
         readers |= uses
     items: list[Item] = list(body.items)
-    for j in readers | {i}:
+    for j in readers:
         text = _renamed_text(body.instructions[j], mapping)
         if text is None:
             return None
         items[body.pos[j]] = make_item(text)
+    # the load itself: only its destination is renamed (it may overwrite its own base pointer)
+    fresh_dst = f"s[{fresh}:{fresh + dst.count - 1}]" if dst.count > 1 else f"s{fresh}"
+    items[body.pos[i]] = make_item(" ".join([ins.mnemonic, ", ".join([fresh_dst] + [op.text for op in ins.operands[1:]]),
+                                             *ins.modifiers]))
     entry = cfg.blocks[0]
     loads = [j for j in range(entry.start, entry.end) if body.infos[j].family == "smem"]
     first = loads[-1] + 1 if loads else entry.start

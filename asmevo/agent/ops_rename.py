@@ -1,7 +1,8 @@
 """Lane-mask renaming: compiled code often runs `v_cmp -> VCC`, `s_nop 1`, `v_cndmask ..., vcc`
 over and over; every pair reuses VCC, so nothing can fill the two wait states a VALU-written SGPR
 needs before a VALU reads it (gfx940; LLVM checkVALUHazards). Giving each compare in a block its own
-unused SGPR pair (VOP3 encoding; scalar readers of the mask read the new pair) makes the pairs independent, and `fill_nops` then interleaves them.
+unused SGPR pair (VOP3 encoding; scalar readers of the mask read the new pair) makes the pairs
+independent, and `fill_nops` then interleaves them.
 
 VOP3 rules on gfx9 are respected when re-encoding: no literal constant, at most one scalar value
 read over the constant bus (the mask counts). The assembler and the static checks re-check."""
@@ -18,8 +19,9 @@ _SELECTS = ("v_cndmask_b32_e32", "v_cndmask_b32_e64")
 
 
 def _pair_regs(ins: Instruction) -> frozenset[Reg] | None:
-    """The SGPR pair (VCC included) a `v_cmp` writes, or None (v_cmpx writes EXEC; others differ)."""
-    if not ins.mnemonic.startswith("v_cmp_") or not ins.operands:
+    """The SGPR pair (VCC included) a VOPC/VOP3 `v_cmp` writes, or None (v_cmpx writes EXEC; SDWA and
+    DPP forms are left alone)."""
+    if not ins.mnemonic.startswith("v_cmp_") or not ins.mnemonic.endswith(("_e32", "_e64")) or not ins.operands:
         return None
     dst = ins.operands[0]
     if dst.kind == "special" and dst.text == "vcc":

@@ -39,3 +39,13 @@ def test_rewritten_pointer_or_shared_readers_keep_the_load():
     b = kernel(shared)
     i = next(n for n, ins in enumerate(b.instructions) if ins.text().endswith("0x8"))
     assert hoist_kernarg_load(b, i) is None
+
+
+def test_a_load_overwriting_its_own_pointer_keeps_reading_the_pointer():
+    lines = ENTRY + ["s_load_dwordx2 s[0:1], s[0:1], 0x8", "s_waitcnt lgkmcnt(0)", "v_mov_b32_e32 v3, s1", "s_endpgm"]
+    b = kernel(lines)
+    i = next(n for n, ins in enumerate(b.instructions) if ins.text().endswith("0x8"))
+    new = hoist_kernarg_load(b, i)
+    assert new is not None
+    c = code(new)
+    assert c[1] == "s_load_dwordx2 s[2:3], s[0:1], 0x8" and "v_mov_b32_e32 v3, s3" in c
