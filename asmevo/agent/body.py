@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Callable
 
 from ..isa.cfg import CFG, build_cfg
 from ..isa.instruction import Instruction
@@ -151,6 +152,22 @@ class Body:
                     live_out[b.index], live_in[b.index] = out, inn
                     changed = True
         return live_in, live_out
+
+    def walk_forward(self, block: int, start: int, stop: Callable[[int], bool]) -> None:
+        """Call `stop` on the instructions from index `start` of `block` on, along every CFG path
+        (each successor block once); a path ends at the first instruction `stop` returns True for."""
+        cfg = self.cfg
+        seen: set[int] = set()
+        work = [(block, start)]
+        while work:
+            b, first = work.pop()
+            blk = cfg.blocks[b]
+            if any(stop(j) for j in range(max(first, blk.start), blk.end)):
+                continue
+            for s in blk.succs:
+                if s not in seen:
+                    seen.add(s)
+                    work.append((s, cfg.blocks[s].start))
 
     def live_after(self, i: int) -> frozenset[Reg]:
         """Registers possibly read after instruction i."""

@@ -21,23 +21,15 @@ _SREG = re.compile(r"\bs\[(\d+):(\d+)\]|\bs(\d+)\b")
 def _reached_uses(body: Body, block: int, first: int, reg: tuple[str, int]) -> set[int]:
     """Instructions reading `reg` that its value at instruction `first` of `block` (or at the block's
     end, when `first` is past it) can reach: forward over the CFG, stopping at the next definition."""
-    cfg, infos = body.cfg, body.infos
+    infos = body.infos
     out: set[int] = set()
-    seen: set[int] = set()
-    work = [(block, first)]
-    while work:
-        b, start = work.pop()
-        blk = cfg.blocks[b]
-        for j in range(start, blk.end):
-            if reg in infos[j].uses:
-                out.add(j)
-            if reg in infos[j].defs:
-                break
-        else:
-            for s in blk.succs:
-                if s not in seen:
-                    seen.add(s)
-                    work.append((s, cfg.blocks[s].start))
+
+    def stop(j: int) -> bool:
+        if reg in infos[j].uses:
+            out.add(j)
+        return reg in infos[j].defs
+
+    body.walk_forward(block, first, stop)
     return out
 
 

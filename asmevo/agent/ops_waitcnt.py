@@ -115,21 +115,16 @@ def _block_end_position(body: Body, b: int) -> int:
 
 def _next_waits(body: Body, b: int, after: int) -> set[int]:
     """Ids of the first wait on every path leaving block b from instruction index `after` on."""
-    cfg, instrs = body.cfg, body.instructions
+    instrs = body.instructions
     found: set[int] = set()
-    seen: set[int] = set()
-    work = [(b, after)]
-    while work:
-        blk, start = work.pop()
-        block = cfg.blocks[blk]
-        hit = next((j for j in range(max(start, block.start), block.end) if instrs[j].mnemonic == "s_waitcnt"), None)
-        if hit is not None:
-            found.add(id(instrs[hit]))
-            continue
-        for s in block.succs:
-            if s not in seen:
-                seen.add(s)
-                work.append((s, cfg.blocks[s].start))
+
+    def stop(j: int) -> bool:
+        if instrs[j].mnemonic == "s_waitcnt":
+            found.add(id(instrs[j]))
+            return True
+        return False
+
+    body.walk_forward(b, after, stop)
     return found
 
 

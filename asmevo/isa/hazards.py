@@ -86,6 +86,7 @@ class _Facts:
     explicit_uses: frozenset[Reg]
     dst_regs: frozenset[Reg]
     dot: bool     # v_dot*
+    setreg: tuple[str, int, int] | None  # (register, offset, size) an s_setreg writes
     vskip: bool   # s_setreg of MODE.vskip
 
 
@@ -98,13 +99,11 @@ def _facts(ins: Instruction, info: RegInfo) -> _Facts:
     for op in info.dst:
         dst |= operand_regs(op)
     explicit |= dst & info.uses
-    facts = _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
-                   info.base.startswith(("v_mfma_", "v_smfmac_")), info.family in ("mubuf", "flat"),
-                   frozenset(explicit), frozenset(dst), info.base.startswith("v_dot"), False)
-    if info.base.startswith("s_setreg"):
-        t = _setreg_target(facts)
-        facts.vskip = bool(t) and t[0] == "HW_REG_MODE" and t[1] <= 28 < t[1] + t[2]
-    return facts
+    target = _setreg_target(ins, info)
+    vskip = bool(target) and target[0] == "HW_REG_MODE" and target[1] <= 28 < target[1] + target[2]
+    return _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
+                  info.base.startswith(("v_mfma_", "v_smfmac_")), info.family in ("mubuf", "flat"),
+                  frozenset(explicit), frozenset(dst), info.base.startswith("v_dot"), target, vskip)
 
 
 def _hwreg(op_text: str) -> tuple[str, int, int] | None:
@@ -115,9 +114,9 @@ def _hwreg(op_text: str) -> tuple[str, int, int] | None:
     return name, int(m.group(2) or 0), int(m.group(3) or 32)
 
 
-def _setreg_target(f: _Facts) -> tuple[str, int, int] | None:
-    if f.info.base in ("s_setreg_b32", "s_setreg_imm32_b32") and f.ins.operands:
-        return _hwreg(f.ins.operands[0].text)
+def _setreg_target(ins: Instruction, info: RegInfo) -> tuple[str, int, int] | None:
+    if info.base in ("s_setreg_b32", "s_setreg_imm32_b32") and ins.operands:
+        return _hwreg(ins.operands[0].text)
     return None
 
 
@@ -302,16 +301,16 @@ def _queries(c: _Facts) -> Iterator[Query]:
         target = _hwreg(c.ins.operands[1].text)
         if target:
             # LLVM checkGetRegHazards / ISA: s_setreg -> s_getreg of the same register: 2.
-            yield ("setreg-getreg", lambda p: (_setreg_target(p) or ("",))[0] == target[0], const(2),
+            yield ("setreg-getreg", lambda p: (p.setreg or ("",))[0] == target[0], const(2),
                    "reads a hardware register set by")
             if target[0] == "HW_REG_MODE":
                 # ISA: s_setvskip -> s_getreg MODE: 2.
                 yield "setvskip-getreg", lambda p: p.info.base == "s_setvskip", const(2), "reads MODE after"
     if base in ("s_setreg_b32", "s_setreg_imm32_b32"):
-        target = _setreg_target(c)
+        target = c.setreg
         if target:
             # LLVM checkSetRegHazards (getSetRegWaitStates = 2 on gfx9) / ISA: setreg -> setreg: 2.
-            yield ("setreg-setreg", lambda p: (_setreg_target(p) or ("",))[0] == target[0], const(2),
+            yield ("setreg-setreg", lambda p: (p.setreg or ("",))[0] == target[0], const(2),
                    "sets a hardware register just set by")
     if info.family in _VECTOR:
         # ISA: s_setreg of MODE.vskip (bit 28) -> any vector instruction: 2.
