@@ -11,7 +11,7 @@ from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_nop import fill_nop, fill_nops
-from .ops_rename import rename_masks
+from .ops_rename import rename_sgprs
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 
@@ -71,8 +71,9 @@ OPERATORS: tuple[Operator, ...] = (
              "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)"),
     Operator("fill_nop", _is_nop, fill_nop, "move an independent ALU instruction into a hazard nop's gap, shrink the nop"),
     Operator("fill_nops", _is_nop, fill_nops, "fill_nop at every s_nop of the block"),
-    Operator("rename_masks", _is_nop, rename_masks,
-             "give each v_cmp lane mask of the block its own SGPR pair, then fill_nops"),
+    Operator("rename_sgprs", _is_nop, rename_sgprs,
+             "give each v_cmp lane mask of the block its own SGPR pair and each scalar temporary its own SGPR, "
+             "then fill_nops"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
 )

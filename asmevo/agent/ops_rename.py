@@ -1,12 +1,16 @@
-"""Lane-mask renaming: compiled code often runs `v_cmp -> VCC`, `s_nop 1`, `v_cndmask ..., vcc`
-over and over; every pair reuses VCC, so nothing can fill the two wait states a VALU-written SGPR
-needs before a VALU reads it (gfx940; LLVM checkVALUHazards). Giving each compare in a block its own
-unused SGPR pair (VOP3 encoding; scalar readers of the mask read the new pair) makes the pairs
-independent, and `fill_nops` then interleaves them.
+"""SGPR renaming: compiled code often runs `v_cmp -> VCC`, `s_nop 1`, `v_cndmask ..., vcc` over and
+over, and materialises every VOP3 constant in the same scalar temporary (`s_mov_b32 s8, K` before
+each use: gfx9 VOP3 has no literal). Every pair reuses the same registers, so nothing can fill the
+two wait states a VALU-written SGPR needs before a VALU reads it (gfx940; LLVM checkVALUHazards).
+Giving each compare in a block its own unused SGPR pair (VOP3 encoding; scalar readers of the mask
+read the new pair) and each scalar temporary its own unused SGPR makes the chains independent, and
+`fill_nops` then interleaves them.
 
 VOP3 rules on gfx9 are respected when re-encoding: no literal constant, at most one scalar value
 read over the constant bus (the mask counts). The assembler and the static checks re-check."""
 from __future__ import annotations
+
+import re
 
 from ..isa.instruction import Instruction
 from ..isa.regs import Reg
@@ -66,10 +70,15 @@ def _salu_renamed(ins: Instruction, old: str, new: str) -> str | None:
     return " ".join([ins.mnemonic, ", ".join(new if t == old else t for t in ops), *ins.modifiers])
 
 
-def _free_pairs(body: Body) -> list[str]:
+def _used(body: Body) -> set[Reg]:
     used = set()
     for info in body.infos:
         used |= info.defs | info.uses
+    return used
+
+
+def _free_pairs(used: set[Reg]) -> list[str]:
+    """Unused aligned SGPR pairs, lowest first."""
     return [f"s[{k}:{k + 1}]" for k in range(0, _MAX_PAIR + 1, 2) if ("s", k) not in used and ("s", k + 1) not in used]
 
 
@@ -109,22 +118,88 @@ def _rename_one(body: Body, i: int, new: str) -> Body | None:
     return body.replace(items)
 
 
-def rename_masks(body: Body, i: int) -> Body | None:
-    """Give every lane-mask compare of instruction i's block a fresh SGPR pair, then `fill_nops`;
-    None unless some nop could shrink afterwards."""
-    free = _free_pairs(body)
-    blk = body.cfg.blocks[body.cfg.block_of[i]]
-    ids = [id(body.instructions[j]) for j in range(blk.start, blk.end) if _pair_regs(body.instructions[j])]
-    cur, renamed = body, 0
-    for target in ids:
-        if not free:
-            break
-        j = next((n for n, x in enumerate(cur.instructions) if id(x) == target), None)
-        new = _rename_one(cur, j, free[0]) if j is not None else None
-        if new is not None:
-            cur, renamed = new, renamed + 1
-            free.pop(0)
-    if not renamed:
+def _scalar_def(ins: Instruction, info) -> int | None:
+    """The single SGPR a scalar ALU instruction writes (SCC aside), or None."""
+    if info.family != "salu" or not ins.operands:
         return None
+    dst = ins.operands[0]
+    if dst.kind != "sgpr" or dst.count != 1 or {r for r in info.defs if r[0] == "s"} != {("s", dst.index)}:
+        return None
+    return dst.index
+
+
+_NO_DEST = ("s_cmp", "s_bitcmp", "s_setreg")  # scalar instructions whose first operand is a source
+
+
+def _reads_as(ins: Instruction, info, reg: int, new: str) -> str | None:
+    """ALU instruction `ins` reading SGPR `reg` as `new`, when it reads `reg` only as whole
+    single-SGPR source operands (a destination covering `reg` is left alone: it ends the range)."""
+    if info.family not in ("salu", "valu", "vopc"):
+        return None
+    ops, found = [], False
+    for n, op in enumerate(ins.operands):
+        covers = op.sgpr_range()
+        if covers is None or reg not in covers or n == 0 and not ins.mnemonic.startswith(_NO_DEST):
+            ops.append(op.text)
+        elif op.kind == "sgpr" and op.count == 1:
+            ops.append(re.sub(rf"\bs{reg}\b", new, op.text))
+            found = True
+        else:
+            return None
+    return " ".join([ins.mnemonic, ", ".join(ops), *ins.modifiers]) if found else None
+
+
+def _rename_scalar(body: Body, i: int, new: str) -> Body | None:
+    """Rename the SGPR the scalar instruction i writes (and does not read) to `new` over its live
+    range in the block: up to the next write of the SGPR, which must be in the block unless the SGPR
+    is dead at the block's end."""
+    ins, info = body.instructions[i], body.infos[i]
+    reg = _scalar_def(ins, info)
+    if reg is None or ("s", reg) in info.uses:
+        return None
+    old = ("s", reg)
+    ops = [op.text for op in ins.operands]
+    texts = {i: " ".join([ins.mnemonic, ", ".join([new, *ops[1:]]), *ins.modifiers])}
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    end = blk.end
+    for j in range(i + 1, blk.end):
+        if old in body.infos[j].uses:
+            texts[j] = _reads_as(body.instructions[j], body.infos[j], reg, new)
+        if old in body.infos[j].defs:
+            end = j
+            break
+    if end == blk.end and old in body.live_out[blk.index]:
+        return None
+    if any(t is None for t in texts.values()) or len(texts) < 2:
+        return None
+    items: list[Item] = list(body.items)
+    for j, text in texts.items():
+        items[body.pos[j]] = make_item(text)
+    return body.replace(items)
+
+
+def _rename_all(body: Body, i: int, rename, free: list[str]) -> Body:
+    """Apply `rename` (mask or scalar renamer) with the next free register at every instruction of
+    i's block it accepts; renaming replaces instructions one for one, so indices stay put."""
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    cur = body
+    for j in range(blk.start, blk.end):
+        new = rename(cur, j, free[0]) if free else None
+        if new is not None:
+            cur = new
+            free.pop(0)
+    return cur
+
+
+def rename_sgprs(body: Body, i: int) -> Body | None:
+    """Give every lane-mask compare of instruction i's block a fresh SGPR pair and every scalar
+    temporary a fresh SGPR, then `fill_nops`; None unless some nop could shrink afterwards."""
+    cur = _rename_all(body, i, _rename_one, _free_pairs(_used(body)))
+    used = _used(cur)
+    singles = [f"s{k}" for k in range(_MAX_PAIR + 2) if ("s", k) not in used]
+    cur = _rename_all(cur, i, _rename_scalar, singles)
+    if cur is body:
+        return None
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
     filled, count = fill_block(cur, blk.start)  # renaming replaced instructions one for one
     return filled if count and filled.no_worse(body) else None

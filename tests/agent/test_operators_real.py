@@ -110,11 +110,11 @@ def test_renamed_masks_fill_the_hazard_nops_of_a_real_kernel(elu):
     hot = max(body.cfg.blocks, key=lambda b: sum(ins.mnemonic == "s_nop" for ins in body.instructions[b.start:b.end]))
     nop = next(j for j in range(hot.start, hot.end) if body.instructions[j].mnemonic == "s_nop")
     assert BY_NAME["fill_nops"].apply(body, nop) is None  # without renaming nothing can fill them
-    new = BY_NAME["rename_masks"].apply(body, nop)
+    new = BY_NAME["rename_sgprs"].apply(body, nop)
     assert new is not None and new.no_worse(body)
     nops = lambda b: sum(ins.mnemonic == "s_nop" for ins in b.instructions)
     assert nops(new) < nops(body)
-    cand = elu.evaluate(0, new.edit(body, "rename_masks", "hot block"), body_window(elu), agent="test", step=1)
+    cand = elu.evaluate(0, new.edit(body, "rename_sgprs", "hot block"), body_window(elu), agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
     assert cand.cycles < elu.lineage.candidates[0].cycles
 

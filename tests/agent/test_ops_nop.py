@@ -1,8 +1,8 @@
-"""fill_nop / fill_nops / rename_masks: hazard nops replaced by independent work, lane masks renamed."""
+"""fill_nop / fill_nops / rename_sgprs: hazard nops replaced by independent work, lane masks renamed."""
 from __future__ import annotations
 
 from asmevo.agent.ops_nop import fill_nop, fill_nops
-from asmevo.agent.ops_rename import rename_masks
+from asmevo.agent.ops_rename import rename_sgprs
 
 from agenttools import body_of, code
 
@@ -54,7 +54,7 @@ CHAINS = ["v_cmp_gt_f32_e32 vcc, 0, v1", "s_nop 1", "v_cndmask_b32_e32 v2, 0, v1
 def test_renamed_masks_let_compare_select_chains_interleave():
     b = body_of(CHAINS)
     assert fill_nop(b, 1) is None  # every later instruction reads or writes VCC
-    new = rename_masks(b, 1)
+    new = rename_sgprs(b, 1)
     assert new is not None and new.no_worse(b)
     c = code(new)
     assert "vcc" not in " ".join(c) and all("_e32" not in x for x in c if x.startswith(("v_cmp", "v_cndmask")))
@@ -68,12 +68,36 @@ def test_masks_that_cannot_be_vop3_or_stay_live_are_kept():
         return [f"v_cmp_gt_f32_e32 vcc, {cmp_src}, v1", "s_nop 1", f"v_cndmask_b32_e32 v2, {select_src}, v1, vcc",
                 "v_cmp_gt_f32_e32 vcc, 0, v3", "s_nop 1", "v_cndmask_b32_e32 v4, 0, v3, vcc", *tail]
 
-    assert rename_masks(body_of(chains("0", "0", ["s_endpgm"])), 1) is not None  # the control
-    literal = rename_masks(body_of(chains("0x3f200000", "0", ["s_endpgm"])), 1)  # no VOP3 literal on gfx9
+    assert rename_sgprs(body_of(chains("0", "0", ["s_endpgm"])), 1) is not None  # the control
+    literal = rename_sgprs(body_of(chains("0x3f200000", "0", ["s_endpgm"])), 1)  # no VOP3 literal on gfx9
     assert "v_cmp_gt_f32_e32 vcc, 0x3f200000, v1" in code(literal)
-    two_scalars = rename_masks(body_of(chains("0", "s4", ["s_endpgm"])), 1)  # s4 + mask: two constant-bus reads
+    two_scalars = rename_sgprs(body_of(chains("0", "s4", ["s_endpgm"])), 1)  # s4 + mask: two constant-bus reads
     assert "v_cndmask_b32_e32 v2, s4, v1, vcc" in code(two_scalars)
     live = ["v_cmp_gt_f32_e32 vcc, 0, v5", "s_nop 1", "v_cndmask_b32_e32 v6, 0, v5, vcc",
             "s_cbranch_vccnz .Lx", "v_add_f32_e32 v5, v6, v6", ".Lx:", "s_endpgm"]
-    new = rename_masks(body_of(chains("0", "0", live)), 1)
+    new = rename_sgprs(body_of(chains("0", "0", live)), 1)
     assert new is not None and code(new)[-5].startswith("v_cndmask_b32_e32 v6, 0, v5, vcc")  # read by the branch
+
+
+def test_scalar_temporaries_get_their_own_sgprs_so_chains_interleave():
+    # clang materialises every VOP3 constant in the same scalar temporary (no VOP3 literal on gfx9)
+    b = body_of(["s_mov_b32 s8, 0x42b17218", "v_cmp_nlt_f32_e64 s[8:9], s8, v1", "s_nop 1",
+                 "v_cndmask_b32_e64 v2, 0, v1, s[8:9]",
+                 "s_mov_b32 s8, 0xc2ce8ed0", "v_cmp_nlt_f32_e64 s[8:9], s8, v3", "s_nop 1",
+                 "v_cndmask_b32_e64 v4, 0, v3, s[8:9]", "s_endpgm"])
+    assert fill_nops(b, 2) is None
+    new = rename_sgprs(b, 2)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    assert sum(x.startswith("s_nop") for x in c) < 2
+    consts = {x.split()[1].rstrip(","): x.split()[2] for x in c if x.startswith("s_mov_b32")}
+    assert len(consts) == 2 and set(consts.values()) == {"0x42b17218", "0xc2ce8ed0"}
+
+
+def test_a_scalar_live_out_of_its_block_or_read_as_a_pair_keeps_its_register():
+    chain = ["s_mov_b32 s8, 0x42b17218", "v_cmp_nlt_f32_e64 s[0:1], s8, v1", "s_nop 1",
+             "v_cndmask_b32_e64 v2, 0, v1, s[0:1]", "v_mul_f32_e32 v9, v6, v6"]
+    live = rename_sgprs(body_of([*chain, "s_cbranch_scc0 .Lx", "v_add_f32_e32 v5, s8, v5", ".Lx:", "s_endpgm"]), 2)
+    assert live is not None and "s_mov_b32 s8, 0x42b17218" in code(live)
+    pair = rename_sgprs(body_of([*chain, "v_cndmask_b32_e64 v6, v5, v7, s[8:9]", "s_endpgm"]), 2)
+    assert pair is not None and "s_mov_b32 s8, 0x42b17218" in code(pair)
