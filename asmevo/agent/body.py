@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
+from ..errors import AsmEvoError
 from ..isa.cfg import CFG, build_cfg
 from ..isa.instruction import Instruction
 from ..isa.regs import Reg, RegInfo, def_use_all
@@ -33,14 +34,16 @@ def make_item(text: str) -> Item:
 class Body:
     """An immutable arrangement of a kernel body's items and analyses of it."""
 
-    def __init__(self, items: list[Item], offset: int, xnack: bool = True, kernarg: int | None = None):
+    def __init__(self, items: list[Item], offset: int, xnack: bool = True, kernarg: int | None = None,
+                 preload: bool = False):
         self.items = items
         self.offset = offset
         self.xnack = xnack
         self.kernarg = kernarg  # first SGPR of the kernarg segment pointer, when the kernel has one
+        self.preload = preload  # kernarg preloading: hardware starts past the compatibility preamble
 
     @classmethod
-    def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None) -> "Body":
+    def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False) -> "Body":
         lo, hi = src.body
         items = []
         for n in range(lo, hi + 1):
@@ -52,10 +55,24 @@ class Body:
                 items.append(Item(raw, parse_line(code)))
             else:
                 items.append(Item(raw))
-        return cls(items, lo, xnack, kernarg)
+        return cls(items, lo, xnack, kernarg, preload)
 
     def replace(self, items: list[Item]) -> "Body":
-        return Body(items, self.offset, self.xnack, self.kernarg)
+        return Body(items, self.offset, self.xnack, self.kernarg, self.preload)
+
+    @cached_property
+    def start(self) -> int:
+        """Index of the instruction waves start at: 0, or with kernarg preloading the target of the
+        compatibility preamble's `s_branch` (LLVM's preamble loads the kernargs, then jumps over
+        its padding to the 256-byte entry)."""
+        if not self.preload:
+            return 0
+        instrs, labels, _ = self.index
+        first = self.cfg.blocks[0]
+        last = instrs[first.end - 1]
+        if last.mnemonic != "s_branch" or last.label not in labels:
+            raise AsmEvoError("kernarg-preloading kernel without its compatibility preamble's s_branch")
+        return labels[last.label]
 
     @cached_property
     def opaque(self) -> bool:

@@ -80,7 +80,8 @@ class Evaluator:
 
     def body_of(self, cid: int) -> Body:
         """Candidate `cid`'s kernel body, ready for the rewrite operators."""
-        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr)
+        preload = bool(self.k0.kernel(self.kernel).descriptor.fields["kernarg_preload_spec_length"])
+        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload)
 
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)

@@ -8,6 +8,7 @@ from typing import Callable, Iterator
 from ..errors import AsmEvoError
 from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
+from .ops_const import constant_key, fuse_constant_fma, hoist_constant
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_nop import fill_nop, fill_nops
@@ -74,6 +75,10 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("rename_sgprs", _is_nop, rename_sgprs,
              "give each v_cmp lane mask of the block its own SGPR pair and each scalar temporary its own SGPR, "
              "then fill_nops"),
+    Operator("hoist_constant", lambda body, i: constant_key(body, i) is not None, hoist_constant,
+             "define a scalar constant materialised in several places once, in the nearest common dominator"),
+    Operator("fuse_constant_fma", lambda body, i: body.instructions[i].mnemonic == "v_mov_b32_e32", fuse_constant_fma,
+             "v_mov vD, K0 + v_fmac vD, K1, vX -> v_fmaak vD, K1, vX, K0 (a literal K1 from a VGPR set at the wave's start)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
 )

@@ -18,7 +18,7 @@ from .body import Body, Item, make_item
 from .ops_nop import fill_block
 
 _MAX_PAIR = 100  # s[100:101] is the last pair below the gfx9 trap/flat-scratch/XNACK-mask registers
-_INLINE_FLOATS = frozenset({0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.159155})  # 1/(2 pi), 6 digits
+INLINE_FLOATS = frozenset({0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.159155})  # 1/(2 pi), 6 digits
 _SELECTS = ("v_cndmask_b32_e32", "v_cndmask_b32_e64")
 
 
@@ -44,7 +44,7 @@ def _vop3_ok(ins: Instruction, skip: int) -> bool:
             scalars.add("mask")
         elif op.kind == "imm" and not -16 <= op.value <= 64:
             return False
-        elif op.kind == "float" and round(op.value, 6) not in _INLINE_FLOATS:
+        elif op.kind == "float" and round(op.value, 6) not in INLINE_FLOATS:
             return False
         elif op.kind in ("sgpr", "special"):
             scalars.add(op.text.strip("|-"))
@@ -75,6 +75,12 @@ def _used(body: Body) -> set[Reg]:
     for info in body.infos:
         used |= info.defs | info.uses
     return used
+
+
+def free_sgprs(body: Body) -> list[str]:
+    """SGPRs the body never reads or writes, lowest first."""
+    used = _used(body)
+    return [f"s{k}" for k in range(_MAX_PAIR + 2) if ("s", k) not in used]
 
 
 def _free_pairs(used: set[Reg]) -> list[str]:
@@ -149,7 +155,7 @@ def _reads_as(ins: Instruction, info, reg: int, new: str) -> str | None:
     return " ".join([ins.mnemonic, ", ".join(ops), *ins.modifiers]) if found else None
 
 
-def _rename_scalar(body: Body, i: int, new: str) -> Body | None:
+def rename_scalar(body: Body, i: int, new: str) -> Body | None:
     """Rename the SGPR the scalar instruction i writes (and does not read) to `new` over its live
     range in the block: up to the next write of the SGPR, which must be in the block unless the SGPR
     is dead at the block's end."""
@@ -195,9 +201,7 @@ def rename_sgprs(body: Body, i: int) -> Body | None:
     """Give every lane-mask compare of instruction i's block a fresh SGPR pair and every scalar
     temporary a fresh SGPR, then `fill_nops`; None unless some nop could shrink afterwards."""
     cur = _rename_all(body, i, _rename_one, _free_pairs(_used(body)))
-    used = _used(cur)
-    singles = [f"s{k}" for k in range(_MAX_PAIR + 2) if ("s", k) not in used]
-    cur = _rename_all(cur, i, _rename_scalar, singles)
+    cur = _rename_all(cur, i, rename_scalar, free_sgprs(cur))
     if cur is body:
         return None
     blk = body.cfg.blocks[body.cfg.block_of[i]]

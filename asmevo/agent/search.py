@@ -24,6 +24,7 @@ from .edit import Window
 from .gates import Evaluator
 from .lineage import Candidate
 from .operators import OPERATORS, Operator, Proposal, propose
+from .ops_const import constant_key
 
 
 @dataclass
@@ -63,20 +64,17 @@ def _addressed(body: Body) -> list[Instruction]:
 
 def predict(ev: Evaluator, body: Body, heat: Heat) -> float | None:
     """Modelled cycles of `body` over the verify launches, assuming the parent's execution counts
-    (an inserted instruction counts as its predecessor in the block). None when not modellable."""
+    (a new or rewritten instruction counts as its block's first known one). None when not modellable."""
     addressed = _addressed(body)
     instrs = body.instructions
     total = 0.0
     kernel = ev.k0.kernel(ev.kernel)
     for vl, per in zip(ev.launches, heat.counts):
         pc_counts = {}
-        prev = 0
-        for n, ins in enumerate(instrs):
-            c = per.get(id(ins))
-            if c is None:
-                c = prev if n and body.cfg.block_of[n] == body.cfg.block_of[n - 1] else 0
-            pc_counts[4 * n] = c
-            prev = c
+        for blk in body.cfg.blocks:
+            known = [per[id(instrs[n])] for n in range(blk.start, blk.end) if id(instrs[n]) in per]
+            for n in range(blk.start, blk.end):
+                pc_counts[4 * n] = per.get(id(instrs[n]), known[0] if known else 0)
         spec = vl.spec
         waves = math.prod(spec.grid) * -(-math.prod(spec.block) // 64)
         try:
@@ -176,8 +174,8 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
 def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
-    executed `s_nop` (each is a whole issue slot a filler can save) and scalar load (a late one
-    stalls a wait far from it)."""
+    executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
+    stalls a wait far from it) and scalar constant definition (copies elsewhere can go)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
@@ -186,5 +184,5 @@ def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int =
              if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
     sites = order + extra[:loads]
     cheap = [i for i in range(len(instrs)) if cyc(i) > 0 and i not in sites
-             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family == "smem")]
+             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family == "smem" or constant_key(body, i))]
     return sites + cheap

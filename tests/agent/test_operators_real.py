@@ -123,3 +123,15 @@ def test_hoist_kernarg_load():
     ev = evaluator("40_LayerNorm")
     cand = _apply(ev, 0, "hoist_kernarg_load", "s_load_dwordx4 s[12:15], s[0:1], 0x8")
     assert cand.cycles < ev.lineage.candidates[0].cycles  # its reader no longer waits the SMEM latency
+
+
+def test_constants_hoisted_and_fused_in_gelu():
+    """GELU's store blocks each rebuild 0x7fffffff; its erf polynomials each start with mov + fmac of two
+    literals. Both rewrites verify, and the fused coefficient's VGPR is set past the kernarg-preload
+    preamble (where hardware starts), not in it."""
+    ev = evaluator("26_GELU_")
+    hoisted = _apply(ev, 0, "hoist_constant", "s_brev_b32 s8, -2")
+    fused = _apply(ev, hoisted.id, "fuse_constant_fma", "v_mov_b32_e32 v8, 0x3ba10414")
+    assert ev.lineage.candidates[0].cycles > hoisted.cycles > fused.cycles
+    body = ev.body_of(fused.id)
+    assert body.preload and body.instructions[body.start].text() == "v_mov_b32_e32 v17, 0xba1345e1"

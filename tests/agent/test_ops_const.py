@@ -1,0 +1,74 @@
+"""hoist_constant: a scalar constant rematerialised in several blocks is defined once, in the nearest
+common dominator, in an SGPR nothing else writes."""
+from __future__ import annotations
+
+from asmevo.agent.ops_const import fuse_constant_fma, hoist_constant
+
+from agenttools import body_of, code
+
+# Two store blocks under their own lane masks, each rebuilding 0x7fffffff (s_brev_b32 of -2).
+DIAMOND = ["v_cmp_gt_f32_e32 vcc, 0, v1", "s_and_saveexec_b64 s[4:5], vcc", "s_cbranch_execz .Lb",
+           "s_brev_b32 s8, -2", "v_bfi_b32 v2, s8, v3, v2", "global_store_dword v[0:1], v2, off",
+           ".Lb:", "s_or_b64 exec, exec, s[4:5]", "s_and_saveexec_b64 s[4:5], s[6:7]", "s_cbranch_execz .Lc",
+           "s_brev_b32 s0, -2", "v_bfi_b32 v2, s0, v5, v4", "global_store_dword v[0:1], v2, off offset:4",
+           ".Lc:", "s_endpgm"]
+
+
+def test_copies_in_sibling_blocks_become_one_definition_in_their_dominator():
+    b = body_of(["s_nop 0", "s_branch .La", ".La:", *DIAMOND])  # the entry block holds no copy
+    new = hoist_constant(b, b.instructions.index(next(x for x in b.instructions if x.mnemonic == "s_brev_b32")))
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    brevs = [x for x in c if x.startswith("s_brev_b32")]
+    assert len(brevs) == 1
+    reg = brevs[0].split()[1].rstrip(",")
+    assert reg not in ("s0", "s8") and c.index(brevs[0]) < c.index("s_cbranch_execz .Lb")
+    assert [x.split(", ")[1] for x in c if x.startswith("v_bfi_b32")] == [reg, reg]
+
+
+def test_a_copy_in_the_dominator_stays_and_serves_the_others():
+    b = body_of(["s_brev_b32 s9, -2", "v_bfi_b32 v7, s9, v3, v2", "s_branch .La", ".La:", *DIAMOND])
+    new = hoist_constant(b, 0)
+    c = code(new)
+    assert [x for x in c if x.startswith("s_brev_b32")] == [c[0]]  # the entry block's copy, renamed
+    reg = c[0].split()[1].rstrip(",")
+    assert reg not in ("s0", "s8", "s9") and [x.split(", ")[1] for x in c if x.startswith("v_bfi_b32")] == [reg] * 3
+
+
+def test_no_hoist_into_the_entry_block_or_past_a_live_register():
+    # the entry block of a kernarg-preloading kernel is a preamble hardware skips
+    assert hoist_constant(body_of(DIAMOND), 3) is None
+    live = body_of(["s_branch .La", ".La:", *DIAMOND[:-1], "v_add_u32_e32 v9, s0, v9", "s_endpgm"])
+    assert hoist_constant(live, 4) is None  # s0 is read after the second copy's block
+    single = body_of(["s_branch .La", ".La:", *DIAMOND[:9], "s_endpgm"])  # one copy: nothing to share
+    assert hoist_constant(single, 4) is None
+
+
+POLY = ["v_mul_f32_e32 v3, v2, v2", "v_mov_b32_e32 v8, 0x3ba10414", "v_fmac_f32_e32 v8, 0xba1345e1, v3",
+        "v_fmaak_f32 v8, v3, v8, 0xbcdac9b8"]
+
+
+def test_mov_fmac_with_an_inline_coefficient_becomes_one_fmaak():
+    b = body_of(["v_mov_b32_e32 v8, 0x3ba10414", "v_fmac_f32_e32 v8, 0.5, v3", "s_endpgm"])
+    assert code(fuse_constant_fma(b, 0)) == ["v_fmaak_f32 v8, 0.5, v3, 0x3ba10414", "s_endpgm"]
+
+
+def test_a_literal_coefficient_is_set_once_at_the_wave_start_for_every_pair():
+    b = body_of(["s_load_dwordx2 s[2:3], s[0:1], 0x0", *POLY, "v_cmp_gt_f32_e32 vcc, 0, v8",
+                 "s_and_saveexec_b64 s[4:5], vcc", "s_cbranch_execz .La",
+                 *[x.replace("v8", "v9").replace("v3", "v4") for x in POLY], ".La:", "s_endpgm"])
+    new = fuse_constant_fma(b, 2)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    assert c[0] == "v_mov_b32_e32 v0, 0xba1345e1"  # v0: the first VGPR the body leaves alone
+    assert [x for x in c if x.startswith("v_fmaak_f32") and "0x3ba10414" in x] == [
+        "v_fmaak_f32 v8, v0, v3, 0x3ba10414", "v_fmaak_f32 v9, v0, v4, 0x3ba10414"]
+    assert not any(x.startswith(("v_fmac", "v_mov_b32_e32 v8", "v_mov_b32_e32 v9")) for x in c)
+
+
+def test_no_fusion_when_exec_may_leave_the_launch_lanes_or_the_value_is_read_between():
+    whole_wave = body_of(["s_or_saveexec_b64 s[4:5], -1", *POLY, "s_or_b64 exec, exec, s[4:5]", "s_endpgm"])
+    assert fuse_constant_fma(whole_wave, 2) is None
+    read_between = body_of(["v_mov_b32_e32 v8, 0x3ba10414", "v_add_f32_e32 v5, v8, v8",
+                            "v_fmac_f32_e32 v8, 0.5, v3", "s_endpgm"])
+    assert fuse_constant_fma(read_between, 0) is None
