@@ -83,6 +83,11 @@ def free_sgprs(body: Body) -> list[str]:
     return [f"s{k}" for k in range(_MAX_PAIR + 2) if ("s", k) not in used]
 
 
+def free_pairs(body: Body) -> list[str]:
+    """Even-aligned SGPR pairs the body never reads or writes, lowest first."""
+    return _free_pairs(_used(body))
+
+
 def _free_pairs(used: set[Reg]) -> list[str]:
     """Unused aligned SGPR pairs, lowest first."""
     return [f"s[{k}:{k + 1}]" for k in range(0, _MAX_PAIR + 1, 2) if ("s", k) not in used and ("s", k + 1) not in used]

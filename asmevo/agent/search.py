@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -64,17 +65,20 @@ def _addressed(body: Body) -> list[Instruction]:
 
 def predict(ev: Evaluator, body: Body, heat: Heat) -> float | None:
     """Modelled cycles of `body` over the verify launches, assuming the parent's execution counts
-    (a new or rewritten instruction counts as its block's first known one). None when not modellable."""
+    (a new or rewritten instruction counts as its block's first known one; k copies of one, after
+    unrolling, count 1/k each). None when not modellable."""
     addressed = _addressed(body)
     instrs = body.instructions
+    copies = Counter(id(ins) for ins in instrs)  # an unrolled instruction shares its parent's count
     total = 0.0
     kernel = ev.k0.kernel(ev.kernel)
     for vl, per in zip(ev.launches, heat.counts):
         pc_counts = {}
         for blk in body.cfg.blocks:
-            known = [per[id(instrs[n])] for n in range(blk.start, blk.end) if id(instrs[n]) in per]
+            known = [per[id(instrs[n])] / copies[id(instrs[n])] for n in range(blk.start, blk.end) if id(instrs[n]) in per]
             for n in range(blk.start, blk.end):
-                pc_counts[4 * n] = per.get(id(instrs[n]), known[0] if known else 0)
+                c = per.get(id(instrs[n]))
+                pc_counts[4 * n] = c / copies[id(instrs[n])] if c is not None else known[0] if known else 0
         spec = vl.spec
         waves = math.prod(spec.grid) * -(-math.prod(spec.block) // 64)
         try:

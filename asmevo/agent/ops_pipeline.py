@@ -1,0 +1,140 @@
+"""Loop software pipelining for the row loops of reductions (softmax, norms, sums): each iteration
+loads one value (or a few), updates index, pointer and exit mask, waits for the load (`vmcnt(0)`), uses the
+value and drops the finished lanes from EXEC, so every iteration stalls for the whole memory latency.
+
+Rewritten, the next iteration's load is issued before the wait, into a second register, for the
+lanes that continue (EXEC minus the exit mask, exactly the lanes that iteration would load for):
+
+    preheader: ...; P = 0; LOAD D            L: A; save EXEC; EXEC &= ~M; LOAD D'; restore EXEC
+                                                s_waitcnt vmcnt(1); B(D); EXIT; s_cbranch_execz X
+                                                A; save EXEC; EXEC &= ~M; LOAD D; restore EXEC
+                                                s_waitcnt vmcnt(1); B(D'); P |= EXEC & M; EXIT
+                                                s_cbranch_execnz L
+                                             X: s_waitcnt vmcnt(0); EXEC = P; D = D'; EXEC = 0
+
+(A: the code between load and wait, B: between wait and EXIT = `s_andn2_b64 exec, exec, M`.) Two
+loads are in flight, so an iteration waits about half the latency. The loop is unrolled twice so the
+registers alternate without a copy; P collects the lanes whose last iteration ran the second copy,
+and at the exit (where EXEC is empty) their last value moves from D' to D, so every register holds
+what it held after the original loop. Legal when A does not touch D, neither B nor EXIT writes
+the load's address registers or M, B does not write EXEC, and the loop holds no other memory
+access or wait; the last prefetch runs with no lanes and is waited for at the exit."""
+from __future__ import annotations
+
+import re
+
+from ..isa.operands import Operand
+from .body import Body, Item, make_item
+from .ops_rename import free_pairs
+from .ops_sched import is_load
+
+_ALU = ("salu", "valu", "vopc")
+
+
+def _vgprs(op: Operand) -> range | None:
+    return range(op.index, op.index + op.count) if op.kind == "vgpr" else None
+
+
+def _shifted(text: str, dst: range, new: int) -> str | None:
+    """`text` with every VGPR operand inside `dst` moved to start at `new`; None when an operand
+    only partly overlaps `dst`."""
+    out, at = [], 0
+    for m in re.finditer(r"\bv\[(\d+):(\d+)\]|\bv(\d+)\b", text):
+        lo = int(m.group(1) if m.group(1) is not None else m.group(3))
+        hi = int(m.group(2)) if m.group(1) is not None else lo
+        if lo > dst[-1] or hi < dst[0]:
+            continue
+        if lo < dst[0] or hi > dst[-1]:
+            return None
+        lo, hi = lo - dst[0] + new, hi - dst[0] + new
+        out += [text[at:m.start()], f"v[{lo}:{hi}]" if m.group(1) is not None else f"v{lo}"]
+        at = m.end()
+    return "".join(out) + text[at:]
+
+
+def _free_vgprs(body: Body, sizes: list[int]) -> list[int] | None:
+    """Starts of unused VGPR ranges of the given sizes (even-aligned when wider than one dword,
+    as gfx90a+ requires of VGPR tuples)."""
+    taken = {r for info in body.infos for kind, r in info.defs | info.uses if kind == "v"}
+    starts = []
+    for size in sizes:
+        step = 2 if size > 1 else 1
+        k = next((k for k in range(0, 512 - size, step) if not taken & set(range(k, k + size))), None)
+        if k is None:
+            return None
+        starts.append(k)
+        taken |= set(range(k, k + size))
+    return starts
+
+
+def _renamed(text: str, moves: list[tuple[range, int]]) -> str | None:
+    for dst, new in moves:
+        text = _shifted(text, dst, new)
+        if text is None:
+            return None
+    return text
+
+
+def pipeline_loop(body: Body, i: int) -> Body | None:
+    """Pipeline the single-block loop that starts, at instruction i, with its only memory accesses:
+    global loads waited for by the loop's only wait, `s_waitcnt vmcnt(0)`."""
+    instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    b = cfg.block_of[i]
+    blk = cfg.blocks[b]
+    _, labels, _ = body.index
+    last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
+    waits = [j for j in range(blk.start, blk.end) if instrs[j].mnemonic == "s_waitcnt"]
+    if (i != blk.start or last.mnemonic != "s_cbranch_execnz" or labels.get(last.label) != blk.start
+            or exit_.mnemonic != "s_andn2_b64" or [op.text for op in exit_.operands[:2]] != ["exec", "exec"]
+            or len(waits) != 1 or instrs[waits[0]].modifiers != ("vmcnt(0)",)):
+        return None
+    w = waits[0]
+    loads = list(range(i, next((j for j in range(i, w) if not instrs[j].mnemonic.startswith("global_load")), w)))
+    a_part, b_part = range(loads[-1] + 1 if loads else i, w), range(w + 1, blk.end - 2)
+    if not loads or any(not is_load(infos[j]) for j in loads) or any(
+            (infos[j].family not in _ALU and instrs[j].mnemonic != "s_nop") or instrs[j].is_branch
+            for j in (*a_part, *b_part)):
+        return None
+    dsts = [_vgprs(infos[j].dst[0]) for j in loads]
+    loaded = {("v", r) for d in dsts for r in d}
+    exec_ = {("s", 126), ("s", 127)}
+    address = set().union(*(infos[j].uses for j in loads)) - exec_
+    mask = set(infos[blk.end - 2].uses) - exec_
+    if (address & loaded or any((infos[j].uses | infos[j].defs) & loaded or infos[j].defs & exec_ for j in a_part)
+            or any(infos[j].defs & (address | mask | exec_) for j in b_part)
+            or infos[blk.end - 2].defs & address or b + 1 >= len(cfg.blocks)):
+        return None
+    preds = [p for p in blk.preds if p != b]
+    if preds != [b - 1] or instrs[cfg.blocks[b - 1].end - 1].is_branch:
+        return None
+    seconds, pairs = _free_vgprs(body, [len(d) for d in dsts]), free_pairs(body)
+    exit_label = f"{last.label}_pipelined_exit"
+    if seconds is None or len(pairs) < 3 or exit_label in labels:
+        return None
+    moves = list(zip(dsts, seconds))
+    saved, late, fresh = pairs[:3]
+    other_loads = [_renamed(instrs[j].text(), moves) for j in loads]
+    uses_second = [_renamed(instrs[j].text(), moves) for j in b_part]
+    if any(t is None for t in (*other_loads, *uses_second)):
+        return None
+    items = body.items
+    m_text = exit_.operands[2].text
+
+    def stage(prefetch: list[Item], uses: list[Item]) -> list[Item]:
+        return [*(items[body.pos[j]] for j in a_part), make_item(f"s_mov_b64 {saved}, exec"),
+                make_item(f"s_andn2_b64 exec, exec, {m_text}"), *prefetch, make_item(f"s_mov_b64 exec, {saved}"),
+                make_item(f"s_waitcnt vmcnt({len(loads)})"), *uses, items[body.pos[blk.end - 2]]]
+
+    first_uses = [items[body.pos[j]] for j in b_part]
+    second_uses = [items[body.pos[j]] if t == instrs[j].text() else make_item(t) for j, t in zip(b_part, uses_second)]
+    late_lanes = [make_item(f"s_and_b64 {fresh}, exec, {m_text}"), make_item(f"s_or_b64 {late}, {late}, {fresh}")]
+    copies = [make_item(f"v_mov_b32_e32 v{r}, v{r - d[0] + new}") for d, new in moves for r in d]
+    loop = [*stage([make_item(t) for t in other_loads], first_uses), make_item(f"s_cbranch_execz {exit_label}"),
+            *stage([items[body.pos[j]] for j in loads], [*second_uses, *late_lanes]), items[body.pos[blk.end - 1]],
+            Item(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"),
+            make_item(f"s_mov_b64 exec, {late}"), *copies, make_item("s_mov_b64 exec, 0")]
+    head = body.pos[cfg.blocks[b - 1].end - 1] + 1
+    prologue = [make_item(f"s_mov_b64 {late}, 0"), *(make_item(instrs[j].text()) for j in loads)]
+    new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
+    new = body.replace(new_items)
+    return new if new.no_worse(body) else None

@@ -1,0 +1,51 @@
+"""pipeline_loop: a one-load row loop issues its next load before waiting for the current one."""
+from __future__ import annotations
+
+from asmevo.agent.ops_pipeline import pipeline_loop
+
+from agenttools import body_of, body_window, code, evaluator
+
+ROW_SUM = ["s_mov_b64 s[12:13], 0", "v_mov_b32_e32 v1, v0",
+           ".Lloop:", "global_load_dword v6, v[4:5], off", "v_add_u32_e32 v1, 0x100, v1",
+           "v_cmp_le_i32_e32 vcc, s10, v1", "v_lshl_add_u64 v[4:5], v[4:5], 0, s[14:15]",
+           "s_or_b64 s[12:13], vcc, s[12:13]", "s_waitcnt vmcnt(0)", "v_add_f32_e32 v3, v3, v6",
+           "s_andn2_b64 exec, exec, s[12:13]", "s_cbranch_execnz .Lloop", "s_or_b64 exec, exec, s[12:13]",
+           "s_endpgm"]
+
+
+def test_the_next_load_is_issued_before_the_wait_in_alternating_registers():
+    b = body_of(ROW_SUM)
+    new = pipeline_loop(b, 2)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    loop = c.index(".Lloop:")
+    assert c[loop - 1] == "global_load_dword v6, v[4:5], off"  # the first iteration's load, before the loop
+    body = c[loop:]
+    loads = [x for x in body if x.startswith("global_load")]
+    assert loads == ["global_load_dword v2, v[4:5], off", "global_load_dword v6, v[4:5], off"]
+    assert [x for x in body if x.startswith("s_waitcnt")] == ["s_waitcnt vmcnt(1)"] * 2 + ["s_waitcnt vmcnt(0)"]
+    assert "v_add_f32_e32 v3, v3, v6" in body and "v_add_f32_e32 v3, v3, v2" in body
+    # each prefetch is masked to the continuing lanes; the second copy's last values return to v6
+    assert body[body.index(loads[0]) - 1] == "s_andn2_b64 exec, exec, s[12:13]"
+    exit_ = body.index("s_waitcnt vmcnt(0)")
+    assert body[exit_ + 1:exit_ + 4] == ["s_mov_b64 exec, s[2:3]", "v_mov_b32_e32 v6, v2", "s_mov_b64 exec, 0"]
+
+
+def test_loops_that_cannot_be_pipelined_are_left_alone():
+    def variant(old: str, new: str) -> list[str]:
+        return [new if x == old else x for x in ROW_SUM]
+
+    assert pipeline_loop(body_of(variant("v_add_u32_e32 v1, 0x100, v1", "v_add_u32_e32 v1, v6, v1")), 2) is None
+    assert pipeline_loop(body_of(variant("v_add_f32_e32 v3, v3, v6", "v_add_u32_e32 v4, 4, v4")), 2) is None  # moves the address
+    assert pipeline_loop(body_of(variant("v_add_f32_e32 v3, v3, v6", "global_store_dword v[8:9], v6, off")), 2) is None
+    assert pipeline_loop(body_of(variant("s_waitcnt vmcnt(0)", "s_waitcnt vmcnt(0) lgkmcnt(0)")), 2) is None
+
+
+def test_pipelined_row_loops_of_layernorm_verify_and_run_faster():
+    ev = evaluator("40_LayerNorm")
+    body = ev.body_of(0)
+    site = next(i for i, x in enumerate(body.instructions) if x.text() == "global_load_dword v6, v[4:5], off")
+    new = pipeline_loop(body, site)
+    cand = ev.evaluate(0, new.edit(body, "pipeline_loop", "row sum"), body_window(ev), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    assert cand.cycles < ev.lineage.candidates[0].cycles
