@@ -29,6 +29,7 @@ from .cycle_model import kernel_instructions
 from .device import Device, get_device
 from .device.dtypes import DType
 from .device.launch import LaunchSpec, make_inputs, run_launch
+from .emu.dispatch import PRELOAD_SKIP
 from .emu.memory import LAYOUTS
 from .errors import AsmEvoError, LaunchSpecError
 from .isa.resources import declared, required, scan
@@ -217,7 +218,9 @@ RESOURCE_FIELDS = frozenset({"granulated_workitem_vgpr_count", "granulated_wavef
 
 def abi_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
     """How K1's frozen ABI differs from K0's: target, code-object version, kernel symbols, metadata
-    (kernarg layout and every other non-resource key) and non-resource descriptor fields."""
+    (kernarg layout and every other non-resource key), non-resource descriptor fields and, for a
+    kernarg-preloading kernel, its compatibility preamble (the first 256 bytes: firmware without
+    preloading runs them, hardware with it starts after them)."""
     out = []
     if str(k0.target) != str(k1.target) or k0.code_object_version != k1.code_object_version:
         out.append(f"target {k1.target} v{k1.code_object_version} != {k0.target} v{k0.code_object_version}")
@@ -234,6 +237,9 @@ def abi_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
         for name in sorted(set(da.fields) - RESOURCE_FIELDS):
             if da.fields[name] != db.fields.get(name):
                 out.append(f"kernel {a.name}: descriptor {name} {db.fields.get(name)} != {da.fields[name]}")
+        if da.fields["kernarg_preload_spec_length"] and \
+                k0.read(a.code_address, PRELOAD_SKIP) != k1.read(b.code_address, PRELOAD_SKIP):
+            out.append(f"kernel {a.name}: kernarg-preload preamble (first {PRELOAD_SKIP} bytes) changed")
     return out
 
 

@@ -3,6 +3,7 @@ no-op rebuild passes."""
 from asmevo.codeobj import CodeObject
 from asmevo.rebuild import rebuild_source
 from asmevo.recover import recover
+from asmevo.suites import load_suite
 from asmevo.verify import launch_from_dict, static_differences, verify
 
 from .fakes import RELU_CO, RELU_SPEC, ScriptedDevice
@@ -29,3 +30,14 @@ def test_dropped_waitcnt_is_a_static_failure():
     dev = ScriptedDevice()
     v = verify(K0, k1, [launch_from_dict(RELU_SPEC)], device=dev)
     assert v.kind == "different" and v.evidence["stage"] == "static" and dev.launches == 0
+
+
+def test_a_changed_kernarg_preload_preamble_is_an_abi_change():
+    gelu = load_suite("kernelbench").problem("26_GELU_").code_object
+    k0, r = CodeObject.from_path(gelu), recover(gelu)
+    lines = r.source.splitlines()
+    pad = next(n for n, ln in enumerate(lines) if ln.strip().startswith("s_nop 0"))  # preamble padding
+    assert static_differences(k0, CodeObject(rebuild_source(r.source, r.info).data)) == []
+    moved = "\n".join(lines[:pad] + ["\ts_mov_b32 s20, 0"] + lines[pad + 1:]) + "\n"  # same size, new bytes
+    problems = static_differences(k0, CodeObject(rebuild_source(moved, r.info).data))
+    assert any("preamble" in p for p in problems)
