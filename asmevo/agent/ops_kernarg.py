@@ -74,7 +74,7 @@ def hoist_kernarg_load(body: Body, i: int) -> Body | None:
     pointer = {("s", body.kernarg), ("s", body.kernarg + 1)}
     if base.kind != "sgpr" or (base.index, base.count) != (body.kernarg, 2) or cfg.block_of[i] == 0:
         return None
-    if cfg.blocks[0].preds:
+    if cfg.blocks[0].preds or body.preload:  # a preloading kernel's entry block is a preamble hardware skips
         return None
     for reg in pointer:  # the load reads the dispatch's kernarg pointer, not a rewritten one
         if any(i in _reached_uses(body, cfg.block_of[j], j + 1, reg) for j, x in enumerate(body.infos) if reg in x.defs):

@@ -128,6 +128,8 @@ def speculate_kernarg_load(body: Body, i: int) -> Body | None:
         return None
     d = max(strict, key=lambda x: len(dom[x]))
     blk = cfg.blocks[b]
+    if body.preload and d == 0:  # the compatibility preamble, which hardware skips
+        return None
     if b not in cfg.blocks[d].succs or any(info.defs & body.live_in[s] for s in cfg.blocks[d].succs if s != b):
         return None
     if any((body.infos[j].uses | body.infos[j].defs) & info.defs or body.infos[j].defs & pointer
