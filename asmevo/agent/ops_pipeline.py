@@ -12,8 +12,8 @@ lanes that continue (EXEC minus the exit mask, exactly the lanes that iteration 
                                                 s_cbranch_execnz L
                                              X: s_waitcnt vmcnt(0); EXEC = P; D = D'; EXEC = 0
 
-(A: the code between load and wait, B: between wait and EXIT = `s_andn2_b64 exec, exec, M`.) Two
-loads are in flight, so an iteration waits about half the latency. The loop is unrolled twice so the
+(A: the code between the loads and the wait, B: between wait and EXIT = `s_andn2_b64 exec, exec, M`;
+with K loads each LOAD is K loads and the waits are `vmcnt(K)`.) Two iterations' loads are in flight, so an iteration waits about half the latency. The loop is unrolled twice so the
 registers alternate without a copy; P collects the lanes whose last iteration ran the second copy,
 and at the exit (where EXEC is empty) their last value moves from D' to D, so every register holds
 what it held after the original loop. Legal when A does not touch D, neither B nor EXIT writes
@@ -96,6 +96,8 @@ def pipeline_loop(body: Body, i: int) -> Body | None:
             for j in (*a_part, *b_part)):
         return None
     dsts = [_vgprs(infos[j].dst[0]) for j in loads]
+    if None in dsts:  # a load into AGPRs
+        return None
     loaded = {("v", r) for d in dsts for r in d}
     exec_ = {("s", 126), ("s", 127)}
     address = set().union(*(infos[j].uses for j in loads)) - exec_
