@@ -33,9 +33,10 @@ def _reached_uses(body: Body, block: int, first: int, reg: tuple[str, int]) -> s
     return out
 
 
-def _renamed_text(ins: Instruction, mapping: dict[int, int]) -> str | None:
-    """`ins` with SGPR operands renamed by `mapping` (index -> index); None if a register tuple
-    straddles the mapped registers or would stop being contiguous."""
+def _renamed_text(ins: Instruction, mapping: dict[int, int], sources_from: int = 0) -> str | None:
+    """`ins` with the SGPR operands from index `sources_from` on renamed by `mapping` (index ->
+    index; the destinations before it keep their registers); None if a register tuple straddles the
+    mapped registers or would stop being contiguous."""
     def sub(m: re.Match) -> str:
         lo, hi = (int(m[1]), int(m[2])) if m[1] else (int(m[3]), int(m[3]))
         regs = range(lo, hi + 1)
@@ -47,7 +48,7 @@ def _renamed_text(ins: Instruction, mapping: dict[int, int]) -> str | None:
         return f"s[{mapping[lo]}:{mapping[hi]}]" if m[1] else f"s{mapping[lo]}"
 
     try:
-        ops = [_SREG.sub(sub, op.text) for op in ins.operands]
+        ops = [op.text if n < sources_from else _SREG.sub(sub, op.text) for n, op in enumerate(ins.operands)]
     except ValueError:
         return None
     return " ".join([ins.mnemonic, ", ".join(ops), *ins.modifiers]).strip()
@@ -94,8 +95,8 @@ def hoist_kernarg_load(body: Body, i: int) -> Body | None:
             return None
         readers |= uses
     items: list[Item] = list(body.items)
-    for j in readers:
-        text = _renamed_text(body.instructions[j], mapping)
+    for j in readers:  # a reader may redefine the register: its destinations keep their names
+        text = _renamed_text(body.instructions[j], mapping, len(body.infos[j].dst))
         if text is None:
             return None
         items[body.pos[j]] = make_item(text)

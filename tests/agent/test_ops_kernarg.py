@@ -49,3 +49,16 @@ def test_a_load_overwriting_its_own_pointer_keeps_reading_the_pointer():
     assert new is not None
     c = code(new)
     assert c[1] == "s_load_dwordx2 s[2:3], s[0:1], 0x8" and "v_mov_b32_e32 v3, s3" in c
+
+
+def test_a_reader_that_redefines_the_register_keeps_writing_it():
+    # 67_conv_standard_1D: `s_add_u32 s8, s8, s6` reads the load's value and writes the register
+    # its own later readers read; only the read is renamed
+    lines = ENTRY + ["s_load_dwordx2 s[8:9], s[0:1], 0x8", "s_waitcnt lgkmcnt(0)", "s_add_u32 s8, s8, s6",
+                     "v_mov_b32_e32 v3, s8", "s_endpgm"]
+    b = kernel(lines)
+    i = next(n for n, ins in enumerate(b.instructions) if ins.text().endswith("0x8"))
+    new = hoist_kernarg_load(b, i)
+    assert new is not None
+    c = code(new)
+    assert "s_add_u32 s8, s2, s6" in c and "v_mov_b32_e32 v3, s8" in c
