@@ -18,7 +18,9 @@ registers alternate without a copy; P collects the lanes whose last iteration ra
 and at the exit (where EXEC is empty) their last value moves from D' to D, so every register holds
 what it held after the original loop. Legal when A does not touch D, neither B nor EXIT writes
 the load's address registers or M, B does not write EXEC, and the loop holds no other memory
-access or wait; the last prefetch runs with no lanes and is waited for at the exit."""
+access or wait; the last prefetch runs with no lanes and is waited for at the exit. When B computes
+M (argmax: the index update follows a select reading the old index), M's slice moves before the
+wait first, renaming what B still reads the old value of."""
 from __future__ import annotations
 
 import re
@@ -75,6 +77,55 @@ def _renamed(text: str, moves: list[tuple[range, int]]) -> str | None:
     return text
 
 
+def _mask_before_wait(body: Body, w: int, b_part: range, loaded: set) -> Body | None:
+    """The loop with the instructions computing its exit mask (the backward slice, within B, of B's
+    last write of the mask EXIT reads) moved to just before the wait, when the slice reads none of
+    the `loaded` registers nor anything B writes before it, and writes no EXEC. A register the slice
+    writes that B reads or writes earlier is renamed to a fresh VGPR in the slice and copied back at
+    its old place (`v_mov_b32`), so B still sees the old value before and the new one after."""
+    instrs, infos = body.instructions, body.infos
+    exit_uses = infos[b_part[-1] + 1].uses
+    last = max(j for j in b_part if infos[j].defs & exit_uses)
+    slice_, need = [last], set(infos[last].uses)
+    for j in reversed(range(b_part[0], last)):
+        if infos[j].defs & need:
+            slice_.insert(0, j)
+            need = (need - infos[j].defs) | infos[j].uses
+    rest = [j for j in b_part if j not in slice_]
+    renames: dict[tuple, int] = {}
+    for j in slice_:
+        if infos[j].uses & loaded or infos[j].defs & {("s", 126), ("s", 127)} or instrs[j].mnemonic == "s_nop" or any(
+                infos[k].defs & infos[j].uses for k in rest if k < j):
+            return None
+        for r in infos[j].defs:
+            if any(r in infos[k].uses | infos[k].defs for k in rest if k < j):
+                if r[0] != "v":
+                    return None
+                renames[r] = -1
+    free = _free_vgprs(body, [1] * len(renames))
+    if free is None:
+        return None
+    renames = dict(zip(renames, free))
+    moved, copies, active = [], {}, set()
+    for j in slice_:  # destinations renamed; sources once an earlier slice instruction renamed them
+        ops, ndst = [], len(infos[j].dst)
+        for n, op in enumerate(instrs[j].operands):
+            text = op.text
+            for (_, r), new in renames.items():
+                if n < ndst or r in active:
+                    text = _shifted(text, range(r, r + 1), new)
+            ops.append(text)
+        active |= {r for (_, r) in renames if ("v", r) in infos[j].defs}
+        moved.append(make_item(" ".join([instrs[j].mnemonic, ", ".join(ops), *instrs[j].modifiers])))
+        copies[j] = [make_item(f"v_mov_b32_e32 v{r}, v{new}") for (_, r), new in renames.items()
+                     if ("v", r) in infos[j].defs]
+    items = body.items
+    new_b = [it for j in b_part for it in ([items[body.pos[j]]] if j in rest else copies[j])]
+    out = [*items[:body.pos[w]], *moved, items[body.pos[w]], *new_b, *items[body.pos[b_part[-1]] + 1:]]
+    new = body.replace(out)
+    return new if new.no_worse(body) else None
+
+
 def pipeline_loop(body: Body, i: int) -> Body | None:
     """Pipeline the single-block loop that starts, at instruction i, with its only memory accesses:
     global loads waited for by the loop's only wait, `s_waitcnt vmcnt(0)`."""
@@ -102,6 +153,9 @@ def pipeline_loop(body: Body, i: int) -> Body | None:
     exec_ = {("s", 126), ("s", 127)}
     address = set().union(*(infos[j].uses for j in loads)) - exec_
     mask = set(infos[blk.end - 2].uses) - exec_
+    if any(infos[j].defs & mask for j in b_part) and not any(infos[j].defs & mask for j in a_part):
+        early = _mask_before_wait(body, w, b_part, loaded)  # then pipeline that
+        return pipeline_loop(early, i) if early is not None else None
     if (address & loaded or any((infos[j].uses | infos[j].defs) & loaded or infos[j].defs & exec_ for j in a_part)
             or any(infos[j].defs & (address | mask | exec_) for j in b_part)
             or infos[blk.end - 2].defs & address or b + 1 >= len(cfg.blocks)):

@@ -49,3 +49,34 @@ def test_pipelined_row_loops_of_layernorm_verify_and_run_faster():
     cand = ev.evaluate(0, new.edit(body, "pipeline_loop", "row sum"), body_window(ev), agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
     assert cand.cycles < ev.lineage.candidates[0].cycles
+
+
+def test_an_exit_mask_computed_after_the_wait_moves_before_it_first():
+    # 51_Argmax's loop: the index update feeding the exit mask follows a select that reads the old index
+    argmax = ["s_mov_b64 s[14:15], 0", "v_mov_b32_e32 v9, v8",
+              ".Lloop:", "global_load_dword v10, v[6:7], off", "v_lshl_add_u64 v[6:7], v[6:7], 0, s[16:17]",
+              "s_waitcnt vmcnt(0)", "v_cmp_gt_f32_e64 s[0:1], v10, v5", "s_nop 1",
+              "v_cndmask_b32_e64 v4, v4, v9, s[0:1]", "v_add_u32_e32 v9, 4, v9", "v_cmp_le_i32_e64 s[4:5], s10, v9",
+              "s_or_b64 s[14:15], s[4:5], s[14:15]", "v_cndmask_b32_e64 v5, v5, v10, s[0:1]",
+              "s_andn2_b64 exec, exec, s[14:15]", "s_cbranch_execnz .Lloop", "s_or_b64 exec, exec, s[14:15]",
+              "s_endpgm"]
+    b = body_of(argmax)
+    new = pipeline_loop(b, 2)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    first = c[c.index(".Lloop:"):c.index("s_waitcnt vmcnt(1)")]
+    # the new index goes to a fresh VGPR (v0: unused here) before the wait; the select still reads the old one
+    assert first[2:5] == ["v_add_u32_e32 v0, 4, v9", "v_cmp_le_i32_e64 s[4:5], s10, v0",
+                          "s_or_b64 s[14:15], s[4:5], s[14:15]"]
+    after = c[c.index("s_waitcnt vmcnt(1)"):]
+    assert after.index("v_cndmask_b32_e64 v4, v4, v9, s[0:1]") < after.index("v_mov_b32_e32 v9, v0")
+
+
+def test_pipelined_argmax_verifies():
+    ev = evaluator("51_Argmax_over_a_dimension")
+    body = ev.body_of(0)
+    site = next(i for i, x in enumerate(body.instructions) if x.text() == "global_load_dword v10, v[6:7], off")
+    new = pipeline_loop(body, site)
+    cand = ev.evaluate(0, new.edit(body, "pipeline_loop", "argmax row"), body_window(ev), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    assert cand.cycles < ev.lineage.candidates[0].cycles
