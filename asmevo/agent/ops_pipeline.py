@@ -103,7 +103,7 @@ def _mask_before_wait(body: Body, w: int, b_part: range, loaded: set) -> Body | 
                     return None
                 renames[r] = -1
     free = _free_vgprs(body, [1] * len(renames))
-    if free is None:
+    if free is None or any(sum(r in infos[j].defs for j in slice_) > 1 for r in renames):
         return None
     renames = dict(zip(renames, free))
     moved, copies, active = [], {}, set()
@@ -126,7 +126,7 @@ def _mask_before_wait(body: Body, w: int, b_part: range, loaded: set) -> Body | 
     return new if new.no_worse(body) else None
 
 
-def pipeline_loop(body: Body, i: int) -> Body | None:
+def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     """Pipeline the single-block loop that starts, at instruction i, with its only memory accesses:
     global loads waited for by the loop's only wait, `s_waitcnt vmcnt(0)`."""
     instrs, infos, cfg = body.instructions, body.infos, body.cfg
@@ -153,9 +153,9 @@ def pipeline_loop(body: Body, i: int) -> Body | None:
     exec_ = {("s", 126), ("s", 127)}
     address = set().union(*(infos[j].uses for j in loads)) - exec_
     mask = set(infos[blk.end - 2].uses) - exec_
-    if any(infos[j].defs & mask for j in b_part) and not any(infos[j].defs & mask for j in a_part):
+    if not mask_moved and any(infos[j].defs & mask for j in b_part) and not any(infos[j].defs & mask for j in a_part):
         early = _mask_before_wait(body, w, b_part, loaded)  # then pipeline that
-        return pipeline_loop(early, i) if early is not None else None
+        return pipeline_loop(early, i, mask_moved=True) if early is not None else None
     if (address & loaded or any((infos[j].uses | infos[j].defs) & loaded or infos[j].defs & exec_ for j in a_part)
             or any(infos[j].defs & (address | mask | exec_) for j in b_part)
             or infos[blk.end - 2].defs & address or b + 1 >= len(cfg.blocks)):
