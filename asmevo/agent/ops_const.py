@@ -1,4 +1,4 @@
-"""Constant hoisting and folding: clang rematerialises a scalar constant (`s_mov_b32 s8, 0x3fb8aa3b`,
+"""Constant hoisting (and, in `fuse_constant_fma`, folding): clang rematerialises a scalar constant (`s_mov_b32 s8, 0x3fb8aa3b`,
 `s_brev_b32 s0, -2`) in every block, and every unrolled copy, that needs it. One definition in an
 unused SGPR, placed in the nearest block dominating every copy, replaces them all; each copy's
 readers (up to the next write of its register, which must be in its block unless the register is
@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..isa.exec_bound import exec_within_launch
 from ..isa.operands import Operand
 from .body import Body, Item, make_item
-from .ops_rename import INLINE_FLOATS, free_sgprs, rename_scalar
+from .ops_rename import free_sgprs, free_vgprs, needs_literal, rename_scalar
 
 # Single-SGPR constant definitions; none of them writes SCC, so one can go before a block's branch.
 _CONSTANT_DEFS = ("s_mov_b32", "s_movk_i32", "s_brev_b32")
@@ -65,13 +65,6 @@ def hoist_constant(body: Body, i: int) -> Body | None:
     return new if new.no_worse(body) else None
 
 
-def _literal(op: Operand) -> bool:
-    """An immediate that needs the literal slot (not an inline constant)."""
-    if op.kind == "imm":
-        return not -16 <= op.value <= 64
-    return op.kind == "float" and round(op.value, 6) not in INLINE_FLOATS
-
-
 def _mov_fmac(body: Body, i: int) -> tuple[int, Operand] | None:
     """(j, K1) when instruction i is `v_mov_b32_e32 vD, K0` and the next instruction of its block
     touching vD is `v_fmac_f32_e32 vD, K1, vX` with constant K1 and vX another VGPR."""
@@ -108,11 +101,11 @@ def fuse_constant_fma(body: Body, i: int) -> Body | None:
     k1 = pair[1]
     sites = [(i, pair[0])]
     items: list[Item] = list(body.items)
-    if _literal(k1):
-        used = {r for info in body.infos for kind, r in info.defs | info.uses if kind == "v"}
-        if not exec_within_launch(body.instructions, body.infos, body.cfg, body.start):
+    if needs_literal(k1):
+        free = free_vgprs(body, [1])
+        if free is None or not exec_within_launch(body.instructions, body.infos, body.cfg, body.start):
             return None
-        reg = f"v{min(set(range(len(used) + 1)) - used)}"
+        reg = f"v{free[0]}"
         sites = [(m, p[0]) for m in range(len(body.instructions))
                  if (p := _mov_fmac(body, m)) is not None and p[1].text == k1.text]
         source = reg
@@ -122,7 +115,7 @@ def fuse_constant_fma(body: Body, i: int) -> Body | None:
         d, _, x = body.instructions[j].operands
         items[body.pos[j]] = make_item(f"v_fmaak_f32 {d.text}, {source}, {x.text}, {body.instructions[m].operands[1].text}")
     drop = {body.pos[m] for m, _ in sites}
-    if _literal(k1):
+    if needs_literal(k1):
         at = body.pos[body.start]
         items.insert(at, make_item(f"v_mov_b32_e32 {source}, {k1.text}"))
         drop = {p + (p >= at) for p in drop}

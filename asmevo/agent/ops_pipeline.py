@@ -27,7 +27,7 @@ import re
 
 from ..isa.operands import Operand
 from .body import Body, Item, make_item
-from .ops_rename import free_pairs
+from .ops_rename import free_pairs, free_vgprs
 from .ops_sched import is_load
 
 _ALU = ("salu", "valu", "vopc")
@@ -52,21 +52,6 @@ def _shifted(text: str, dst: range, new: int) -> str | None:
         out += [text[at:m.start()], f"v[{lo}:{hi}]" if m.group(1) is not None else f"v{lo}"]
         at = m.end()
     return "".join(out) + text[at:]
-
-
-def _free_vgprs(body: Body, sizes: list[int]) -> list[int] | None:
-    """Starts of unused VGPR ranges of the given sizes (even-aligned when wider than one dword,
-    as gfx90a+ requires of VGPR tuples)."""
-    taken = {r for info in body.infos for kind, r in info.defs | info.uses if kind == "v"}
-    starts = []
-    for size in sizes:
-        step = 2 if size > 1 else 1
-        k = next((k for k in range(0, 512 - size, step) if not taken & set(range(k, k + size))), None)
-        if k is None:
-            return None
-        starts.append(k)
-        taken |= set(range(k, k + size))
-    return starts
 
 
 def _renamed(text: str, moves: list[tuple[range, int]]) -> str | None:
@@ -102,7 +87,7 @@ def _mask_before_wait(body: Body, w: int, b_part: range, loaded: set) -> Body | 
                 if r[0] != "v":
                     return None
                 renames[r] = -1
-    free = _free_vgprs(body, [1] * len(renames))
+    free = free_vgprs(body, [1] * len(renames))
     if free is None or any(sum(r in infos[j].defs for j in slice_) > 1 for r in renames):
         return None
     renames = dict(zip(renames, free))
@@ -163,7 +148,7 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     preds = [p for p in blk.preds if p != b]
     if preds != [b - 1] or instrs[cfg.blocks[b - 1].end - 1].is_branch:
         return None
-    seconds, pairs = _free_vgprs(body, [len(d) for d in dsts]), free_pairs(body)
+    seconds, pairs = free_vgprs(body, [len(d) for d in dsts]), free_pairs(body)
     exit_label = f"{last.label}_pipelined_exit"
     if seconds is None or len(pairs) < 3 or exit_label in labels:
         return None

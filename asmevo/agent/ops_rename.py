@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 
 from ..isa.instruction import Instruction
+from ..isa.operands import Operand
 from ..isa.regs import Reg
 from .body import Body, Item, make_item
 from .ops_nop import fill_block
 
 _MAX_PAIR = 100  # s[100:101] is the last pair below the gfx9 trap/flat-scratch/XNACK-mask registers
-INLINE_FLOATS = frozenset({0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.159155})  # 1/(2 pi), 6 digits
+_INLINE_FLOATS = frozenset({0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.159155})  # 1/(2 pi), 6 digits
 _SELECTS = ("v_cndmask_b32_e32", "v_cndmask_b32_e64")
 
 
@@ -35,6 +36,13 @@ def _pair_regs(ins: Instruction) -> frozenset[Reg] | None:
     return None
 
 
+def needs_literal(op: Operand) -> bool:
+    """An immediate operand that is no inline constant, so it takes the one literal slot."""
+    if op.kind == "imm":
+        return not -16 <= op.value <= 64
+    return op.kind == "float" and round(op.value, 6) not in _INLINE_FLOATS
+
+
 def _vop3_ok(ins: Instruction, skip: int) -> bool:
     """No literal and at most one scalar value over the constant bus among the sources (the operand
     at `skip` is the new mask: counted once, as an SGPR pair)."""
@@ -42,9 +50,7 @@ def _vop3_ok(ins: Instruction, skip: int) -> bool:
     for n, op in enumerate(ins.operands[1:], 1):
         if n == skip:
             scalars.add("mask")
-        elif op.kind == "imm" and not -16 <= op.value <= 64:
-            return False
-        elif op.kind == "float" and round(op.value, 6) not in INLINE_FLOATS:
+        elif needs_literal(op):
             return False
         elif op.kind in ("sgpr", "special"):
             scalars.add(op.text.strip("|-"))
@@ -85,12 +91,35 @@ def free_sgprs(body: Body) -> list[str]:
 
 def free_pairs(body: Body) -> list[str]:
     """Even-aligned SGPR pairs the body never reads or writes, lowest first."""
-    return _free_pairs(_used(body))
-
-
-def _free_pairs(used: set[Reg]) -> list[str]:
-    """Unused aligned SGPR pairs, lowest first."""
+    used = _used(body)
     return [f"s[{k}:{k + 1}]" for k in range(0, _MAX_PAIR + 1, 2) if ("s", k) not in used and ("s", k + 1) not in used]
+
+
+def free_vgprs(body: Body, sizes: list[int]) -> list[int] | None:
+    """Starts of VGPR ranges of the given sizes that the body never touches, lowest first (even
+    when wider than one dword: gfx90a+ VGPR tuples are even-aligned); None when they do not fit."""
+    taken = {r for kind, r in _used(body) if kind == "v"}
+    starts = []
+    for size in sizes:
+        step = 2 if size > 1 else 1
+        k = next((k for k in range(0, 512 - size, step) if not taken & set(range(k, k + size))), None)
+        if k is None:
+            return None
+        starts.append(k)
+        taken |= set(range(k, k + size))
+    return starts
+
+
+def _rewritten(body: Body, texts: dict[int, str | None], still_live: set[Reg], block: int) -> Body | None:
+    """The body with instruction texts replaced (a renamed definition and its readers); None when
+    a text could not be made, nothing but the definition changed, or a renamed register whose live
+    range ran to the block's end (`still_live`) is read after it."""
+    if still_live & body.live_out[block] or any(t is None for t in texts.values()) or len(texts) < 2:
+        return None
+    items: list[Item] = list(body.items)
+    for j, text in texts.items():
+        items[body.pos[j]] = make_item(text)
+    return body.replace(items)
 
 
 def _rename_one(body: Body, i: int, new: str) -> Body | None:
@@ -119,14 +148,7 @@ def _rename_one(body: Body, i: int, new: str) -> Body | None:
                 return None
             end = j
             break
-    if end == blk.end and regs & body.live_out[blk.index]:
-        return None
-    if any(t is None for t in texts.values()) or len(texts) < 2:
-        return None
-    items: list[Item] = list(body.items)
-    for j, text in texts.items():
-        items[body.pos[j]] = make_item(text)
-    return body.replace(items)
+    return _rewritten(body, texts, regs if end == blk.end else set(), blk.index)
 
 
 def _scalar_def(ins: Instruction, info) -> int | None:
@@ -179,14 +201,7 @@ def rename_scalar(body: Body, i: int, new: str) -> Body | None:
         if old in body.infos[j].defs:
             end = j
             break
-    if end == blk.end and old in body.live_out[blk.index]:
-        return None
-    if any(t is None for t in texts.values()) or len(texts) < 2:
-        return None
-    items: list[Item] = list(body.items)
-    for j, text in texts.items():
-        items[body.pos[j]] = make_item(text)
-    return body.replace(items)
+    return _rewritten(body, texts, {old} if end == blk.end else set(), blk.index)
 
 
 def _rename_all(body: Body, i: int, rename, free: list[str]) -> Body:
@@ -205,7 +220,7 @@ def _rename_all(body: Body, i: int, rename, free: list[str]) -> Body:
 def rename_sgprs(body: Body, i: int) -> Body | None:
     """Give every lane-mask compare of instruction i's block a fresh SGPR pair and every scalar
     temporary a fresh SGPR, then `fill_nops`; None unless some nop could shrink afterwards."""
-    cur = _rename_all(body, i, _rename_one, _free_pairs(_used(body)))
+    cur = _rename_all(body, i, _rename_one, free_pairs(body))
     cur = _rename_all(cur, i, rename_scalar, free_sgprs(cur))
     if cur is body:
         return None

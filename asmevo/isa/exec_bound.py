@@ -26,7 +26,7 @@ def _bounded(op: Operand, state: frozenset[int]) -> bool:
 def _mask_result(base: str, srcs: tuple[Operand, ...], state: frozenset[int]) -> bool | None:
     """Whether a 64-bit scalar mask operation's result is bounded (None: not a mask operation)."""
     b = [_bounded(op, state) for op in srcs]
-    if base in ("s_mov_b64",):
+    if base == "s_mov_b64":
         return b[0]
     if base == "s_and_b64":
         return b[0] or b[1]
@@ -37,13 +37,12 @@ def _mask_result(base: str, srcs: tuple[Operand, ...], state: frozenset[int]) ->
     return None
 
 
-def _step(ins: Instruction, info: RegInfo, state: frozenset[int]) -> tuple[frozenset[int], bool]:
-    """(state after `ins`, whether any EXEC it writes is bounded)."""
+def _step(info: RegInfo, state: frozenset[int]) -> tuple[frozenset[int], bool]:
+    """(state after the instruction, whether any EXEC it writes is bounded)."""
     exec_ok = _EXEC in state
-    base, out = info.base, set(state)
+    base = info.base
     writes_exec = ("s", _EXEC) in info.defs or ("s", _EXEC + 1) in info.defs
-    new_exec: bool | None = None
-    dst_ok: bool | None = None
+    new_exec = False
     if base.startswith("v_cmp"):  # VOPC/VOP3 compare: inactive lanes written 0
         dst_ok = exec_ok
         if base.startswith("v_cmpx"):
@@ -57,18 +56,14 @@ def _step(ins: Instruction, info: RegInfo, state: frozenset[int]) -> tuple[froze
         dst_ok = _mask_result(base, info.srcs, state) if info.family == "salu" else None
         if writes_exec:
             new_exec = bool(dst_ok)
-    for kind, r in info.defs:
-        if kind == "s":
-            out.discard(r)
-    if dst_ok and info.dst:
+    out = set(state) - {r for kind, r in info.defs if kind == "s"}  # written SGPRs lose the bound ...
+    if dst_ok and info.dst:  # ... unless the mask written keeps it
         span = info.dst[0].sgpr_range()
         if span is not None and len(span) == 2:
             out.update(span)
-    if new_exec is not None:
-        out.discard(_EXEC), out.discard(_EXEC + 1)
-        if new_exec:
-            out.update((_EXEC, _EXEC + 1))
-    return frozenset(out), not writes_exec or bool(new_exec)
+    if new_exec:
+        out.update((_EXEC, _EXEC + 1))
+    return frozenset(out), not writes_exec or new_exec
 
 
 def exec_within_launch(instructions: list[Instruction], infos: list[RegInfo], cfg: CFG, start: int = 0) -> bool:
@@ -84,7 +79,7 @@ def exec_within_launch(instructions: list[Instruction], infos: list[RegInfo], cf
         blk = cfg.blocks[work.pop()]
         state = into[blk.index]
         for n in range(blk.start, blk.end):  # `start` is a branch target: a block's first
-            state, ok = _step(instructions[n], infos[n], state)
+            state, ok = _step(infos[n], state)
             if not ok:
                 return False
         for s in blk.succs:

@@ -1,6 +1,8 @@
 """pipeline_loop: a one-load row loop issues its next load before waiting for the current one."""
 from __future__ import annotations
 
+import pytest
+
 from asmevo.agent.ops_pipeline import pipeline_loop
 
 from agenttools import body_of, body_window, code, evaluator
@@ -41,16 +43,6 @@ def test_loops_that_cannot_be_pipelined_are_left_alone():
     assert pipeline_loop(body_of(variant("s_waitcnt vmcnt(0)", "s_waitcnt vmcnt(0) lgkmcnt(0)")), 2) is None
 
 
-def test_pipelined_row_loops_of_layernorm_verify_and_run_faster():
-    ev = evaluator("40_LayerNorm")
-    body = ev.body_of(0)
-    site = next(i for i, x in enumerate(body.instructions) if x.text() == "global_load_dword v6, v[4:5], off")
-    new = pipeline_loop(body, site)
-    cand = ev.evaluate(0, new.edit(body, "pipeline_loop", "row sum"), body_window(ev), agent="test", step=1)
-    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
-    assert cand.cycles < ev.lineage.candidates[0].cycles
-
-
 def test_an_exit_mask_computed_after_the_wait_moves_before_it_first():
     # 51_Argmax's loop: the index update feeding the exit mask follows a select that reads the old index
     argmax = ["s_mov_b64 s[14:15], 0", "v_mov_b32_e32 v9, v8",
@@ -72,11 +64,12 @@ def test_an_exit_mask_computed_after_the_wait_moves_before_it_first():
     assert after.index("v_cndmask_b32_e64 v4, v4, v9, s[0:1]") < after.index("v_mov_b32_e32 v9, v0")
 
 
-def test_pipelined_argmax_verifies():
-    ev = evaluator("51_Argmax_over_a_dimension")
+@pytest.mark.parametrize("problem, load", [("40_LayerNorm", "global_load_dword v6, v[4:5], off"),
+                                           ("51_Argmax_over_a_dimension", "global_load_dword v10, v[6:7], off")])
+def test_pipelined_row_loops_of_real_kernels_verify_and_run_faster(problem, load):
+    ev = evaluator(problem)
     body = ev.body_of(0)
-    site = next(i for i, x in enumerate(body.instructions) if x.text() == "global_load_dword v10, v[6:7], off")
-    new = pipeline_loop(body, site)
-    cand = ev.evaluate(0, new.edit(body, "pipeline_loop", "argmax row"), body_window(ev), agent="test", step=1)
+    new = pipeline_loop(body, next(i for i, x in enumerate(body.instructions) if x.text() == load))
+    cand = ev.evaluate(0, new.edit(body, "pipeline_loop", "row loop"), body_window(ev), agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
     assert cand.cycles < ev.lineage.candidates[0].cycles
