@@ -152,6 +152,32 @@ def _lds_atomic(m, ins, mask, base, ndw, data, atomic):
     return out
 
 
+def _two_address(what: str, off16: int) -> tuple[int, tuple[int, int]]:
+    """(element size, the two byte offsets) of a read2/write2 form."""
+    size = {"b32": 4, "b64": 8}[what.rsplit("_", 1)[1]]
+    scale = size * (64 if "st64" in what else 1)
+    return size, ((off16 & 0xFF) * scale, (off16 >> 8) * scale)
+
+
+def ds_footprint(ins: Instruction) -> tuple[int, list[tuple[int, int]], bool]:
+    """(operand index of the address VGPR, [(byte offset, size)] each lane accesses past its
+    address, whether it writes) of an LDS memory instruction; others raise UnsupportedInstruction."""
+    what = ins.mnemonic[3:]
+    off16 = int.from_bytes(ins.encoding[:2], "little")
+    if what.startswith(("read2", "write2")):
+        size, offs = _two_address(what, off16)
+        return (1 if what.startswith("read") else 0), [(o, size) for o in offs], what.startswith("write")
+    key = what.split("_", 1)[1] if what.startswith(("read_", "write_")) else ""
+    if what.startswith("read_") and key in _READ:
+        return 1, [(off16, _READ[key])], False
+    if what.startswith("write_") and key in _WRITE:
+        return 0, [(off16, _WRITE[key])], True
+    key = what.replace("_rtn", "")
+    if (_ATOMIC.get(key) or _ATOMIC.get(what)) is None:
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "no LDS footprint model")
+    return (1 if "_rtn_" in what else 0), [(off16, 8 if key.endswith("64") else 4)], True
+
+
 def compile_ds(ins: Instruction, ctx: Context) -> Op:
     name = ins.mnemonic
     off16 = int.from_bytes(ins.encoding[:2], "little")
@@ -163,12 +189,7 @@ def compile_ds(ins: Instruction, ctx: Context) -> Op:
         return Op(ins, lambda m, g: None)
     two = what.startswith(("read2", "write2"))
     if two:
-        st64 = "st64" in what
-        base_what = what.replace("read2st64_", "").replace("write2st64_", "").replace("read2_", "").replace(
-            "write2_", "")
-        size = {"b32": 4, "b64": 8}[base_what]
-        scale = size * (64 if st64 else 1)
-        offs = ((off16 & 0xFF) * scale, (off16 >> 8) * scale)
+        size, offs = _two_address(what, off16)
     if what.startswith("read"):
         key = what.split("_", 1)[1]
         size = size if two else _READ.get(key)

@@ -42,6 +42,8 @@ from asmevo.codeobj import CodeObject, Kernel  # noqa: E402
 from asmevo.cycle_model import kernel_instructions  # noqa: E402
 from asmevo.device import get_device  # noqa: E402
 from asmevo.device.launch import BufferArg, StructArg, make_inputs, run_launch  # noqa: E402
+from asmevo.emu import PRELOAD_SKIP  # noqa: E402
+from asmevo.emu.lds_order import lds_conflicts  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
 from asmevo.isa.cfg import build_cfg  # noqa: E402
 from asmevo.isa.instruction import Instruction, parse_instruction  # noqa: E402
@@ -514,11 +516,39 @@ def _blocks_reachable(cfg, start: int, forward: bool) -> set[int]:
     return seen
 
 
-def barrier_proof(k0: CodeObject, lines: list[str], edited: list[str]) -> str:
+def preamble_matches_preload(kernel: Kernel, instructions: list[Instruction]) -> bool:
+    """For a kernarg-preloading kernel: its compatibility preamble (the first PRELOAD_SKIP bytes,
+    run where the firmware does not preload) does nothing but load into each preloaded SGPR the
+    kernarg dword the hardware would put there. Then an analysis from the first instruction sees
+    what both entries see. True for kernels that preload nothing."""
+    f = kernel.descriptor.fields
+    count, first_dword = f["kernarg_preload_spec_length"], f["kernarg_preload_spec_offset"]
+    if not count:
+        return True
+    layout = kernel.descriptor.user_sgpr_layout()
+    first_sgpr = max((start + n for _, start, n in layout), default=0)
+    pointer = next(((start, start + 1) for name, start, _ in layout if name == "enable_sgpr_kernarg_segment_ptr"), None)
+    loaded: dict[int, int] = {}
+    for ins in instructions:
+        if ins.address - kernel.code_address >= PRELOAD_SKIP:
+            break
+        ops = ins.operands
+        if (ins.mnemonic.startswith("s_load_dword") and ops[-1].kind == "imm" and pointer
+                and tuple(sorted(r[1] for r in operand_regs(ops[1]))) == pointer):
+            loaded.update({ops[0].index + j: int(ops[-1].value) // 4 + j for j in range(ops[0].count)})
+        elif ins.mnemonic not in ("s_waitcnt", "s_branch", "s_nop"):
+            return False
+    return all(loaded.get(first_sgpr + j) == first_dword + j for j in range(count))
+
+
+def barrier_proof(k0: CodeObject, lines: list[str], edited: list[str], blocks: list[tuple[int, int, int]]) -> str:
     """A proof that deleting an `s_barrier` cannot change any result. The barrier only orders the
     waves of a workgroup: without it, a wave's instructions after it may run before another
     wave's instructions before it, and only memory shared by the waves can observe that. So it is
-    enough that no LDS access (nor `s_sendmsg`) is reachable after the barrier, and that no global
+    enough that no `s_sendmsg` is reachable after the barrier; that either no LDS access is, or
+    LDS accesses that different waves of a workgroup of each block shape in `blocks` may make in
+    the same barrier phase of K1 touch disjoint bytes (`emu.lds_order`: addresses that are
+    functions of the work-item id, phases counted over the remaining barriers); and that no global
     access G reachable after it may conflict (same buffer, one of them writing) with a global access
     H that another wave can run before its own arrival at the barrier — every access except those
     the barrier dominates and that cannot reach it again (the same test covers a G before a later
@@ -527,22 +557,26 @@ def barrier_proof(k0: CodeObject, lines: list[str], edited: list[str]) -> str:
     never computed from a register no instruction wrote (true of every execution without
     out-of-bounds accesses or uninitialized reads in the lanes used, which verification reports),
     and distinct buffer arguments do not overlap (`distinct_buffers` checks the launches); an
-    address of unknown provenance may touch any buffer. Kernels with flat accesses, preloaded
-    kernargs or indirect control get no proof."""
+    address of unknown provenance may touch any buffer. Kernels with flat accesses or indirect
+    control get no proof, nor kernarg-preloading kernels whose preamble does other than the
+    preload (`preamble_matches_preload`)."""
     n, new = _changed_line(lines, edited)
     m = _LINE.match(lines[n])
     found = _kernel_of(k0, int(m["addr"], 16)) if m and new is None else None
     if found is None or found[1][found[2]].mnemonic != "s_barrier":
         return ""
     kernel, instructions, i = found
-    if (kernel.descriptor.fields["kernarg_preload_spec_length"]
+    if (not preamble_matches_preload(kernel, instructions)
             or any(_IMPURE.match(x.mnemonic) or x.mnemonic.startswith("flat_") for x in instructions)):
         return ""
     cfg = build_cfg(instructions)
     b = cfg.block_of[i]
     later = _blocks_reachable(cfg, b, forward=True)
     after = [j for j in range(len(instructions)) if cfg.block_of[j] in later or (cfg.block_of[j] == b and j > i)]
-    if any(_is_lds(instructions[j]) or instructions[j].mnemonic == "s_sendmsg" for j in after):
+    if any(instructions[j].mnemonic == "s_sendmsg" for j in after):
+        return ""
+    lds_after = any(_is_lds(instructions[j]) for j in after)
+    if lds_after and (not blocks or any(lds_conflicts(instructions, blk, frozenset({i})) for blk in blocks)):
         return ""
     accesses = _global_accesses(kernel, instructions, cfg)
     if accesses is None:
@@ -561,7 +595,9 @@ def barrier_proof(k0: CodeObject, lines: list[str], edited: list[str]) -> str:
             if (g_writes or h_writes) and (g_tags & h_tags or UNKNOWN in g_tags | h_tags):
                 return ""
     touched = sorted({t for j in after if j in accesses for t in accesses[j][1]})
-    return (f"barrier: no LDS access after 0x{instructions[i].address:x}, and its later global accesses "
+    lds = ("different waves' LDS accesses that may share a barrier phase without it touch disjoint bytes "
+           f"(block {', '.join('x'.join(map(str, blk)) for blk in blocks)})" if lds_after else "no LDS access after it")
+    return (f"barrier 0x{instructions[i].address:x}: {lds}, and its later global accesses "
             f"({', '.join(touched) or 'none'}) conflict with no access another wave may make before it")
 
 
@@ -580,12 +616,12 @@ def distinct_buffers(launches) -> bool:
                for vl in launches)
 
 
-def equivalence_proof(k0: CodeObject, k1: CodeObject, lines: list[str], edited: list[str],
-                      buffers_distinct: bool = True) -> str:
-    """Why an edit cannot change any result (see the module docstring), or "" when unproved; the
-    barrier proof needs `buffers_distinct` (`distinct_buffers` of the launches verified)."""
+def equivalence_proof(k0: CodeObject, k1: CodeObject, lines: list[str], edited: list[str], launches) -> str:
+    """Why an edit cannot change any result for launches like `launches` (their block shapes, and
+    buffers passed as in them; see the module docstring), or "" when unproved."""
+    blocks = sorted({tuple(vl.spec.block) for vl in launches})
     return (same_code_proof(k0, k1) or dead_write_proof(k0, lines, edited)
-            or (barrier_proof(k0, lines, edited) if buffers_distinct else ""))
+            or (barrier_proof(k0, lines, edited, blocks) if distinct_buffers(launches) else ""))
 
 
 # ---- semantics-preserving edits -------------------------------------------------------------------
@@ -672,8 +708,7 @@ def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Ou
                 full_seconds = v.seconds
             outcome = Outcome(problem.name, op, breaking, description, v.kind, v.reason, v.seconds)
             if breaking and v.equivalent:
-                outcome.proof = equivalence_proof(k0, k1, lines, edited,
-                                                  distinct_buffers(suite_launches(problem, heldout=True)))
+                outcome.proof = equivalence_proof(k0, k1, lines, edited, suite_launches(problem, heldout=True))
             if breaking and v.equivalent and not outcome.proof:
                 outcome.heldout_verdict = verify(k0, k1, suite_launches(problem, heldout=True), trials=trials,
                                                  reference=cache).kind

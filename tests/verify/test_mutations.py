@@ -85,6 +85,7 @@ def test_relu_mutants(mutations):
 
 
 STORE_ARG0 = "global_store_dword v1, v0, s[4:5]\n  s_waitcnt vmcnt(0)"
+BLOCKS = [(128, 1, 1)]
 
 
 def barrier_kernel(tmp_path, after: str, before: str = STORE_ARG0) -> tuple[CodeObject, list[str]]:
@@ -121,13 +122,29 @@ def without_barrier(lines: list[str]) -> list[str]:
     ("global_store_dword v2, v0, s[4:5]", False),
     # an address loaded from memory may point anywhere
     ("global_load_dwordx2 v[4:5], v2, s[6:7]\n  s_waitcnt vmcnt(0)\n  global_store_dword v[4:5], v0, off", False),
-    # LDS after the barrier
-    ("ds_write_b32 v1, v0\n  s_waitcnt lgkmcnt(0)\n  global_store_dword v1, v0, s[8:9]", False),
+    # LDS after the barrier: each thread writes its own element
+    ("ds_write_b32 v1, v0\n  s_waitcnt lgkmcnt(0)\n  global_store_dword v1, v0, s[8:9]", True),
 ])
 def test_barrier_proof_needs_no_communication_after_the_barrier(mutations, tmp_path, after, proved):
     k0, lines = barrier_kernel(tmp_path, after)
-    proof = mutations.barrier_proof(k0, lines, without_barrier(lines))
-    assert proof.startswith("barrier:") if proved else proof == ""
+    proof = mutations.barrier_proof(k0, lines, without_barrier(lines), BLOCKS)
+    assert proof.startswith("barrier ") if proved else proof == ""
+
+
+LDS_ARG0 = "ds_write_b32 v1, v0\n  s_waitcnt lgkmcnt(0)"
+
+
+@pytest.mark.parametrize("address,blocks,proved", [
+    ("v1", BLOCKS, True),   # every thread reads back its own element
+    ("v2", BLOCKS, False),  # another wave's element (tid ^ 64)
+    ("v1", [(64, 2, 1)], True),
+    ("v1", [], False),      # no block shape known: the addresses are not functions of anything known
+])
+def test_barrier_proof_with_lds_after_the_barrier(mutations, tmp_path, address, blocks, proved):
+    after = f"ds_read_b32 v3, {address}\n  s_waitcnt lgkmcnt(0)\n  global_store_dword v1, v3, s[8:9]"
+    k0, lines = barrier_kernel(tmp_path, after, LDS_ARG0)
+    proof = mutations.barrier_proof(k0, lines, without_barrier(lines), blocks)
+    assert ("different waves' LDS accesses" in proof) if proved else proof == ""
 
 
 @pytest.mark.parametrize("read,proved", [("s[8:9]", False), ("s[6:7]", False), ("s[4:5]", True)])
@@ -144,22 +161,39 @@ def test_barrier_proof_tracks_pointers_per_lane(mutations, tmp_path, read, prove
   global_load_dword v3, v1, {read}
   s_waitcnt vmcnt(0)"""
     k0, lines = barrier_kernel(tmp_path, "global_store_dword v[4:5], v3, off", before)
-    proof = mutations.barrier_proof(k0, lines, without_barrier(lines))
-    assert proof.startswith("barrier:") if proved else proof == ""
+    proof = mutations.barrier_proof(k0, lines, without_barrier(lines), BLOCKS)
+    assert proof.startswith("barrier ") if proved else proof == ""
     if proved:
         assert "(arg@16, arg@8)" in proof  # arg2 and arg1
 
 
 def test_barrier_proof_on_compiled_kernels(mutations):
     suite = load_suite("kernelbench")
+    # 48_Mean's 0x1a58 and 49_Max's 0x1ae4 sit between a read of a wave's own partial sums and a write
+    # of them for the final reduction: bytes no other wave touches in that phase
     for name, address, proved in [("23_Softmax", 0x1920, True), ("23_Softmax", 0x1910, False),
-                                  ("94_MSELoss", 0x1bd8, True), ("48_Mean_reduction_over_a_dimension", 0x1a68, False)]:
+                                  ("94_MSELoss", 0x1bd8, True), ("48_Mean_reduction_over_a_dimension", 0x1a68, False),
+                                  ("48_Mean_reduction_over_a_dimension", 0x1a58, True),
+                                  ("49_Max_reduction_over_a_dimension", 0x1ae4, True),
+                                  ("49_Max_reduction_over_a_dimension", 0x1a94, False)]:
         problem = suite.problem(name)
         lines = recover(problem.code_object).source.splitlines()
         edited = [ln for ln in lines if not ln.rstrip().endswith(f"; 0x{address:x}")]
         assert len(edited) == len(lines) - 1
-        proof = mutations.barrier_proof(CodeObject.from_path(problem.code_object), lines, edited)
+        proof = mutations.barrier_proof(CodeObject.from_path(problem.code_object), lines, edited, [(256, 1, 1)])
         assert bool(proof) == proved, (name, hex(address), proof)
+
+
+def test_preamble_must_load_what_the_hardware_preloads(mutations):
+    from asmevo.cycle_model import kernel_instructions
+    k0 = CodeObject.from_path(load_suite("kernelbench").problem("48_Mean_reduction_over_a_dimension").code_object)
+    kernel = k0.kernels[0]
+    code = kernel_instructions(k0, kernel.name)
+    assert kernel.descriptor.fields["kernarg_preload_spec_length"] and mutations.preamble_matches_preload(kernel, code)
+    shifted = parse_instruction("s_load_dwordx8 s[4:11], s[0:1], 0xc")  # one dword off
+    shifted.address = code[1].address
+    assert code[1].mnemonic == "s_load_dwordx8"
+    assert not mutations.preamble_matches_preload(kernel, [code[0], shifted, *code[2:]])
 
 
 def test_barrier_proof_only_for_launches_with_distinct_buffers(mutations):
