@@ -11,16 +11,25 @@ from asmevo.isa.instruction import parse_instruction
 from asmevo.recover import recover
 from asmevo.suites import load_suite
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "verification" / "mutations.py"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "verification"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
 def mutations():
-    spec = importlib.util.spec_from_file_location("mutations", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mutations"] = module
-    spec.loader.exec_module(module)
-    return module
+    return _load("mutations")
+
+
+@pytest.fixture(scope="module")
+def proofs():
+    return _load("equivalence")
 
 
 def straight(*texts: str, branch_to: dict[int, int] | None = None):
@@ -35,26 +44,26 @@ def straight(*texts: str, branch_to: dict[int, int] | None = None):
     return out
 
 
-def test_sgpr_overwritten_on_every_path_is_dead(mutations):
+def test_sgpr_overwritten_on_every_path_is_dead(proofs):
     code = straight("s_mov_b32 s0, 1", "s_mov_b32 s0, 2", "v_mov_b32 v1, s0", "s_endpgm")
-    assert ("s", 0) not in mutations.live_after(code, 0)
-    assert ("s", 0) in mutations.live_after(code, 1)
+    assert ("s", 0) not in proofs.live_after(code, 0)
+    assert ("s", 0) in proofs.live_after(code, 1)
 
 
-def test_sgpr_read_on_one_path_is_live(mutations):
+def test_sgpr_read_on_one_path_is_live(proofs):
     code = straight("s_mov_b32 s0, 1", "s_cbranch_scc1 0", "s_mov_b32 s0, 2", "v_mov_b32 v1, s0", "s_endpgm",
                     branch_to={1: 3})
-    assert ("s", 0) in mutations.live_after(code, 0)
+    assert ("s", 0) in proofs.live_after(code, 0)
 
 
-def test_vgpr_writes_never_kill(mutations):
+def test_vgpr_writes_never_kill(proofs):
     # the second write may cover only the active lanes, so the first value may still be read
     code = straight("v_mov_b32 v1, 0", "v_mov_b32 v1, 1", "v_add_f32 v2, v1, v1", "s_endpgm")
-    assert ("v", 1) in mutations.live_after(code, 0)
-    assert ("v", 2) not in mutations.live_after(code, 2)
+    assert ("v", 1) in proofs.live_after(code, 0)
+    assert ("v", 2) not in proofs.live_after(code, 2)
 
 
-def test_dead_write_proof_on_a_compiled_kernel(mutations):
+def test_dead_write_proof_on_a_compiled_kernel(proofs):
     # 95_CrossEntropyLoss restores EXEC right before s_endpgm: nothing reads it afterwards
     problem = load_suite("kernelbench").problem("95_CrossEntropyLoss")
     k0 = CodeObject.from_path(problem.code_object)
@@ -63,11 +72,11 @@ def test_dead_write_proof_on_a_compiled_kernel(mutations):
     def without(address: int) -> list[str]:
         return [ln for ln in lines if not ln.rstrip().endswith(f"; 0x{address:x}")]
 
-    proof = mutations.dead_write_proof(k0, lines, without(0x1fec))
+    proof = proofs.dead_write_proof(k0, lines, without(0x1fec))
     assert proof.startswith("liveness: s126, s127, scc written at 0x1fec are dead")
     first = next(ln for ln in lines if ln.startswith("\ts_load"))
-    assert mutations.dead_write_proof(k0, lines, [ln for ln in lines if ln != first]) == ""  # not pure
-    assert mutations.same_code_proof(k0, k0).startswith("identical code")
+    assert proofs.dead_write_proof(k0, lines, [ln for ln in lines if ln != first]) == ""  # not pure
+    assert proofs.same_code_proof(k0, k0).startswith("identical code")
 
 
 @pytest.mark.slow
@@ -125,9 +134,9 @@ def without_barrier(lines: list[str]) -> list[str]:
     # LDS after the barrier: each thread writes its own element
     ("ds_write_b32 v1, v0\n  s_waitcnt lgkmcnt(0)\n  global_store_dword v1, v0, s[8:9]", True),
 ])
-def test_barrier_proof_needs_no_communication_after_the_barrier(mutations, tmp_path, after, proved):
+def test_barrier_proof_needs_no_communication_after_the_barrier(proofs, tmp_path, after, proved):
     k0, lines = barrier_kernel(tmp_path, after)
-    proof = mutations.barrier_proof(k0, lines, without_barrier(lines), BLOCKS)
+    proof = proofs.barrier_proof(k0, lines, without_barrier(lines), BLOCKS)
     assert proof.startswith("barrier ") if proved else proof == ""
 
 
@@ -140,15 +149,15 @@ LDS_ARG0 = "ds_write_b32 v1, v0\n  s_waitcnt lgkmcnt(0)"
     ("v1", [(64, 2, 1)], True),
     ("v1", [], False),      # no block shape known: the addresses are not functions of anything known
 ])
-def test_barrier_proof_with_lds_after_the_barrier(mutations, tmp_path, address, blocks, proved):
+def test_barrier_proof_with_lds_after_the_barrier(proofs, tmp_path, address, blocks, proved):
     after = f"ds_read_b32 v3, {address}\n  s_waitcnt lgkmcnt(0)\n  global_store_dword v1, v3, s[8:9]"
     k0, lines = barrier_kernel(tmp_path, after, LDS_ARG0)
-    proof = mutations.barrier_proof(k0, lines, without_barrier(lines), blocks)
+    proof = proofs.barrier_proof(k0, lines, without_barrier(lines), blocks)
     assert ("different waves' LDS accesses" in proof) if proved else proof == ""
 
 
 @pytest.mark.parametrize("read,proved", [("s[8:9]", False), ("s[6:7]", False), ("s[4:5]", True)])
-def test_barrier_proof_tracks_pointers_per_lane(mutations, tmp_path, read, proved):
+def test_barrier_proof_tracks_pointers_per_lane(proofs, tmp_path, read, proved):
     # v[4:5] points into arg2, except in lanes < 32, where an if overwrote it with arg1: after EXEC
     # is restored, a store through it may hit either (not arg0), whatever lanes the if covered
     before = f"""v_cmp_gt_u32 vcc, 32, v0
@@ -161,13 +170,13 @@ def test_barrier_proof_tracks_pointers_per_lane(mutations, tmp_path, read, prove
   global_load_dword v3, v1, {read}
   s_waitcnt vmcnt(0)"""
     k0, lines = barrier_kernel(tmp_path, "global_store_dword v[4:5], v3, off", before)
-    proof = mutations.barrier_proof(k0, lines, without_barrier(lines), BLOCKS)
+    proof = proofs.barrier_proof(k0, lines, without_barrier(lines), BLOCKS)
     assert proof.startswith("barrier ") if proved else proof == ""
     if proved:
         assert "(arg@16, arg@8)" in proof  # arg2 and arg1
 
 
-def test_barrier_proof_on_compiled_kernels(mutations):
+def test_barrier_proof_on_compiled_kernels(proofs):
     suite = load_suite("kernelbench")
     # 48_Mean's 0x1a58 and 49_Max's 0x1ae4 sit between a read of a wave's own partial sums and a write
     # of them for the final reduction: bytes no other wave touches in that phase
@@ -180,26 +189,26 @@ def test_barrier_proof_on_compiled_kernels(mutations):
         lines = recover(problem.code_object).source.splitlines()
         edited = [ln for ln in lines if not ln.rstrip().endswith(f"; 0x{address:x}")]
         assert len(edited) == len(lines) - 1
-        proof = mutations.barrier_proof(CodeObject.from_path(problem.code_object), lines, edited, [(256, 1, 1)])
+        proof = proofs.barrier_proof(CodeObject.from_path(problem.code_object), lines, edited, [(256, 1, 1)])
         assert bool(proof) == proved, (name, hex(address), proof)
 
 
-def test_preamble_must_load_what_the_hardware_preloads(mutations):
+def test_preamble_must_load_what_the_hardware_preloads(proofs):
     from asmevo.cycle_model import kernel_instructions
     k0 = CodeObject.from_path(load_suite("kernelbench").problem("48_Mean_reduction_over_a_dimension").code_object)
     kernel = k0.kernels[0]
     code = kernel_instructions(k0, kernel.name)
-    assert kernel.descriptor.fields["kernarg_preload_spec_length"] and mutations.preamble_matches_preload(kernel, code)
+    assert kernel.descriptor.fields["kernarg_preload_spec_length"] and proofs.preamble_matches_preload(kernel, code)
     shifted = parse_instruction("s_load_dwordx8 s[4:11], s[0:1], 0xc")  # one dword off
     shifted.address = code[1].address
     assert code[1].mnemonic == "s_load_dwordx8"
-    assert not mutations.preamble_matches_preload(kernel, [code[0], shifted, *code[2:]])
+    assert not proofs.preamble_matches_preload(kernel, [code[0], shifted, *code[2:]])
 
 
-def test_barrier_proof_only_for_launches_with_distinct_buffers(mutations):
+def test_barrier_proof_only_for_launches_with_distinct_buffers(proofs):
     from asmevo.verify import launch_from_dict
     x = {"buffer": "x", "dtype": "float32", "shape": [4], "init": "zeros"}
     y = dict(x, buffer="y")
     spec = {"kernel": "k", "grid": [1], "block": [64]}
-    assert mutations.distinct_buffers([launch_from_dict(dict(spec, args=[x, y]))])
-    assert not mutations.distinct_buffers([launch_from_dict(dict(spec, args=[x, {"buffer": "x"}]))])  # in place
+    assert proofs.distinct_buffers([launch_from_dict(dict(spec, args=[x, y]))])
+    assert not proofs.distinct_buffers([launch_from_dict(dict(spec, args=[x, {"buffer": "x"}]))])  # in place
