@@ -6,6 +6,8 @@ result (the mutation benchmark's `mutations.py` leaves proved ones out of its re
 * barrier (`barrier_proof`): a deleted `s_barrier` after which no wave can observe the order of
   another wave's accesses (LDS by byte-disjointness per barrier phase, global memory by pointer
   provenance per buffer argument);
+* sign (`sign_proof`): a float subtraction with swapped sources whose result is only squared or
+  taken in absolute value (equal up to NaN payloads);
 * identity (`same_code_proof`): K1 disassembles to K0's instructions.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import functools
 import re
 import sys
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -21,7 +24,9 @@ from asmevo.codeobj import CodeObject, Kernel  # noqa: E402
 from asmevo.cycle_model import kernel_instructions  # noqa: E402
 from asmevo.device.launch import BufferArg, StructArg  # noqa: E402
 from asmevo.emu import PRELOAD_SKIP  # noqa: E402
+from asmevo.emu.ds import ds_footprint  # noqa: E402
 from asmevo.emu.lds_order import lds_conflicts  # noqa: E402
+from asmevo.errors import UnsupportedInstruction  # noqa: E402
 from asmevo.isa.cfg import build_cfg  # noqa: E402
 from asmevo.isa.instruction import Instruction, parse_instruction  # noqa: E402
 from asmevo.isa.regs import (EXEC, SCC, Reg, RegInfo, def_use_all, is_lds_dma, is_returning_atomic,  # noqa: E402
@@ -214,6 +219,10 @@ def _exec_gains(ins: Instruction, state: State) -> Parked:
     return None if None in masks else frozenset().union(*masks)
 
 
+# EXEC = x & ~EXEC: the else branch of structured control flow, none of the lanes active before
+_SWITCHES_EXEC = frozenset({"s_andn2_saveexec_b64"})
+
+
 def _narrows_exec(ins: Instruction) -> bool:
     """EXEC = EXEC & x: s_and_saveexec, s_and_b64 exec, exec, x, s_andn2_b64 exec, exec, x."""
     ops = [o.text for o in ins.operands]
@@ -249,6 +258,12 @@ def _transfer(kernel: Kernel, ins: Instruction, state: State) -> None:
         uses = (set(info.uses) - EXEC - {SCC}) | set().union(*(operand_regs(o) for o in info.srcs))
         tags = _tags(state, uses, lanes=1 if info.encoding == "dpp" or _CROSS_LANE.match(info.base) else 0)
         tags = frozenset({UNKNOWN}) if "kernarg" in tags else tags
+    _flow(ins, info, state, tags)
+
+
+def _flow(ins: Instruction, info: RegInfo, state: State, tags: Tags) -> None:
+    """Give an instruction's destinations `tags`, with the lane bookkeeping of `_transfer`: VGPR
+    writes replace the active lanes' tags, EXEC changes park and restore lanes through masks."""
     vgprs = [(r, v) for r, v in state.items() if _vector(r)]
     active = frozenset((r, t) for r, (tags_on, _) in vgprs for t in tags_on)
     mask = _mask_result(ins, state, active) if info.base.endswith("_b64") or info.family == "vopc" else None
@@ -269,19 +284,17 @@ def _transfer(kernel: Kernel, ins: Instruction, state: State) -> None:
     if gained is None:
         for r, (tags_on, every) in vgprs:
             state[r] = (state[r][0] | every, state[r][1])
-    else:
-        for r, t in gained:
-            state[r] = (_get(state, r)[0] | {t}, _get(state, r)[1])
+        return
+    if info.base in _SWITCHES_EXEC:  # the new lanes are all parked ones of the source mask
+        for r, (tags_on, every) in vgprs:
+            state[r] = (frozenset(), every)
+    for r, t in gained:
+        state[r] = (_get(state, r)[0] | {t}, _get(state, r)[1])
 
 
-def _global_accesses(kernel: Kernel, instructions: list[Instruction], cfg) -> dict[int, tuple[bool, Tags]] | None:
-    """(writes, buffer tags of its address) of every reachable global memory access except kernarg
-    loads, by index; UNKNOWN when the address derives from no buffer argument. A forward
-    may-analysis to a fixpoint; None if it takes more than MAX_ROUNDS rounds."""
-    entry: State = {r: (frozenset(), frozenset()) for r in EXEC}
-    for name, first, _ in kernel.descriptor.user_sgpr_layout():
-        if name == "enable_sgpr_kernarg_segment_ptr":
-            entry.update({("s", first + k): (frozenset({"kernarg"}), None) for k in (0, 1)})
+def _solve(cfg, entry: State, step: Callable[[int, State], bool]) -> dict[int, State] | None:
+    """Block-entry states of a forward may-analysis from `entry` to its fixpoint (`step(j, state)`
+    applies instruction j, False to give up); None when given up or beyond MAX_ROUNDS rounds."""
     live = cfg.reachable()
     block_in: dict[int, State] = {}
     block_out: dict[int, State] = {}
@@ -293,16 +306,28 @@ def _global_accesses(kernel: Kernel, instructions: list[Instruction], cfg) -> di
             state = {r: functools.reduce(_merge, (_get(ps, r) for ps in preds)) for r in regs}
             block_in[b] = dict(state)
             for j in range(cfg.blocks[b].start, cfg.blocks[b].end):
-                _transfer(kernel, instructions[j], state)
+                if not step(j, state):
+                    return None
             changed |= block_out.get(b) != state
             block_out[b] = state
         if not changed:
-            break
-    else:
+            return block_in
+    return None
+
+
+def _global_accesses(kernel: Kernel, instructions: list[Instruction], cfg) -> dict[int, tuple[bool, Tags]] | None:
+    """(writes, buffer tags of its address) of every reachable global memory access except kernarg
+    loads, by index; UNKNOWN when the address derives from no buffer argument. A forward
+    may-analysis to a fixpoint; None if it takes more than MAX_ROUNDS rounds."""
+    entry: State = {r: (frozenset(), frozenset()) for r in EXEC}
+    for name, first, _ in kernel.descriptor.user_sgpr_layout():
+        if name == "enable_sgpr_kernarg_segment_ptr":
+            entry.update({("s", first + k): (frozenset({"kernarg"}), None) for k in (0, 1)})
+    block_in = _solve(cfg, entry, lambda j, state: _transfer(kernel, instructions[j], state) or True)
+    if block_in is None:
         return None
     accesses = {}
-    for b in live:
-        state = block_in[b]
+    for b, state in block_in.items():
         for j in range(cfg.blocks[b].start, cfg.blocks[b].end):
             ins = instructions[j]
             if _GLOBAL.match(ins.mnemonic) and not _kernarg_load(ins, state):
@@ -425,9 +450,141 @@ def distinct_buffers(launches) -> bool:
                for vl in launches)
 
 
+_SIGN, _NAN = "sign", "NaN payload"  # how a value may differ from K0's: its sign, or a NaN's payload bits
+_SUB = re.compile(r"^v_(sub|subrev)_f(16|32|64)$")
+_MUL = re.compile(r"^v_(mul|fma|fmac|mac|mad)_f(16|32|64)$")
+_ACCUMULATES = re.compile(r"^v_(fmac|mac)_")
+# Float operations that give NaN exactly when a source is NaN, or pick between sources (min/max,
+# selects), so that a NaN payload never turns into other bits.
+_NAN_OBLIVIOUS = re.compile(r"^v_(pk_)?(add|sub|subrev|mul|fma|fmac|mac|mad|fmaak|fmamk|min|max|min3|max3|med3|div_scale|"
+                            r"div_fmas|div_fixup|rcp|rsq|sqrt|exp|log|ldexp|fract|trunc|floor|ceil|rndne)_f(16|32|64)$|"
+                            r"^v_cvt_f(16|32|64)_f(16|32|64)$")
+_MOVES = frozenset({"v_mov_b32", "v_cndmask_b32"})
+_FLOAT_COMPARE = re.compile(r"^v_cmpx?_(?!class)[a-z]+_f(16|32|64)$")
+_FLOAT_STORE = re.compile(r"^(global_store_|buffer_store_|flat_store_|scratch_store_|ds_write|"
+                          r"(global|buffer|flat)_atomic_(pk_)?add_f(16|32|64)|ds_add(_rtn)?_f32)")
+_LOADS = re.compile(r"^(global_load|buffer_load|flat_load|scratch_load|ds_read|global_atomic|buffer_atomic|"
+                    r"flat_atomic|ds_.*_rtn)")
+SYMMETRIC_ROUNDING = (0, 3)  # round to nearest even, toward zero: round(-x) = -round(x)
+_MEMORY: Reg = ("memory", 0)  # pseudo-register of the taint analysis
+
+
+def _sign_insensitive(ins: Instruction, info: RegInfo, signed: set[Reg]) -> bool:
+    """Every read of a `signed` register gives the same result for x and -x: all its operands take
+    |x|, or it is the two multiplicands of a product x*x (same modifiers, not the accumulator)."""
+    hit = [k for k, o in enumerate(info.srcs) if operand_regs(o) & signed]
+    explained = set().union(*(operand_regs(info.srcs[k]) for k in hit))
+    if not hit or (info.uses & signed) - explained or info.encoding in ("dpp", "sdwa"):
+        return False
+    if _ACCUMULATES.match(info.base) and operand_regs(ins.operands[0]) & signed:
+        return False
+    if all(info.srcs[k].abs for k in hit):
+        return True
+    a, b = (info.srcs + (None, None))[:2]
+    return bool(_MUL.match(info.base)) and hit == [0, 1] and (a.text, a.neg, a.abs) == (b.text, b.neg, b.abs)
+
+
+def _memory_address(ins: Instruction, info: RegInfo) -> set[Reg]:
+    """The registers a memory access (or lane shuffle) takes its address from."""
+    if info.base in _LANE_SHUFFLES:
+        return operand_regs(ins.operands[1])
+    if info.base.startswith("ds_"):
+        try:
+            return operand_regs(ins.operands[ds_footprint(ins)[0]])
+        except UnsupportedInstruction:
+            return set(info.uses)
+    if _GLOBAL.match(info.base) or info.base.startswith(("flat_", "scratch_")):
+        return _address_regs(ins)
+    return set()
+
+
+def _taint_step(k: int, source: int, ins: Instruction, state: State) -> bool:
+    """Taint through instruction k: the kinds of difference from K0 each register's active lanes
+    (and any lane) may hold, and `_MEMORY` whether stored bytes may differ in a NaN payload. False
+    when the difference may reach something other than a NaN payload."""
+    info = reg_info(ins)
+    address = _memory_address(ins, info)  # read in the lane itself; other sources of a cross-lane
+    cross = info.encoding == "dpp" or bool(_CROSS_LANE.match(info.base))  # read may come from any lane
+    read = {}
+    for r in info.uses - EXEC - {SCC}:
+        on, anywhere = _get(state, r)
+        kinds = anywhere if cross and _vector(r) and r not in address else on
+        if kinds:
+            read[r] = kinds
+    stored = _get(state, _MEMORY)[0]
+    is_load = bool(_LOADS.match(info.base))
+    out: frozenset[str] = frozenset()
+    if k == source:
+        if read:
+            return False
+        out = frozenset({_SIGN})
+    elif read or (is_load and stored):
+        signed = {r for r, kinds in read.items() if _SIGN in kinds}
+        nan = frozenset({_NAN}) if any(_NAN in kinds for kinds in read.values()) or (is_load and stored) else frozenset()
+        if set(read) & address:
+            return False  # an address or lane index that may differ
+        if info.base in _MOVES or info.base in _LANE_SHUFFLES:  # bits moved as they are, between lanes too
+            out = frozenset().union(*read.values()) if read else nan
+        elif signed and not _sign_insensitive(ins, info, signed):
+            return False
+        elif signed:
+            out = frozenset({_NAN})
+        elif _NAN_OBLIVIOUS.match(info.base):
+            out = nan
+        elif _FLOAT_COMPARE.match(info.base) and not cross:
+            out = frozenset()  # NaN compares unordered whatever its payload
+        elif _FLOAT_STORE.match(info.base) or (is_load and not read):
+            if read:
+                state[_MEMORY] = (stored | nan, None)
+            out = nan if is_load else frozenset()
+        else:
+            return False
+        flags = info.base.startswith("v_div_scale")  # its SGPR flag compares exponents: no payload
+        if out and not flags and any(not _vector(d) for d in info.defs - {SCC}):
+            return False
+    _flow(ins, info, state, out)
+    for d in info.defs - {SCC}:
+        if not _vector(d) and out:
+            state[d] = (frozenset(), state[d][1])
+    return True
+
+
+def sign_proof(k0: CodeObject, lines: list[str], edited: list[str]) -> str:
+    """A proof that swapping the sources of a float subtraction (x - y -> y - x) changes no result
+    but, possibly, a NaN payload: under symmetric rounding the new result is the old one negated
+    (or the same zero), and a forward taint analysis over K0's CFG shows that every instruction
+    that may read it (in the lanes it was written in: VGPR writes clear the active lanes' taint,
+    EXEC narrowing parks it, other EXEC writes bring it back) takes |x| or x*x, whose result is the
+    same except that a NaN may carry another payload (when both operands of the subtraction are NaN
+    with different payloads, IEEE 754 leaves which one propagates open); such values flow only
+    through NaN-propagating float arithmetic, moves, selects and float compares into stores and
+    float-add atomics. "" when there is none."""
+    n, new = _changed_line(lines, edited)
+    m = LINE.match(lines[n])
+    found = _kernel_of(k0, int(m["addr"], 16)) if m and new is not None else None
+    if found is None:
+        return ""
+    kernel, instructions, i = found
+    old, mutated = instructions[i], parse_instruction(new.split(";")[0].strip())
+    info = reg_info(old)
+    ops = [o.text for o in old.operands]
+    fields = kernel.descriptor.fields
+    if (not _SUB.match(info.base) or info.encoding in ("dpp", "sdwa") or old.modifiers or len(ops) != 3
+            or mutated.mnemonic != old.mnemonic or [o.text for o in mutated.operands] != [ops[0], ops[2], ops[1]]
+            or fields["float_round_mode_32"] not in SYMMETRIC_ROUNDING
+            or fields["float_round_mode_16_64"] not in SYMMETRIC_ROUNDING
+            or any(_IMPURE.match(x.mnemonic) or x.mnemonic.startswith(("s_round_mode", "s_denorm_mode"))
+                   for x in instructions)):
+        return ""
+    if _solve(build_cfg(instructions), {}, lambda j, state: _taint_step(j, i, instructions[j], state)) is None:
+        return ""
+    return (f"sign: {old.text()} at 0x{old.address:x} with swapped sources is its negation (symmetric rounding); "
+            "every read takes |x| or x*x, so results differ at most in NaN payloads")
+
+
 def equivalence_proof(k0: CodeObject, k1: CodeObject, lines: list[str], edited: list[str], launches) -> str:
     """Why an edit cannot change any result for launches like `launches` (their block shapes, and
     buffers passed as in them; see the module docstring), or "" when unproved."""
     blocks = sorted({tuple(vl.spec.block) for vl in launches})
-    return (same_code_proof(k0, k1) or dead_write_proof(k0, lines, edited)
+    return (same_code_proof(k0, k1) or dead_write_proof(k0, lines, edited) or sign_proof(k0, lines, edited)
             or (barrier_proof(k0, lines, edited, blocks) if distinct_buffers(launches) else ""))

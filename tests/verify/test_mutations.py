@@ -212,3 +212,66 @@ def test_barrier_proof_only_for_launches_with_distinct_buffers(proofs):
     spec = {"kernel": "k", "grid": [1], "block": [64]}
     assert proofs.distinct_buffers([launch_from_dict(dict(spec, args=[x, y]))])
     assert not proofs.distinct_buffers([launch_from_dict(dict(spec, args=[x, {"buffer": "x"}]))])  # in place
+
+
+def swapped_sub(tmp_path, use: str, sub: str = "v_sub_f32 v3, v1, v2") -> tuple[CodeObject, list[str], list[str]]:
+    """A kernel computing `sub` from two loaded floats, then `use` (stores go to arg2); K0, its
+    recovered lines, and the lines with the subtraction's sources swapped."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emu"))
+    from emutools import asm
+    co = asm(f"""
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_load_dwordx2 s[8:9], s[0:1], 0x10
+  v_lshlrev_b32 v0, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v1, v0, s[4:5]
+  global_load_dword v2, v0, s[6:7]
+  s_waitcnt vmcnt(0)
+  {sub}
+{use}
+  s_endpgm
+""")
+    path = tmp_path / "k.co"
+    path.write_bytes(co.data)
+    lines = recover(path).source.splitlines()
+    n = next(k for k, ln in enumerate(lines) if ln.startswith("\tv_sub_f32"))
+    mnemonic, ops = lines[n].split(";")[0].split(None, 1)
+    a, b, c = [o.strip() for o in ops.split(",")]
+    return co, lines, lines[:n] + [f"\t{mnemonic} {a}, {c}, {b}"] + lines[n + 1:]
+
+
+@pytest.mark.parametrize("use,proved", [
+    ("  v_mul_f32 v4, v3, v3\n  global_store_dword v0, v4, s[8:9]", True),          # (x-y)^2
+    ("  v_add_f32 v4, |v3|, v2\n  global_store_dword v0, v4, s[8:9]", True),         # |x-y| + y
+    ("  v_mul_f32 v4, v3, v3\n  v_max_f32 v4, v4, v2\n  global_store_dword v0, v4, s[8:9]", True),
+    ("  v_mul_f32 v4, v3, v2\n  global_store_dword v0, v4, s[8:9]", False),         # sign reaches the product
+    ("  global_store_dword v0, v3, s[8:9]", False),                                  # stored as it is
+    ("  v_fmac_f32 v3, v3, v3\n  global_store_dword v0, v3, s[8:9]", False),         # x + x*x
+    ("  v_mul_f32 v4, v3, v3\n  v_and_b32 v4, 0x7fffff, v4\n  global_store_dword v0, v4, s[8:9]", False),  # payload bits
+    ("  v_mul_f32 v4, v3, v3\n  global_store_dword v4, v4, s[8:9]", False),         # used as an address
+    # overwritten in every active lane before an unsquared read
+    ("  v_mul_f32 v4, v3, v3\n  v_mov_b32 v3, v2\n  global_store_dword v0, v3, s[8:9]", True),
+    # overwritten only where v1 < v2: other lanes still hold x-y when EXEC is restored
+    ("  v_mul_f32 v4, v3, v3\n  v_cmp_lt_f32 vcc, v1, v2\n  s_and_saveexec_b64 s[10:11], vcc\n  v_mov_b32 v3, v2\n"
+     "  s_or_b64 exec, exec, s[10:11]\n  global_store_dword v0, v3, s[8:9]", False),
+])
+def test_sign_proof(proofs, tmp_path, use, proved):
+    k0, lines, edited = swapped_sub(tmp_path, use)
+    proof = proofs.sign_proof(k0, lines, edited)
+    assert proof.startswith("sign:") if proved else proof == ""
+
+
+def test_sign_proof_needs_a_plain_subtraction(proofs, tmp_path):
+    use = "  v_mul_f32 v4, v3, v3\n  global_store_dword v0, v4, s[8:9]"
+    k0, lines, edited = swapped_sub(tmp_path, use, "v_sub_f32 v3, v1, v2 clamp")  # clamp(-d) != -clamp(d)
+    assert proofs.sign_proof(k0, lines, edited) == ""
+    k0, lines, edited = swapped_sub(tmp_path, use, "v_sub_f32 v3, v1, v2 mul:2")
+    assert proofs.sign_proof(k0, lines, edited) == ""
+
+
+def test_sign_proof_on_mse_loss(proofs):
+    problem = load_suite("kernelbench").problem("94_MSELoss")
+    lines = recover(problem.code_object).source.splitlines()
+    n = next(k for k, ln in enumerate(lines) if ln.rstrip().endswith("; 0x1994"))
+    edited = lines[:n] + ["\tv_sub_f32_e32 v5, v13, v5"] + lines[n + 1:]  # (b-a)^2 for (a-b)^2
+    assert proofs.sign_proof(CodeObject.from_path(problem.code_object), lines, edited).startswith("sign:")
