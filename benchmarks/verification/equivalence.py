@@ -484,6 +484,12 @@ def _sign_insensitive(ins: Instruction, info: RegInfo, signed: set[Reg]) -> bool
     return bool(_MUL.match(info.base)) and hit == [0, 1] and (a.text, a.neg, a.abs) == (b.text, b.neg, b.abs)
 
 
+def _read_modify_write(base: str) -> bool:
+    """An atomic: reads and writes memory."""
+    return "atomic" in base or (base.startswith("ds_") and not base.startswith(("ds_read", "ds_write", "ds_nop"))
+                                and base not in _LANE_SHUFFLES)
+
+
 def _memory_address(ins: Instruction, info: RegInfo) -> set[Reg]:
     """The registers a memory access (or lane shuffle) takes its address from."""
     if info.base in _LANE_SHUFFLES:
@@ -513,6 +519,8 @@ def _taint_step(k: int, source: int, ins: Instruction, state: State) -> bool:
             read[r] = kinds
     stored = _get(state, _MEMORY)[0]
     is_load = bool(_LOADS.match(info.base))
+    if stored and _read_modify_write(info.base) and not _FLOAT_STORE.match(info.base):
+        return False  # an integer or bitwise atomic may turn a NaN payload into other bits
     out: frozenset[str] = frozenset()
     if k == source:
         if read:
@@ -554,7 +562,7 @@ def sign_proof(k0: CodeObject, lines: list[str], edited: list[str]) -> str:
     but, possibly, a NaN payload: under symmetric rounding the new result is the old one negated
     (or the same zero), and a forward taint analysis over K0's CFG shows that every instruction
     that may read it (in the lanes it was written in: VGPR writes clear the active lanes' taint,
-    EXEC narrowing parks it, other EXEC writes bring it back) takes |x| or x*x, whose result is the
+    lane masks park and restore it as in `_flow`) takes |x| or x*x, whose result is the
     same except that a NaN may carry another payload (when both operands of the subtraction are NaN
     with different payloads, IEEE 754 leaves which one propagates open); such values flow only
     through NaN-propagating float arithmetic, moves, selects and float compares into stores and

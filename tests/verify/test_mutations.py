@@ -275,3 +275,14 @@ def test_sign_proof_on_mse_loss(proofs):
     n = next(k for k, ln in enumerate(lines) if ln.rstrip().endswith("; 0x1994"))
     edited = lines[:n] + ["\tv_sub_f32_e32 v5, v13, v5"] + lines[n + 1:]  # (b-a)^2 for (a-b)^2
     assert proofs.sign_proof(CodeObject.from_path(problem.code_object), lines, edited).startswith("sign:")
+
+
+def test_sign_proof_refuses_integer_atomics_on_payloads(proofs, tmp_path):
+    # an unsigned max over stored float bits may pick a NaN in one kernel and a number in the other
+    use = ("  v_mul_f32 v4, v3, v3\n  global_store_dword v0, v4, s[8:9]\n  s_waitcnt vmcnt(0)\n"
+           "  global_atomic_umax v0, v2, s[8:9]")
+    k0, lines, edited = swapped_sub(tmp_path, use)
+    assert proofs.sign_proof(k0, lines, edited) == ""
+    use = use.replace("global_atomic_umax", "global_atomic_add_f32")
+    k0, lines, edited = swapped_sub(tmp_path, use)
+    assert proofs.sign_proof(k0, lines, edited).startswith("sign:")
