@@ -286,3 +286,17 @@ def test_sign_proof_refuses_integer_atomics_on_payloads(proofs, tmp_path):
     use = use.replace("global_atomic_umax", "global_atomic_add_f32")
     k0, lines, edited = swapped_sub(tmp_path, use)
     assert proofs.sign_proof(k0, lines, edited).startswith("sign:")
+
+
+def test_sign_proof_else_branch_lanes_hold_their_own_values(proofs, tmp_path):
+    # x - y is computed and squared in the then-branch; the else-branch stores v3, which in its own
+    # lanes still holds the value copied before the branch
+    use = ("  v_cmp_lt_f32 vcc, v1, v2\n  s_and_saveexec_b64 s[10:11], vcc\n  v_sub_f32 v3, v1, v2\n"
+           "  v_mul_f32 v4, v3, v3\n  global_store_dword v0, v4, s[8:9]\n"
+           "  s_andn2_saveexec_b64 s[10:11], s[10:11]\n  global_store_dword v0, v3, s[8:9]\n"
+           "  s_or_b64 exec, exec, s[10:11]")
+    k0, lines, edited = swapped_sub(tmp_path, use, "v_mov_b32 v3, v1")
+    assert proofs.sign_proof(k0, lines, edited).startswith("sign:")
+    # after the branches both kinds of lanes are back: v3 may hold x - y again
+    k0, lines, edited = swapped_sub(tmp_path, use + "\n  global_store_dword v0, v3, s[8:9]", "v_mov_b32 v3, v1")
+    assert proofs.sign_proof(k0, lines, edited) == ""
