@@ -10,12 +10,14 @@ a breaking edit in code no launch reaches is not counted as a miss.
 
 A breaking edit that verification accepts (so it passed the static hazard and s_waitcnt checks)
 is checked for a proof that it is an equivalent mutant, one that cannot change any result
-(`equivalence.py`: dead register writes, a barrier no wave can observe, identical code). Proved
+(`equivalence.py`: dead register writes, a barrier no wave can observe, a swapped subtraction
+that is only squared, identical code). Proved
 equivalents are reported with their proof and left out of the rejection rate; every other
 accepted breaking edit is a survivor. Prints both rates, the per-operator table, the proved
 equivalents, the survivors, and the time of one full verification per kernel.
 
-    python benchmarks/verification/mutations.py [--problems 19_ReLU,23_Softmax] [--trials 3] [--json out.json]
+    python benchmarks/verification/mutations.py [--problems 19_ReLU,23_Softmax] [--trials 3] [--seed 0]
+        [--json out.json]
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ _NON_COMMUTATIVE = re.compile(r"^[vs]_(sub|subrev|lshl|lshr|ashr|bfe|cmp_(lt|gt|
 _NOT_ALU = re.compile(r"^(s_waitcnt|s_barrier|s_nop|s_endpgm|s_branch|s_cbranch|s_setpc|s_swappc|s_getpc|"
                       r"s_sendmsg|s_setprio|s_sleep|s_dcache|s_icache|v_readlane|v_writelane|v_readfirstlane)")
 _MEMORY = re.compile(r"^(global_|buffer_|flat_|scratch_|ds_|s_load|s_buffer_load|s_store)")
+
 
 @dataclass
 class Site:
