@@ -274,7 +274,12 @@ class LaneValues:
             ok = np.all([st.usable(r) for r in vreads] or [np.ones((self.W, 64), bool)], axis=0)
         ok &= waves_known[:, None]
         for f, r in sorted(defs):
-            if f == "v":
+            if f == "v" and ins.mnemonic.startswith("v_writelane"):  # writes its lane whatever EXEC is
+                new = m.v[r]
+                st.vk[r] &= ok & (st.v[r] == new)
+                st.ck[r] = st.vk[r]
+                st.v[r] = new.copy()
+            elif f == "v":
                 new = m.v[r]
                 st.vk[r] = np.where(on, ok, np.where(off, st.vk[r], st.vk[r] & ok & (st.v[r] == new)))
                 st.ck[r] = ok | off

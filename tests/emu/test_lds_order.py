@@ -143,3 +143,16 @@ def test_lds_address_from_memory_is_not_proved():
   s_waitcnt vmcnt(0)
   ds_write_b32 v1, v0""")
     assert "not known per work-item" in lds_conflicts(ins, BLOCK)[0]
+
+
+def test_writelane_of_an_unknown_value_is_unknown_even_in_disabled_lanes():
+    ins = code("""  s_load_dword s4, s[0:1], 0x0
+  v_mov_b32 v1, 0
+  s_mov_b64 exec, 1
+  s_waitcnt lgkmcnt(0)
+  v_writelane_b32 v1, s4, 5
+  s_mov_b64 exec, -1
+  v_mov_b32 v2, v1""")
+    use = index_of(ins, "v_mov_b32 v2")
+    st = LaneValues(ins, BLOCK).before({use})[use]
+    assert not st.vk[1][0, 5]  # the loaded value, though EXEC never enabled lane 5
