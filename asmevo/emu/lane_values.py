@@ -53,7 +53,8 @@ class LaneState:
     (`ck`) when it holds provided the lane is enabled in the EXEC that instruction `ce` (per wave)
     last wrote — the case of a value computed under a data-dependent mask and used under the same
     mask. `epoch` is the index + 1 of the instruction that last wrote EXEC (0: the entry's EXEC; a
-    negative number: paths with different last writers met)."""
+    negative number: paths with different last writers met at that block, a new EXEC on every
+    arrival). Writing an epoch again (the same writer running again) drops what was known under it."""
 
     v: np.ndarray      # [nv, W, 64] uint32
     vk: np.ndarray     # [nv, W, 64] bool
@@ -78,6 +79,7 @@ class LaneState:
         sk = self.sk & o.sk & ~(self.s ^ o.s)
         scck = self.scck & o.scck & (self.scc == o.scc)
         epoch = np.where(self.epoch == o.epoch, self.epoch, join)
+        ck &= ~((self.ce == join) & (epoch == join))[..., None]  # a join is a new EXEC each time it happens
         changed = any(bool((a != b).any()) for a, b in ((vk, self.vk), (ck, self.ck), (sk, self.sk),
                                                           (scck, self.scck), (epoch, self.epoch)))
         self.vk, self.ck, self.sk, self.scck, self.epoch = vk, ck, sk, scck, epoch

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from asmevo.cycle_model import kernel_instructions
-from asmevo.emu.lane_values import LaneValues
+from asmevo.emu.lane_values import LaneValues, entry_state
 from asmevo.emu.lds_order import lds_conflicts
 from asmevo.isa.barrier_phases import barrier_phases, lds_phases
 from asmevo.isa.cfg import build_cfg
@@ -156,3 +156,14 @@ def test_writelane_of_an_unknown_value_is_unknown_even_in_disabled_lanes():
     use = index_of(ins, "v_mov_b32 v2")
     st = LaneValues(ins, BLOCK).before({use})[use]
     assert not st.vk[1][0, 5]  # the loaded value, though EXEC never enabled lane 5
+
+
+def test_a_join_of_different_exec_writers_is_a_new_exec():
+    # knowledge recorded under an earlier arrival at the same join (an outer loop's previous trip)
+    # must not hold under this arrival's EXEC
+    a = entry_state(BLOCK, 4)
+    a.ck[1], a.ce[1], a.epoch[:] = True, -3, 5
+    b = a.copy()
+    b.epoch[:] = 7
+    a.merge(b, -3)
+    assert (a.epoch == -3).all() and not a.usable(1).any()
