@@ -39,8 +39,9 @@ _UNSUPPORTED = re.compile(r"^(s_setreg|s_movrel|v_movrel|s_set_gpr_idx|s_setpc|s
                           r"s_cbranch_(join|g_fork|i_fork))")
 _CROSS_LANE = re.compile(r"^v_(readlane|readfirstlane|writelane|permlane|mov_b32_dpp)")
 ALL = np.uint32(0xFFFFFFFF)
-# Bitwise scalar ops: (result from a, b as (value, known) pairs); "n" prefixes negate an input.
 _EXEC_OPERAND = Operand(kind="special", text="exec", count=2, name="exec")
+# Bitwise scalar ops -> the AND/OR/XOR they compute after negating the second source (andn2, orn2),
+# the first (andn1, orn1) or the result (nand, nor, xnor).
 _LOGIC = {"and": "and", "or": "or", "xor": "xor", "andn2": "and", "orn2": "or", "nand": "and", "nor": "or",
           "xnor": "xor", "andn1": "and", "orn1": "or"}
 
