@@ -19,6 +19,16 @@ def waves_per_group(block: tuple[int, int, int]) -> int:
     return -(-(block[0] * block[1] * block[2]) // 64)
 
 
+def work_items(block: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(v0 of each lane of a workgroup's waves, [waves, 64] uint32; the launch EXEC of each wave,
+    uint64): wave k holds flat ids 64k .. 64k+63, v0 = x | y << 10 | z << 20, 0 past the last."""
+    bx, by, bz = block
+    t = np.arange(waves_per_group(block), dtype=np.uint32)[:, None] * 64 + np.arange(64, dtype=np.uint32)[None, :]
+    live = t < bx * by * bz
+    ids = np.where(live, (t % bx) | (((t // bx) % by) << 10) | ((t // (bx * by)) << 20), 0).astype(np.uint32)
+    return ids, np.packbits(live, axis=1, bitorder="little").view(np.uint64).reshape(-1)
+
+
 def batch_waves(kernel: Kernel, block, nvgpr: int, nagpr: int, checked: bool) -> int:
     """How many waves (whole workgroups) one batch holds within the memory budget."""
     wpg = waves_per_group(block)
@@ -87,15 +97,8 @@ def init_batch(m: Machine, kernel: Kernel, wg_first: int, grid, block, addrs: di
         written.append(r)
         r += 1
     s[:, FLAT_SCRATCH:FLAT_SCRATCH + 2] = 0
-    # work-items: wave k of a workgroup holds flat ids 64k .. 64k+63; v0 = x | y << 10 | z << 20
-    bx, by, bz = block
-    nitems = bx * by * bz
-    t = (np.arange(wpg, dtype=np.uint32)[:, None] * 64 + np.arange(64, dtype=np.uint32)[None, :])
-    live = t < nitems
-    x, y, z = t % bx, (t // bx) % by, t // (bx * by)
-    ids = np.where(live, x | (y << 10) | (z << 20), 0).astype(np.uint32)
+    ids, bits = work_items(block)
     m.v[0].reshape(m.nwg, wpg, 64)[:] = ids  # every workgroup has the same work-item layout
-    bits = np.packbits(live, axis=1, bitorder="little").view(np.uint64).reshape(-1)
     m.s64[:, EXEC // 2] = np.tile(bits, m.nwg)
     m.exec_version += 1
     if m.checked:

@@ -27,7 +27,7 @@ from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import SCC, Reg, reg_info
-from .dispatch import waves_per_group
+from .dispatch import waves_per_group, work_items
 from .memory import Memory
 from .ops import Context
 from .program import compile_instruction
@@ -106,12 +106,8 @@ def entry_state(block: tuple[int, int, int], nv: int) -> LaneState:
     st = LaneState(np.zeros((nv, W, 64), np.uint32), np.zeros((nv, W, 64), bool), np.zeros((nv, W, 64), bool),
                    np.zeros((nv, W), np.int64), np.zeros((W, 128), np.uint32), np.zeros((W, 128), np.uint32),
                    np.zeros(W, bool), np.zeros(W, bool), np.zeros(W, np.int64))
-    bx, by, _ = block
-    t = np.arange(W, dtype=np.uint32)[:, None] * 64 + np.arange(64, dtype=np.uint32)[None, :]
-    live = t < bx * by * block[2]
-    st.v[0] = np.where(live, (t % bx) | (((t // bx) % by) << 10) | ((t // (bx * by)) << 20), 0)
+    st.v[0], mask = work_items(block)
     st.vk[0] = True
-    mask = np.packbits(live, axis=1, bitorder="little").view(np.uint64).reshape(-1)
     st.s[:, EXEC] = (mask & np.uint64(ALL)).astype(np.uint32)
     st.s[:, EXEC + 1] = (mask >> np.uint64(32)).astype(np.uint32)
     st.sk[:, EXEC:EXEC + 2] = ALL  # the entry SGPRs (arguments, workgroup ids) are all unknown
