@@ -261,9 +261,10 @@ def _transfer(kernel: Kernel, ins: Instruction, state: State) -> None:
     _flow(ins, info, state, tags)
 
 
-def _flow(ins: Instruction, info: RegInfo, state: State, tags: Tags) -> None:
-    """Give an instruction's destinations `tags`, with the lane bookkeeping of `_transfer`: VGPR
-    writes replace the active lanes' tags, EXEC changes park and restore lanes through masks."""
+def _flow(ins: Instruction, info: RegInfo, state: State, tags: Tags, scalar_tags: Tags | None = None) -> None:
+    """Give an instruction's destinations `tags` (its SGPR ones `scalar_tags`, when given), with
+    the lane bookkeeping of `_transfer`: VGPR writes replace the active lanes' tags, EXEC changes
+    park and restore lanes through masks."""
     vgprs = [(r, v) for r, v in state.items() if _vector(r)]
     active = frozenset((r, t) for r, (tags_on, _) in vgprs for t in tags_on)
     mask = _mask_result(ins, state, active) if info.base.endswith("_b64") or info.family == "vopc" else None
@@ -280,7 +281,7 @@ def _flow(ins: Instruction, info: RegInfo, state: State, tags: Tags) -> None:
             tags_on, every = _get(state, d)
             state[d] = (tags if whole else tags_on | tags, every | tags)
         else:
-            state[d] = (tags, frozenset() if d in EXEC else mask)
+            state[d] = (tags if scalar_tags is None else scalar_tags, frozenset() if d in EXEC else mask)
     if gained is None:
         for r, (tags_on, every) in vgprs:
             state[r] = (state[r][0] | every, state[r][1])
@@ -550,10 +551,7 @@ def _taint_step(k: int, source: int, ins: Instruction, state: State) -> bool:
         flags = info.base.startswith("v_div_scale")  # its SGPR flag compares exponents: no payload
         if out and not flags and any(not _vector(d) for d in info.defs - {SCC}):
             return False
-    _flow(ins, info, state, out)
-    for d in info.defs - {SCC}:
-        if not _vector(d) and out:
-            state[d] = (frozenset(), state[d][1])
+    _flow(ins, info, state, out, scalar_tags=frozenset())  # no SGPR result carries a difference
     return True
 
 
