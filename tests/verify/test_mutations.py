@@ -97,25 +97,31 @@ STORE_ARG0 = "global_store_dword v1, v0, s[4:5]\n  s_waitcnt vmcnt(0)"
 BLOCKS = [(128, 1, 1)]
 
 
-def barrier_kernel(tmp_path, after: str, before: str = STORE_ARG0) -> tuple[CodeObject, list[str]]:
-    """A kernel whose threads run `before` (by default: store arg0[tid]), pass a barrier, then run
-    `after` (arg0, arg1, arg2 in s[4:5], s[6:7], s[8:9]; v1 = 4 * tid); K0 and its recovered lines."""
+def recovered(tmp_path, body: str) -> tuple[CodeObject, list[str]]:
+    """A kernel that loads arg0, arg1, arg2 into s[4:5], s[6:7], s[8:9], then runs `body`; K0 and
+    its recovered lines."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emu"))
     from emutools import asm
     co = asm(f"""
   s_load_dwordx4 s[4:7], s[0:1], 0x0
   s_load_dwordx2 s[8:9], s[0:1], 0x10
-  v_lshlrev_b32 v1, 2, v0
-  s_waitcnt lgkmcnt(0)
-  {before}
-  s_barrier
-  v_xor_b32 v2, 0x100, v1
-{after}
+{body}
   s_endpgm
 """, lds=1024)
     path = tmp_path / "k.co"
     path.write_bytes(co.data)
     return co, recover(path).source.splitlines()
+
+
+def barrier_kernel(tmp_path, after: str, before: str = STORE_ARG0) -> tuple[CodeObject, list[str]]:
+    """A kernel whose threads run `before` (by default: store arg0[tid]), pass a barrier, then run
+    `after` (v1 = 4 * tid); K0 and its recovered lines."""
+    return recovered(tmp_path, f"""  v_lshlrev_b32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  {before}
+  s_barrier
+  v_xor_b32 v2, 0x100, v1
+{after}""")
 
 
 def without_barrier(lines: list[str]) -> list[str]:
@@ -217,23 +223,13 @@ def test_barrier_proof_only_for_launches_with_distinct_buffers(proofs):
 def swapped_sub(tmp_path, use: str, sub: str = "v_sub_f32 v3, v1, v2") -> tuple[CodeObject, list[str], list[str]]:
     """A kernel computing `sub` from two loaded floats, then `use` (stores go to arg2); K0, its
     recovered lines, and the lines with the subtraction's sources swapped."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emu"))
-    from emutools import asm
-    co = asm(f"""
-  s_load_dwordx4 s[4:7], s[0:1], 0x0
-  s_load_dwordx2 s[8:9], s[0:1], 0x10
-  v_lshlrev_b32 v0, 2, v0
+    co, lines = recovered(tmp_path, f"""  v_lshlrev_b32 v0, 2, v0
   s_waitcnt lgkmcnt(0)
   global_load_dword v1, v0, s[4:5]
   global_load_dword v2, v0, s[6:7]
   s_waitcnt vmcnt(0)
   {sub}
-{use}
-  s_endpgm
-""")
-    path = tmp_path / "k.co"
-    path.write_bytes(co.data)
-    lines = recover(path).source.splitlines()
+{use}""")
     n = next(k for k, ln in enumerate(lines) if ln.startswith("\tv_sub_f32"))
     mnemonic, ops = lines[n].split(";")[0].split(None, 1)
     a, b, c = [o.strip() for o in ops.split(",")]
