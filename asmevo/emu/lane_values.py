@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedInstruction
-from ..isa.cfg import build_cfg
+from ..isa.cfg import CFG, build_cfg
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import SCC, Reg, reg_info
@@ -182,14 +182,14 @@ def _logic(base: str, srcs: tuple[Operand, ...], st: LaneState):
 class LaneValues:
     """Known per-lane values before each instruction of one kernel, for one block shape."""
 
-    def __init__(self, instructions: list[Instruction], block: tuple[int, int, int]):
+    def __init__(self, instructions: list[Instruction], block: tuple[int, int, int], cfg: CFG | None = None):
         for ins in instructions:
             if _UNSUPPORTED.match(ins.mnemonic):
                 raise UnsupportedInstruction(ins.mnemonic, ins.address, "lane values do not model it")
         self.instructions = instructions
         self.infos = [reg_info(i) for i in instructions]
         nv = 1 + max((r[1] for info in self.infos for r in info.defs | info.uses if r[0] == "v"), default=0)
-        self.cfg = build_cfg(instructions)
+        self.cfg = cfg or build_cfg(instructions)
         ctx = Context("")
         self.ops = [compile_instruction(i, ctx) if self.infos[k].family in _PURE else None
                     for k, i in enumerate(instructions)]

@@ -54,7 +54,7 @@ def lds_conflicts(instructions: list[Instruction], block: tuple[int, int, int],
     if any(is_lds_dma(instructions[k]) for k in accesses):
         return ["LDS DMA writes through M0"]
     try:
-        states = LaneValues(instructions, block).before(set(accesses))
+        states = LaneValues(instructions, block, cfg).before(set(accesses))
         touched = {}
         for k in accesses:
             if k in states:
