@@ -7,8 +7,9 @@ of sets rounds f32 transcendentals only faithfully, as hardware does. After each
 every buffer (outputs and inputs) and the guard bands around them are compared; strictness
 findings of K1 are failures even when the buffers agree, and a launch on which K0 itself has
 findings is invalid for verification (except kinds a suite declares known, and
-uninitialized-register reads, which K1 may repeat but not add to). The emulator runs in checked
-mode. Cheap static checks run first. The answer is a `Verdict` record.
+uninitialized-register reads, which K1 may repeat but not add to). A launch spec marked as a probe
+(giant shapes) runs only some workgroups on sparse memory, on the random trials
+(`asmevo.device.probe`). The emulator runs in checked mode. Cheap static checks run first. The answer is a `Verdict` record.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from .cycle_model import kernel_instructions
 from .device import Device, get_device
 from .device.dtypes import DType
 from .device.launch import LaunchSpec, make_inputs, run_launch
+from .device.probe import ProbeRun, probe_difference, run_probe
 from .emu.dispatch import PRELOAD_SKIP
 from .emu.memory import LAYOUTS
 from .errors import AsmEvoError, LaunchSpecError
@@ -124,12 +126,13 @@ def launch_from_dict(data: object, base_dir: str | Path = ".", label: str = "lau
     return VerifyLaunch(spec, tolerance, label)
 
 
-def suite_launches(problem, *, heldout: bool = False) -> list[VerifyLaunch]:
+def suite_launches(problem, *, heldout: bool = False, probes: bool = False) -> list[VerifyLaunch]:
     """The verify shapes of a suite problem (`asmevo.suites.Problem`), plus its held-out shape when
-    `heldout` (final acceptance only: agents never see it). A problem may declare the K0-vs-K1
+    `heldout` (final acceptance only: agents never see it) and its probe shapes (giant launches the
+    emulator runs a few workgroups of) when `probes`. A problem may declare the K0-vs-K1
     comparison policy as `semantics: {verify_tolerance: {...}}` (bitwise otherwise); its
     `known_findings` kinds carry over to every launch."""
-    roles = ("verify", "heldout") if heldout else ("verify",)
+    roles = ("verify",) + (("heldout",) if heldout else ()) + (("probe",) if probes else ())
     semantics = problem.extra.get("semantics")
     tol = semantics.get("verify_tolerance") if isinstance(semantics, dict) else None
     known = frozenset(problem.extra.get("known_findings") or {})
@@ -321,8 +324,25 @@ class ReferenceCache:
         self._store[key] = value
 
 
-def _run(device: Device, data: bytes, spec: LaunchSpec, inputs: dict[str, np.ndarray]):
-    """(buffers, findings, ok, executed wave-instructions or None off the emulator)."""
+def _probing(device: Device, spec: LaunchSpec) -> bool:
+    """Whether `spec` runs as a probe (a few workgroups on sparse memory): on the emulator only."""
+    return device.name == "emu" and spec.probe > 0
+
+
+def _sets(device: Device, spec: LaunchSpec, trials: int, special: bool) -> list[tuple[str, object]]:
+    """(label, inputs) per input set; a probe's inputs are its seed (pages are generated on demand),
+    and it runs the random trials only."""
+    if _probing(device, spec):
+        return [(f"trial {t} (seed {spec.seed + t}), probe of {spec.probe} workgroups", spec.seed + t)
+                for t in range(trials)]
+    return list(input_sets(spec, trials, special))
+
+
+def _run(device: Device, data: bytes, spec: LaunchSpec, inputs):
+    """(buffers or a ProbeRun, findings, ok, executed wave-instructions or None off the emulator)."""
+    if _probing(device, spec):
+        run = run_probe(device, data, spec, inputs)
+        return run, run.findings, run.ok, run.instructions
     outputs, result = run_launch(device, data, spec, {k: v.copy() for k, v in inputs.items()})
     executed = result.report.instructions if result.report is not None else None
     return outputs, list(result.findings), bool(result.ok), executed
@@ -395,10 +415,12 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
         problems = static_differences(k0, k1)
         if problems:
             return verdict("different", f"static check: {problems[0]}", {"stage": "static", "findings": problems})
-    plans = [(vl, list(input_sets(vl.spec, trials, special)), _decoders(vl.spec)) for vl in launches]
+    plans = [(vl, _sets(dev, vl.spec, trials, special), _decoders(vl.spec)) for vl in launches]
     for n_set in range(sets_per_launch):
         set_dev = _set_device(dev, n_set)
         for vl, sets, decoders in plans:
+            if n_set >= len(sets):
+                continue
             set_label, inputs = sets[n_set]
             if set_dev.name == "emu":
                 set_label += f", {set_dev.layout} memory" + (", faithful transcendentals" if set_dev.faithful else "")
@@ -427,7 +449,8 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
                 text = _findings_text(new1) if new1 else "launch failed"
                 return verdict("different", f"K1 strictness finding on {vl.label} ({set_label}): {text}",
                                {**where, "findings": new1}, n_set)
-            diff = compare_buffers(out0, out1, vl.tolerance, decoders)
+            diff = probe_difference(out0, out1, vl.tolerance, decoders) if isinstance(out0, ProbeRun) else \
+                compare_buffers(out0, out1, vl.tolerance, decoders)
             if diff is not None:
                 return verdict("different", f"{vl.label} ({set_label}): {diff.describe()}",
                                {**where, "difference": asdict(diff)}, n_set)

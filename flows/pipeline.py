@@ -36,13 +36,16 @@ from .config import STAGES, RunConfig
 
 @dataclass(frozen=True)
 class KernelJob:
-    """A kernel's input artifacts: K0, its verify and held-out launches, the launch it is timed on."""
+    """A kernel's input artifacts: K0, its verify and held-out launches, the launch it is timed on,
+    and its probe launches (giant shapes the emulator runs a few workgroups of: verification only,
+    never profiled, timed or shown to the agent)."""
 
     name: str
     k0: str
     verify: tuple[str, ...]
     heldout: tuple[str, ...]
     timing: str
+    probes: tuple[str, ...] = ()
 
 
 def _put_input(data: bytes, kind: str, origin: str) -> str:
@@ -75,32 +78,35 @@ def ingest_problem(problem, device: str) -> KernelJob:
     raw = {f"{problem.name}:{s.name}": (s, problem.launch(s)) for s in problem.shapes}
     every = {vl.label: _put_launch(vl.label, raw[vl.label][1], vl.tolerance.to_dict(), str(raw[vl.label][0].launch_path),
                                    vl.known_findings)
-             for vl in suite_launches(problem, heldout=True)}
+             for vl in suite_launches(problem, heldout=True, probes=True)}
     verify_launches = suite_launches(problem)
     shas = {vl.label: every[vl.label] for vl in verify_launches}
-    heldout = tuple(sha for label, sha in every.items() if label not in shas)
+    probes = tuple(sha for label, sha in every.items() if raw[label][0].role == "probe")
+    heldout = tuple(sha for label, sha in every.items() if label not in shas and sha not in probes)
     bench = next(((label, spec) for label, (s, spec) in raw.items() if s.role == "bench"), None)
     label, spec = _timing_launch([(vl.label, raw[vl.label][1]) for vl in verify_launches], bench, device)
     timing = shas.get(label) or _put_launch(label, spec, {}, str(raw[label][0].launch_path),
                                             frozenset(problem.extra.get("known_findings") or {}))
     k0 = _put_input(problem.code_object.read_bytes(), "code_object", str(problem.code_object))
-    return KernelJob(problem.name, k0, tuple(shas.values()), heldout, timing)
+    return KernelJob(problem.name, k0, tuple(shas.values()), heldout, timing, probes)
 
 
 def ingest_files(name: str, code_object: str | Path, launches: list[str | Path], device: str) -> KernelJob:
     """Store a code object and launch spec files given by path (an optional `tolerance` key in a
-    spec is its K0-vs-K1 comparison policy)."""
-    items = []
+    spec is its K0-vs-K1 comparison policy; specs with a `probe` key become probe launches)."""
+    items, probes = [], []
     for path in map(Path, launches):
         vl = load_launch(path)
         data = yaml.safe_load(path.read_text()) if path.suffix in (".yaml", ".yml") else json.loads(path.read_text())
         data.pop("tolerance", None)
-        items.append((vl.label, data, _put_launch(vl.label, data, vl.tolerance.to_dict(), str(path.resolve()))))
+        sha = _put_launch(vl.label, data, vl.tolerance.to_dict(), str(path.resolve()))
+        (probes if vl.spec.probe else items).append((vl.label, data, sha))
     if not items:
-        raise AsmEvoError("optimize_kernel needs at least one launch spec")
+        raise AsmEvoError("optimize_kernel needs at least one launch spec that is not a probe")
     label, _ = _timing_launch([(lbl, data) for lbl, data, _ in items], None, device)
     k0 = _put_input(Path(code_object).read_bytes(), "code_object", str(Path(code_object).resolve()))
-    return KernelJob(name, k0, tuple(sha for _, _, sha in items), (), next(s for lbl, _, s in items if lbl == label))
+    return KernelJob(name, k0, tuple(sha for _, _, sha in items), (), next(s for lbl, _, s in items if lbl == label),
+                     tuple(sha for _, _, sha in probes))
 
 
 def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]:
@@ -108,12 +114,12 @@ def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]
     rec = recover.submit(job.k0, config.stage("recover"))
     reb = rebuild.submit(rec, config.stage("rebuild"))
     prof = profile.submit(job.k0, rec, job.timing, config.stage("profile"))
-    ver = verify.submit(job.k0, reb, list(job.verify), config.stage("verify"))
+    ver = verify.submit(job.k0, reb, list(job.verify + job.probes), config.stage("verify"))
     tim = measure.submit(ver, job.k0, reb, job.timing, config.stage("time"))
     futures = {"recover": rec, "rebuild": reb, "profile": prof, "verify": ver, "time": tim}
     if config.agent != "none":
         edit = optimize.submit(job.k0, list(job.verify), list(job.heldout), config.stage("edit"))
-        best_ver = verify.submit(job.k0, edit, list(job.verify + job.heldout), config.stage("verify"))
+        best_ver = verify.submit(job.k0, edit, list(job.verify + job.heldout + job.probes), config.stage("verify"))
         best_tim = measure.submit(best_ver, job.k0, edit, job.timing, config.stage("time"))
         futures.update({"edit": edit, "verify_best": best_ver, "time_best": best_tim})
     return futures

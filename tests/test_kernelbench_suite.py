@@ -84,7 +84,8 @@ def test_roles_and_sizes(name):
     for s in p.shapes:
         spec = p.launch(s)
         elems = max(int(np.prod(a["shape"])) for a in spec["args"] if "buffer" in a)
-        if s.role == "bench":
+        assert ("probe" in spec) == (s.role == "probe"), s.name
+        if s.role in ("bench", "probe"):
             assert elems > 65536
         else:
             assert elems <= 65536, (s.name, elems)

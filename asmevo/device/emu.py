@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from ..codeobj import CodeObject, Kernel
-from ..emu import run_kernel
+from ..emu import RunReport, run_kernel
 from ..emu.memory import Memory
 from ..emu.state import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from .base import Buffer, Device, DeviceError, LaunchResult, Module
@@ -68,7 +68,14 @@ class EmuDevice(Device):
                             dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=self.memory,
                             budget=self.budget, checked=self.checked, faithful=self.faithful)
         wall = time.perf_counter() - start
-        findings = [{"kind": f.kind, "pc": f.pc, "wave": f.wave, "message": f.message} for f in report.findings]
-        guards = [{"kind": "guard", "pc": None, "wave": None, "message": m}
-                  for m in self.memory.guard_violations() if m not in earlier]
-        return LaunchResult(kernel.name, geometry, bool(report.ok) and not guards, wall, findings + guards, report)
+        findings = launch_findings(report, self.memory, earlier)
+        ok = bool(report.ok) and not any(f["kind"] == "guard" for f in findings)
+        return LaunchResult(kernel.name, geometry, ok, wall, findings, report)
+
+
+def launch_findings(report: RunReport, memory: Memory, earlier: set[str] = frozenset()) -> list[dict]:
+    """A run's findings as dicts (kind, pc, wave, message), then the guard bands it overwrote
+    (kind `guard`; violations in `earlier` were there before the launch)."""
+    findings = [{"kind": f.kind, "pc": f.pc, "wave": f.wave, "message": f.message} for f in report.findings]
+    return findings + [{"kind": "guard", "pc": None, "wave": None, "message": m}
+                       for m in memory.guard_violations() if m not in earlier]

@@ -15,6 +15,10 @@ or `file:PATH.npy` (relative to the spec file; its dtype must be the storage dty
 inputs are seeded from (`seed`, buffer name). A scalar is a number, a list (an array or vector
 by value) or, with a list of dtypes, a C struct.
 
+`"probe": {"workgroups": N}` marks a launch too large for host memory (giant grids, index arithmetic
+near 2^31): verification on the emulator then runs only N chosen workgroups on sparse memory whose
+pages are generated when first touched (`asmevo.device.probe`); hardware runs the whole launch.
+
 A `struct` arg lays out a packed host struct by explicit byte offsets, pointer fields naming buffers:
 
     {"struct": [{"offset": 0, "buffer": "T", "dtype": "int32", "shape": [64, 8], "init": "zeros"},
@@ -45,6 +49,7 @@ from .kernarg import (Geometry, KernargImage, Scalar, check_geometry, check_imag
                       make_geometry)
 
 INITS = ("random", "normal", "zeros", "ones", "arange")
+CHUNK = 1024  # elements per independently seeded piece of a lazily generated buffer
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 RESERVED_NAMES = {"report"}
 
@@ -130,6 +135,7 @@ class LaunchSpec:
     seed: int
     args: tuple[BufferArg | ScalarArg | StructArg, ...]
     base_dir: Path
+    probe: int = 0  # workgroups a probe launch runs on the emulator (0: not a probe)
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -183,7 +189,7 @@ class LaunchSpec:
         if not isinstance(d, dict):
             raise LaunchSpecError("a launch spec must be a mapping with kernel, grid, block and args")
         # "tolerance" is the K0-vs-K1 comparison policy; asmevo.verify reads it, launches ignore it.
-        _keys(d, {"kernel", "grid", "block", "args"}, {"dynamic_lds", "seed", "tolerance"}, "spec")
+        _keys(d, {"kernel", "grid", "block", "args"}, {"dynamic_lds", "seed", "tolerance", "probe"}, "spec")
         if not isinstance(d["kernel"], str) or not d["kernel"]:
             raise LaunchSpecError(f"kernel must be a kernel name, got {d['kernel']!r}")
         seed = d.get("seed", 0)
@@ -204,7 +210,7 @@ class LaunchSpec:
             if isinstance(arg, BufferArg):
                 seen[arg.name] = arg
             args.append(arg)
-        return cls(d["kernel"], geometry, seed, tuple(args), base)
+        return cls(d["kernel"], geometry, seed, tuple(args), base, _parse_probe(d.get("probe")))
 
     def check(self, kernel: Kernel) -> None:
         """Reject the spec if it disagrees with the kernel's metadata, with the reason."""
@@ -263,6 +269,18 @@ def _keys(d: dict, required: set[str], optional: set[str], what: str) -> None:
     unknown = sorted(set(d) - required - optional)
     if unknown:
         raise LaunchSpecError(f"{what} has unknown key(s) {', '.join(map(str, unknown))}")
+
+
+def _parse_probe(raw: object) -> int:
+    if raw is None:
+        return 0
+    if not isinstance(raw, dict):
+        raise LaunchSpecError(f'probe must be a mapping like {{"workgroups": 32}}, got {raw!r}')
+    _keys(raw, {"workgroups"}, set(), "probe")
+    n = raw["workgroups"]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise LaunchSpecError(f"probe workgroups must be a positive integer, got {n!r}")
+    return n
 
 
 def _parse_arg(raw: object, base: Path, seen: dict[str, BufferArg]) -> BufferArg | ScalarArg:
@@ -339,33 +357,51 @@ def _rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, salt]))
 
 
-def _generate(buf: BufferArg, seed: int) -> np.ndarray:
-    n = int(np.prod(buf.shape, dtype=np.int64))
+def _values(buf: BufferArg, rng: np.random.Generator, first: int, n: int) -> np.ndarray:
+    """Elements [first, first + n) of a generated (not file) init, in storage dtype; random inits
+    draw from `rng`."""
     t = buf.dtype
     if buf.init == "zeros":
-        flat = t.encode(np.zeros(n))
-    elif buf.init == "ones":
-        flat = t.encode(np.ones(n))
-    elif buf.init == "arange":
-        flat = t.encode(np.arange(n))
-    elif buf.init in ("random", "normal"):
-        rng = _rng(seed, buf.name)
-        if t.kind == "float":
-            flat = t.encode(rng.standard_normal(n) if buf.init == "normal" else rng.uniform(-1.0, 1.0, n))
-        elif t.kind == "int":
-            flat = t.encode(rng.integers(-8, 8, n, endpoint=True))
-        elif t.kind == "uint":
-            flat = t.encode(rng.integers(0, 16, n))
-        else:
-            flat = t.encode(rng.integers(0, 2, n))
-    else:
+        return t.encode(np.zeros(n))
+    if buf.init == "ones":
+        return t.encode(np.ones(n))
+    if buf.init == "arange":
+        return t.encode(np.arange(first, first + n))
+    if t.kind == "float":
+        return t.encode(rng.standard_normal(n) if buf.init == "normal" else rng.uniform(-1.0, 1.0, n))
+    if t.kind == "int":
+        return t.encode(rng.integers(-8, 8, n, endpoint=True))
+    if t.kind == "uint":
+        return t.encode(rng.integers(0, 16, n))
+    return t.encode(rng.integers(0, 2, n))
+
+
+def _generate(buf: BufferArg, seed: int) -> np.ndarray:
+    if buf.init not in INITS:
         return _from_file(buf)
-    return flat.reshape(buf.shape)
+    return _values(buf, _rng(seed, buf.name), 0, int(np.prod(buf.shape, dtype=np.int64))).reshape(buf.shape)
 
 
-def _from_file(buf: BufferArg) -> np.ndarray:
+def lazy_fill(buf: BufferArg, seed: int):
+    """`fill(lo, hi)` -> the uint8 bytes [lo, hi) of the buffer's initial contents, generated on
+    demand for sparse memory: random inits are drawn per CHUNK elements, each piece seeded from
+    (`seed`, buffer name, piece), so any piece is reproducible alone (the values differ from
+    `make_inputs`'s; the distribution is the same). File inits are memory-mapped."""
+    if buf.init not in INITS:
+        data = _from_file(buf, mmap=True).reshape(-1).view(np.uint8)
+        return lambda lo, hi: data[lo:hi]
+    step = CHUNK * buf.dtype.itemsize
+
+    def fill(lo: int, hi: int) -> np.ndarray:
+        first, last = lo // step, (hi - 1) // step
+        pieces = [_values(buf, _rng(seed, f"{buf.name}#{c}"), c * CHUNK, CHUNK) for c in range(first, last + 1)]
+        return np.concatenate(pieces).view(np.uint8)[lo - first * step:hi - first * step]
+    return fill
+
+
+def _from_file(buf: BufferArg, mmap: bool = False) -> np.ndarray:
     try:
-        arr = np.load(buf.init, allow_pickle=False)
+        arr = np.load(buf.init, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (OSError, ValueError) as exc:
         raise LaunchSpecError(f"buffer {buf.name!r}: cannot load {buf.init} ({exc})") from None
     _check_array(buf, arr, f"file {buf.init}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from collections.abc import Sequence
+
 from ..codeobj import CodeObject
 from ..errors import EmulationError
 from .dispatch import MAX_LDS, PRELOAD_SKIP, batch_waves, host_buffers, init_batch, waves_per_group
@@ -20,15 +22,17 @@ __all__ = ["run_kernel", "RunReport", "Finding", "Memory"]
 
 def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, int], block: tuple[int, int, int],
                dynamic_lds: int, kernarg: bytes, memory: Memory, budget: int = 50_000_000,
-               checked: bool = False, faithful: bool = False) -> RunReport:
+               checked: bool = False, faithful: bool = False, workgroups: Sequence[int] | None = None) -> RunReport:
     """Emulate one launch of `kernel`: `grid` in workgroups, `block` in work-items. Global memory is
     `memory` (buffers the kernargs point to must be allocated there). `faithful` rounds half of the
-    f32 transcendental results away from the nearest value (`valu.faithful`). Returns the run report;
-    findings (strictness violations) make `report.ok` False."""
+    f32 transcendental results away from the nearest value (`valu.faithful`). `workgroups` (flat ids,
+    x fastest) runs only those workgroups of the grid, as if the others had not touched memory.
+    Returns the run report; findings (strictness violations) make `report.ok` False."""
     k = code_object.kernel(kernel)
     grid = tuple(int(v) for v in grid) + (1,) * (3 - len(grid))
     block = tuple(int(v) for v in block) + (1,) * (3 - len(block))
-    if min(grid) < 1 or min(block) < 1 or block[0] * block[1] * block[2] > 1024:
+    if min(grid) < 1 or min(block) < 1 or block[0] * block[1] * block[2] > 1024 or \
+            max(g * b for g, b in zip(grid, block)) >= 1 << 32:
         raise EmulationError(f"bad launch geometry grid={grid} block={block}")
     prog = program_for(code_object)
     desc = k.descriptor
@@ -44,9 +48,10 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
     nvgpr = max(prog.nvgpr, desc.accum_offset) if prog.indexed else prog.nvgpr
     per_batch = batch_waves(k, block, nvgpr, prog.nagpr, checked) // wpg
     stats = Stats(budget)
+    runs = [(0, nwg)] if workgroups is None else _runs(workgroups, nwg)
+    batches = [(first + i, min(per_batch, count - i)) for first, count in runs for i in range(0, count, per_batch)]
     with np.errstate(all="ignore"):
-        for first in range(0, nwg, per_batch):
-            count = min(per_batch, nwg - first)
+        for first, count in batches:
             m = Machine(nwaves=count * wpg, nvgpr=nvgpr, nagpr=prog.nagpr, waves_per_group=wpg,
                         lds_bytes=lds, scratch_bytes=desc.private_segment_fixed_size, memory=memory,
                         checked=checked, wave_base=first * wpg, entry=entry, faithful=faithful)
@@ -60,6 +65,20 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
                            for pc, msg in sorted(prog.hazards(k).items()) if pc in stats.pc_counts)
     report.instructions = stats.instructions
     report.lane_instructions = stats.lane_instructions
-    report.waves = nwg * wpg
+    report.waves = sum(count for _, count in runs) * wpg
     report.pc_counts = stats.pc_counts
     return report
+
+
+def _runs(workgroups: Sequence[int], nwg: int) -> list[tuple[int, int]]:
+    """(first, count) runs of consecutive ids covering the distinct `workgroups`, in order."""
+    ids = sorted(set(int(w) for w in workgroups))
+    if not ids or ids[0] < 0 or ids[-1] >= nwg:
+        raise EmulationError(f"selected workgroup ids must be some of 0 .. {nwg - 1}")
+    runs: list[tuple[int, int]] = []
+    for w in ids:
+        if runs and runs[-1][0] + runs[-1][1] == w:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((w, 1))
+    return runs

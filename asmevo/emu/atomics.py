@@ -81,6 +81,7 @@ def apply_atomic(m, ins, off: np.ndarray, op: str, ndw: int, data: np.ndarray, r
         out = np.zeros((len(off), ndw), U32)
         out[keep] = apply_atomic(m, ins, off[keep], op, ndw, data[keep], ret)
         return out
+    m.memory.touch(off, size)
     words = m.memory.heap.view(U64 if ndw == 2 else U32)
     idx = off // size
     old_all = np.zeros(len(off), words.dtype)

@@ -2,6 +2,8 @@
 
 Every buffer is surrounded by guard bands filled with GUARD_BYTE; the emulator flags any access
 that is not wholly inside one buffer, and `guard_violations` reports guard bytes that changed.
+`SparseMemory` holds buffers far larger than the host's memory: only the 4 KiB pages a launch
+touches exist, each filled on first touch (a probe of a few workgroups of a giant launch).
 
 Two deterministic layouts map device addresses onto the heap. `packed`: heap byte k is device
 address BASE + k (every buffer shares the high 32 address bits, none crosses a 4 GiB boundary).
@@ -13,7 +15,10 @@ aligned to that power of two (at least CROSS_MIN bytes) rather than to the reque
 """
 from __future__ import annotations
 
+import mmap
+import sys
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -24,6 +29,12 @@ GUARD = 4096
 GUARD_BYTE = 0xCD
 LAYOUTS = ("packed", "crossing")
 CROSS_MIN = 16  # crossing layout: least distance of a buffer's start below its 4 GiB boundary
+PAGE = 4096  # SparseMemory's unit of materialization
+SPARSE_RESERVE = 1 << 40  # address space a SparseMemory reserves (nothing is committed until touched)
+# Linux's MAP_NORESERVE (the mmap module does not export it everywhere): no swap reservation.
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform == "linux" else 0)
+# A buffer's initial contents for sparse memory: fill(lo, hi) -> the uint8 bytes [lo, hi) of it.
+Fill = Callable[[int, int], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -44,10 +55,12 @@ class Memory:
         if layout not in LAYOUTS:
             raise EmulationError(f"unknown memory layout {layout!r} (valid: {', '.join(LAYOUTS)})")
         self.layout = layout
-        self.heap = np.full(capacity, GUARD_BYTE, np.uint8)
-        self.valid = np.zeros(capacity, bool)
+        self.heap = self._new_heap(capacity)
         self.top = GUARD
         self._buffers: list[Buffer] = []
+        # heap ranges [start, end) of the buffers, in allocation (= address) order
+        self._starts = np.zeros(0, np.int64)
+        self._ends = np.zeros(0, np.int64)
         # crossing layout: per buffer, the device range [lo, hi) it and its guard bands occupy and
         # the device-to-heap displacement
         self._lo = np.zeros(0, np.uint64)
@@ -62,13 +75,30 @@ class Memory:
         start = -(-self.top // step) * step
         end = start + nbytes
         self._grow(end + GUARD)
-        self.heap[start:end] = 0
-        self.valid[start:end] = True
+        self._clear(start, end)
         self.top = -(-end // 4) * 4 + GUARD
         address = BASE + start if self.layout == "packed" else self._map_crossing(start, nbytes)
         buf = Buffer(name, address, nbytes, start)
         self._buffers.append(buf)
+        self._starts = np.append(self._starts, start)
+        self._ends = np.append(self._ends, end)
         return buf.address
+
+    def _new_heap(self, capacity: int) -> np.ndarray:
+        return np.full(capacity, GUARD_BYTE, np.uint8)
+
+    def _clear(self, start: int, end: int) -> None:
+        self.heap[start:end] = 0
+
+    def touch(self, off: np.ndarray, size: int) -> None:
+        """Make the heap bytes [off, off + size) readable and writable (dense memory: always are)."""
+
+    def _inside(self, off: np.ndarray, size: int) -> np.ndarray:
+        """Per offset: does [off, off + size) lie inside one buffer?"""
+        if not len(self._starts):
+            return np.zeros(off.shape, bool)
+        k = np.maximum(np.searchsorted(self._starts, off, side="right") - 1, 0)
+        return (off >= self._starts[k]) & (off + size <= self._ends[k])
 
     def _map_crossing(self, start: int, nbytes: int) -> int:
         """Device address of a new buffer at heap offset `start` in the crossing layout."""
@@ -98,15 +128,14 @@ class Memory:
         heap = np.empty(cap, np.uint8)
         heap[:len(self.heap)] = self.heap
         heap[len(self.heap):] = GUARD_BYTE
-        valid = np.zeros(cap, bool)
-        valid[:len(self.valid)] = self.valid
-        self.heap, self.valid = heap, valid
+        self.heap = heap
 
     def _span(self, address: int, nbytes: int) -> int:
-        off = int(self.offsets(np.array([address], np.uint64))[0])
-        if nbytes < 0 or off < 0 or off + nbytes > len(self.heap) or not self.valid[off:off + nbytes].all():
+        off = self.offsets(np.array([address], np.uint64))
+        if nbytes < 0 or off[0] < 0 or (nbytes and not self._inside(off, nbytes)[0]):
             raise EmulationError(f"host access of {nbytes} bytes at 0x{address:x} is outside every buffer")
-        return off
+        self.touch(off, max(nbytes, 1))
+        return int(off[0])
 
     def write(self, address: int, data: bytes) -> None:
         """Host copy into device memory (must lie inside allocated buffers)."""
@@ -125,15 +154,12 @@ class Memory:
         """Names of buffers whose guard band before or after was overwritten."""
         out = []
         for buf in self._buffers:
-            off = buf.start
-            before = self.heap[max(0, off - GUARD):off]
-            after = self.heap[off + buf.nbytes:off + buf.nbytes + GUARD]
-            # Padding up to the next dword and other buffers' data may lie in the windows.
-            bad_before = (before != GUARD_BYTE) & ~self.valid[max(0, off - GUARD):off]
-            bad_after = (after != GUARD_BYTE) & ~self.valid[off + buf.nbytes:off + buf.nbytes + GUARD]
-            if bad_before.any():
+            # Buffers lie at least GUARD bytes apart: the bands hold no other buffer's data.
+            end = buf.start + buf.nbytes
+            self.touch(np.array([buf.start - GUARD, end], np.int64), GUARD)
+            if (self.heap[buf.start - GUARD:buf.start] != GUARD_BYTE).any():
                 out.append(f"{buf.name}: guard band before 0x{buf.address:x} overwritten")
-            if bad_after.any():
+            if (self.heap[end:end + GUARD] != GUARD_BYTE).any():
                 out.append(f"{buf.name}: guard band after 0x{buf.address + buf.nbytes:x} overwritten")
         return out
 
@@ -145,13 +171,11 @@ class Memory:
             for buf in self._buffers:  # fast path: every access inside one buffer
                 if buf.start <= lo and hi <= buf.start + buf.nbytes:
                     return np.ones(off.shape, bool)
-        ok = (off >= 0) & (off + size <= len(self.heap))
-        safe = np.where(ok, off, 0)
-        ok &= self.valid[safe] & self.valid[safe + (size - 1) * ok]
-        return ok
+        return self._inside(off, size)
 
     def gather(self, off: np.ndarray, size: int) -> np.ndarray:
         """Load `size` bytes (1, 2, or a multiple of 4) per offset -> uint32 [..., max(1, size//4)]."""
+        self.touch(off, size)
         if size >= 4:
             n = size // 4
             if not (off & 3).any():
@@ -171,6 +195,7 @@ class Memory:
 
     def scatter(self, off: np.ndarray, size: int, data: np.ndarray) -> None:
         """Store `size` bytes per offset from uint32 data [..., max(1, size//4)] (later lanes win)."""
+        self.touch(off, size)
         if size >= 4 and not (off & 3).any():
             n = size // 4
             if n == 1:
@@ -184,3 +209,75 @@ class Memory:
         else:
             raw = (data[..., :1] >> (np.arange(size, dtype=np.uint32) * 8)).astype(np.uint8)
         self.heap[off[..., None] + np.arange(size)] = raw
+
+
+class SparseMemory(Memory):
+    """Memory whose heap is reserved address space: a 4 KiB page exists only once an access (or
+    the host) touches it, and is then filled with guard bytes and, where buffers cover it, their
+    initial contents (`alloc`'s `fill`, zeros without one). Buffers may be far larger than host
+    memory as long as a launch touches few pages."""
+
+    def __init__(self, layout: str = "packed", reserve: int = SPARSE_RESERVE):
+        self._fills: list[Fill | None] = []
+        self._pages: set[int] = set()
+        self._reserve = reserve
+        super().__init__(capacity=reserve, layout=layout)
+
+    def _new_heap(self, capacity: int) -> np.ndarray:
+        try:
+            self._map = mmap.mmap(-1, capacity, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+        except OSError as exc:
+            raise EmulationError(f"sparse memory cannot reserve {capacity >> 30} GiB of address space ({exc}); "
+                                 f"it needs memory overcommit (vm.overcommit_memory 0 or 1)") from None
+        return np.frombuffer(self._map, np.uint8)
+
+    def alloc(self, nbytes: int, name: str, align: int = 256, fill: Fill | None = None) -> int:
+        """Reserve `nbytes` whose bytes [lo, hi) read as `fill(lo, hi)` until written (zeros without
+        a fill); nothing is materialized yet."""
+        self._fills.append(fill)
+        return super().alloc(nbytes, name, align)
+
+    def _clear(self, start: int, end: int) -> None:
+        """Nothing to do: pages are filled when first touched."""
+
+    def _grow(self, need: int) -> None:
+        if need > self._reserve:
+            raise EmulationError(f"sparse memory of {self._reserve >> 30} GiB cannot hold {need >> 30} GiB of buffers")
+
+    def touch(self, off: np.ndarray, size: int) -> None:
+        first = np.asarray(off, np.int64).ravel() >> 12
+        pages = np.unique(np.concatenate([first, (np.asarray(off, np.int64).ravel() + (size - 1)) >> 12]))
+        pages = pages[(pages >= 0) & (pages < self._reserve // PAGE)]
+        for page in pages.tolist():
+            if page not in self._pages:
+                self._materialize(page)
+
+    def _materialize(self, page: int) -> None:
+        lo, hi = page * PAGE, (page + 1) * PAGE
+        self.heap[lo:hi] = GUARD_BYTE
+        k = max(int(np.searchsorted(self._starts, lo, side="right")) - 1, 0)
+        for buf, fill in zip(self._buffers[k:], self._fills[k:]):
+            if buf.start >= hi:
+                break
+            a, b = max(lo, buf.start), min(hi, buf.start + buf.nbytes)
+            if a < b:
+                self.heap[a:b] = 0 if fill is None else fill(a - buf.start, b - buf.start)
+        self._pages.add(page)
+
+    def touched(self, buf: Buffer) -> list[tuple[int, int]]:
+        """The byte ranges [lo, hi) of `buf` (relative to its start) that lie on materialized pages,
+        in order; adjacent pages merge into one range."""
+        end = buf.start + buf.nbytes
+        out: list[tuple[int, int]] = []
+        for page in sorted(p for p in self._pages if p * PAGE < end and (p + 1) * PAGE > buf.start):
+            a, b = max(page * PAGE, buf.start) - buf.start, min((page + 1) * PAGE, end) - buf.start
+            if out and out[-1][1] == a:
+                out[-1] = (out[-1][0], b)
+            else:
+                out.append((a, b))
+        return out
+
+    @property
+    def resident_bytes(self) -> int:
+        """Bytes of the pages materialized so far."""
+        return len(self._pages) * PAGE

@@ -24,7 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLCHAINS = ("hip-clang19", "triton", "aiter-asm")
 CACHE_PREFIX = "cache:"  # code_object/source paths under benchmarks/.cache (fetched or built, never committed)
 CACHE_ROOT = REPO_ROOT / "benchmarks" / ".cache"
-ROLES = ("verify", "heldout", "bench")
+ROLES = ("verify", "heldout", "bench", "probe")
 PROBLEM_KEYS = {"name", "level", "kernel", "code_object", "source", "toolchain", "dtype", "tolerance", "shapes",
                 "outputs"}
 OPTIONAL_PROBLEM_KEYS = {"description", "notes", "tolerance_reason", "semantics", "known_findings"}
@@ -36,7 +36,7 @@ class SuiteError(AsmEvoError):
 
 @dataclass(frozen=True)
 class Shape:
-    """One launch configuration of a problem: `role` is verify, heldout or bench."""
+    """One launch configuration of a problem: `role` is verify, heldout, bench or probe."""
 
     name: str
     role: str

@@ -31,6 +31,7 @@ def f32(v: float) -> dict:
     return {"scalar": float(v), "dtype": "float32"}
 
 
+PROBE_WORKGROUPS = 32  # workgroups a probe shape runs on the emulator (asmevo.device.probe)
 TRITON_HIDDEN = [buf("global_scratch", "uint8", [0], "zeros"), buf("profile_scratch", "uint8", [0], "zeros")]
 
 # ---- launch builders: dims -> (grid, block, args) -------------------------------------------------
@@ -174,7 +175,8 @@ def cross_entropy(B, C):
 # ---- shape sets ---------------------------------------------------------------------------------
 
 ELEM = [("v_4x1024", "verify", (4, 1024)), ("v_7x333", "verify", (7, 333)), ("v_5x250", "verify", (5, 250)),
-        ("v_16x4096", "verify", (16, 4096)), ("h_5x777", "heldout", (5, 777)), ("bench", "bench", (4096, 393216))]
+        ("v_16x4096", "verify", (16, 4096)), ("v_3x99", "verify", (3, 99)), ("h_5x777", "heldout", (5, 777)),
+        ("bench", "bench", (4096, 393216))]
 ROWS = [("v_4x1000", "verify", (4, 1000)), ("v_3x257", "verify", (3, 257)), ("v_8x4096", "verify", (8, 4096)),
         ("h_6x1500", "heldout", (6, 1500)), ("bench", "bench", (4096, 393216))]
 RED = [("v_2x64x64", "verify", (2, 64, 64)), ("v_3x37x50", "verify", (3, 37, 50)),
@@ -206,8 +208,11 @@ add("2_Standard_matrix_multiplication_", 1, T, None, "float16", {"atol": 1e-3, "
     "fp16 output: fp32-accumulated result rounded to fp16 may differ by 1 fp16 ulp (~1e-3 relative)", ["C"],
     "C = A @ B with fp16 inputs/output (dtype variant of KernelBench fp32), Triton tl.dot -> MFMA", matmul_f16,
     [("v_128x64x128", "verify", (128, 64, 128)), ("v_96x112x80", "verify", (96, 112, 80)),
-     ("v_33x17x65", "verify", (33, 17, 65)), ("h_72x100x48", "heldout", (72, 100, 48)),
-     ("bench", "bench", (2048, 8192, 4096))])
+     ("v_33x17x65", "verify", (33, 17, 65)), ("v_120x16x130", "verify", (120, 16, 130)),
+     ("h_72x100x48", "heldout", (72, 100, 48)), ("bench", "bench", (2048, 8192, 4096)),
+     # N = 2^20: pid // (GROUP_M * grid_n) divides by 2^16, where the reciprocal-based quotient needs
+     # its correction step (pid 2^16 + 1); M * N stays below 2^31, where Triton's int32 offsets wrap
+     ("p_1152x32x1048576", "probe", (1152, 32, 1 << 20))])
 add("3_Batched_matrix_multiplication", 1, T, None, "bfloat16", {"atol": 1e-2, "rtol": 1.6e-2},
     "bf16 output: 1 bf16 ulp is ~7.8e-3 relative", ["C"],
     "torch.bmm with bf16 inputs/output, fp32 accumulation, Triton tl.dot -> MFMA bf16", bmm_bf16,
@@ -234,7 +239,8 @@ add("22_Tanh", 1, T, None, "float32", {"atol": 1e-6, "rtol": 1e-5}, EW_F32, ["y"
     "torch.tanh (ocml tanh)", elementwise_triton(), ELEM)
 add("23_Softmax", 1, H, "softmax_f32", "float32", {"atol": 1e-7, "rtol": 1e-5},
     "fp32 exp and sum order; outputs are ~1/cols so atol is tiny", ["y"],
-    "softmax over dim 1; block per row, DPP + LDS reductions", rowwise(256), ROWS)
+    "softmax over dim 1; block per row, DPP + LDS reductions", rowwise(256),
+    ROWS[:3] + [("v_5x100", "verify", (5, 100))] + ROWS[3:])
 add("24_LogSoftmax", 1, T, None, "float32", {"atol": 1e-5, "rtol": 1e-5},
     "fp32 log-sum-exp: absolute error of log(sum) ~1e-6", ["y"],
     "log_softmax over dim 1; online max/sum per row", rowwise(256), ROWS)
@@ -322,7 +328,9 @@ def write_problem(name: str, p: dict, manifest: dict) -> None:
         if p["toolchain"] == T:
             args = args + TRITON_HIDDEN
         spec = {"kernel": kernel, "grid": grid, "block": block, "dynamic_lds": dyn, "seed": 0, "args": args}
-        if role != "bench":
+        if role == "probe":
+            spec["probe"] = {"workgroups": PROBE_WORKGROUPS}
+        elif role != "bench":
             n = max(prod(a["shape"]) for a in args if "buffer" in a)
             assert n <= 65536, (name, sname, n)
         (d / "launch" / f"{sname}.json").write_text(json.dumps(spec) + "\n")

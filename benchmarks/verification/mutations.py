@@ -1,7 +1,7 @@
 """Mutation benchmark for AsmEvo's verification.
 
 Each KernelBench code object is recovered to assembly, edited, rebuilt and verified against the
-original on the problem's verify shapes. Semantics-breaking edits (operands swapped, a memory
+original on the problem's verify and probe shapes. Semantics-breaking edits (operands swapped, a memory
 offset changed, a wait or barrier dropped, an instruction deleted, a destination renamed into a
 live register, a store widened) must all be rejected; semantics-preserving edits (no-op
 reassembly, s_nop padding, reordering two adjacent independent ALU instructions) must all be
@@ -272,10 +272,10 @@ def first_buildable(edits, info: dict, k0: CodeObject, legal: bool) -> tuple[str
 
 def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Outcome], float]:
     k0 = CodeObject.from_path(problem.code_object)
-    launches = suite_launches(problem)
+    launches = suite_launches(problem, probes=True)
     rec = recover(problem.code_object)
     lines = rec.source.splitlines()
-    ss = sites(lines, executed_pcs(k0, launches))
+    ss = sites(lines, executed_pcs(k0, suite_launches(problem)))
     shuffled = [ss[i] for i in rng.permutation(len(ss))]
     rotation = int(rng.integers(len(ss))) if ss else 0
     rotated = ss[rotation:] + ss[:rotation]
@@ -298,7 +298,7 @@ def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Ou
             if breaking and v.equivalent:
                 outcome.proof = equivalence_proof(k0, k1, lines, edited, suite_launches(problem, heldout=True))
             if breaking and v.equivalent and not outcome.proof:
-                outcome.heldout_verdict = verify(k0, k1, suite_launches(problem, heldout=True), trials=trials,
+                outcome.heldout_verdict = verify(k0, k1, suite_launches(problem, heldout=True, probes=True), trials=trials,
                                                  reference=cache).kind
             outcomes.append(outcome)
     return outcomes, full_seconds
