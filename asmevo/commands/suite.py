@@ -24,6 +24,6 @@ def list_problems(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     print(f"{suite.name}: {len(suite)} problems")
     for p in suite.problems:
-        roles = ", ".join(f"{sum(s.role == r for s in p.shapes)} {r}" for r in ("verify", "heldout", "bench"))
+        roles = ", ".join(f"{sum(s.role == r for s in p.shapes)} {r}" for r in ("verify", "heldout", "bench", "probe"))
         print(f"  {p.name:<42} {p.kernel:<32} {p.toolchain:<12} {roles}")
     return 0

@@ -245,8 +245,11 @@ class SparseMemory(Memory):
             raise EmulationError(f"sparse memory of {self._reserve >> 30} GiB cannot hold {need >> 30} GiB of buffers")
 
     def touch(self, off: np.ndarray, size: int) -> None:
-        first = np.asarray(off, np.int64).ravel() >> 12
-        pages = np.unique(np.concatenate([first, (np.asarray(off, np.int64).ravel() + (size - 1)) >> 12]))
+        off = np.asarray(off, np.int64).ravel()
+        if size <= PAGE:  # an access spans at most two pages
+            pages = np.unique(np.concatenate([off // PAGE, (off + size - 1) // PAGE]))
+        else:
+            pages = np.unique(np.concatenate([np.arange(o // PAGE, (o + size - 1) // PAGE + 1) for o in off.tolist()]))
         pages = pages[(pages >= 0) & (pages < self._reserve // PAGE)]
         for page in pages.tolist():
             if page not in self._pages:

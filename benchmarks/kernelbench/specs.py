@@ -176,7 +176,8 @@ def cross_entropy(B, C):
 
 ELEM = [("v_4x1024", "verify", (4, 1024)), ("v_7x333", "verify", (7, 333)), ("v_5x250", "verify", (5, 250)),
         ("v_16x4096", "verify", (16, 4096)), ("v_3x99", "verify", (3, 99)), ("h_5x777", "heldout", (5, 777)),
-        ("bench", "bench", (4096, 393216))]
+        # 2^31 - 1024 elements (8 GiB of float32): int32 indices near their limit, byte offsets past 2^32
+        ("p_2097151x1024", "probe", ((1 << 21) - 1, 1024)), ("bench", "bench", (4096, 393216))]
 ROWS = [("v_4x1000", "verify", (4, 1000)), ("v_3x257", "verify", (3, 257)), ("v_8x4096", "verify", (8, 4096)),
         ("h_6x1500", "heldout", (6, 1500)), ("bench", "bench", (4096, 393216))]
 RED = [("v_2x64x64", "verify", (2, 64, 64)), ("v_3x37x50", "verify", (3, 37, 50)),

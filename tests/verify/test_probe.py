@@ -95,3 +95,15 @@ def test_a_probe_on_which_k0_wraps_its_int32_offsets_is_invalid():
     k0 = CodeObject.from_path(PROBLEM.code_object)
     v = verify(k0, k0, [launch_from_dict(json.loads(json.dumps(spec)), PROBLEM.dir, "wrap")], trials=1)
     assert v.kind == "invalid" and "out_of_bounds" in v.reason
+
+
+def test_probe_catches_byte_offsets_narrowed_to_32_bits():
+    relu = load_suite("kernelbench").problem("19_ReLU")
+    k0 = CodeObject.from_path(relu.code_object)
+    shift = 0x1754  # v_lshlrev_b64 v[4:5], 2, v[0:1]: the float4 path's byte offset of element v0
+    assert k0.read(shift, 8) == bytes.fromhex("04008fd282000200")
+    k1 = CodeObject(patch(relu.code_object, shift, shift + 8, "v_lshlrev_b32_e32 v4, 2, v0\nv_mov_b32_e32 v5, 0"))
+    assert verify(k0, k1, suite_launches(relu, heldout=True), trials=1, special=False).equivalent
+    v = verify(k0, k1, suite_launches(relu, probes=True), trials=1, special=False)
+    assert v.kind == "different" and v.evidence["launch"] == "19_ReLU:p_2097151x1024"
+    assert v.evidence["difference"]["buffer"] == "y"  # elements past 2^30 are stored 4 GiB too low
