@@ -430,6 +430,9 @@ def max_launch_bytes() -> int:
 def check_launch_size(spec: LaunchSpec) -> None:
     """Refuse a launch whose buffers would not fit in host memory, before allocating anything."""
     total, limit = sum(b.nbytes for b in spec.buffers.values()), max_launch_bytes()
+    if total > limit and spec.probe:
+        raise LaunchSpecError(f"launch of {spec.kernel} is a probe ({total / 2**30:.2f} GiB of buffers): on the "
+                              f"emulator only verification runs it, as {spec.probe} workgroups on sparse memory")
     if total > limit:
         raise LaunchSpecError(f"launch of {spec.kernel} needs {total / 2**30:.2f} GiB of buffers, more than the "
                               f"{limit / 2**30:.2f} GiB allowed on this host: use a smaller shape (suite 'bench' "

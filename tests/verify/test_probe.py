@@ -8,7 +8,7 @@ import pytest
 
 from asmevo.codeobj import CodeObject
 from asmevo.device.dtypes import get_dtype
-from asmevo.device.launch import BufferArg, LaunchSpec, lazy_fill
+from asmevo.device.launch import BufferArg, LaunchSpec, lazy_fill, make_inputs
 from asmevo.device.probe import probe_workgroups
 from asmevo.errors import LaunchSpecError
 from asmevo.patch import patch
@@ -107,3 +107,10 @@ def test_probe_catches_byte_offsets_narrowed_to_32_bits():
     v = verify(k0, k1, suite_launches(relu, probes=True), trials=1, special=False)
     assert v.kind == "different" and v.evidence["launch"] == "19_ReLU:p_2097151x1024"
     assert v.evidence["difference"]["buffer"] == "y"  # elements past 2^30 are stored 4 GiB too low
+
+
+def test_running_a_probe_outside_verification_says_why_not(monkeypatch):
+    monkeypatch.setenv("ASMEVO_MAX_LAUNCH_BYTES", str(1 << 30))
+    spec = LaunchSpec.load(PROBE.launch_path)
+    with pytest.raises(LaunchSpecError, match="is a probe .* only verification runs it"):
+        make_inputs(spec)
