@@ -9,7 +9,8 @@ findings of K1 are failures even when the buffers agree, and a launch on which K
 findings is invalid for verification (except kinds a suite declares known, and
 uninitialized-register reads, which K1 may repeat but not add to). A launch spec marked as a probe
 (giant shapes) runs only some workgroups on sparse memory, on the random trials
-(`asmevo.device.probe`). The emulator runs in checked mode. Cheap static checks run first. The answer is a `Verdict` record.
+(`asmevo.device.probe`). The emulator runs in checked mode. Cheap static checks run first. The
+answer is a `Verdict` record.
 """
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import yaml
@@ -382,7 +383,7 @@ def _generate(buf: BufferArg, seed: int) -> np.ndarray:
     return _values(buf, _rng(seed, buf.name), 0, int(np.prod(buf.shape, dtype=np.int64))).reshape(buf.shape)
 
 
-def lazy_fill(buf: BufferArg, seed: int):
+def lazy_fill(buf: BufferArg, seed: int) -> Callable[[int, int], np.ndarray]:
     """`fill(lo, hi)` -> the uint8 bytes [lo, hi) of the buffer's initial contents, generated on
     demand for sparse memory: random inits are drawn per CHUNK elements, each piece seeded from
     (`seed`, buffer name, piece), so any piece is reproducible alone (the values differ from

@@ -4,9 +4,9 @@ Entry point: `run_kernel`. See README.md in this package for semantics and stric
 """
 from __future__ import annotations
 
-import numpy as np
-
 from collections.abc import Sequence
+
+import numpy as np
 
 from ..codeobj import CodeObject
 from ..errors import EmulationError
