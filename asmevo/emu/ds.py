@@ -85,6 +85,18 @@ def _dma_order(m, ins, wv: np.ndarray, byte: np.ndarray, size: int, dma_seq: np.
                f"{m.wave_base + int(w[i])} not yet retired by s_waitcnt vmcnt")
 
 
+def _check_written(m, ins, wave: np.ndarray, byte: np.ndarray, size: int, write: bool) -> None:
+    """Checked mode: a read (or atomic) of an LDS byte no wave of the workgroup has written is an
+    `uninitialized` finding (hardware LDS holds whatever an earlier workgroup left)."""
+    if not write:
+        unset = ~m.lds_init[byte]
+        if unset.any():
+            i = int(np.nonzero(unset)[0][0])
+            m.find("uninitialized", ins.address, wave[i // size],
+                   f"{ins.mnemonic}: LDS byte {int(byte[i]) % m.lds_stride} read before any write by its workgroup")
+    m.lds_init[byte] = True
+
+
 def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None, dma_seq: np.ndarray | None = None):
     """Read (data None) or write LDS bytes [off, off+size) for active lanes; returns uint32
     [G,64,ndw] for reads/atomics. Lanes beyond the LDS allocation are flagged and dropped. `dma_seq`
@@ -102,9 +114,11 @@ def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None, dm
     if dma_seq is not None or m.lds_dma is not None:
         _dma_order(m, ins, wv, (base[:, None] + np.arange(size)).ravel(), size,
                    None if dma_seq is None else np.broadcast_to(dma_seq[:, None], mask.shape)[mask])
+    byte = (base[:, None] + np.arange(size)).ravel()
+    if m.checked:
+        _check_written(m, ins, wv, byte, size, data is not None and atomic is None)
     if atomic is not None:
         return _lds_atomic(m, ins, mask, base, ndw, data, atomic)
-    byte = (base[:, None] + np.arange(size)).ravel()
     if m.wpg > 1 and len(base):
         _track(m, g, ins, np.repeat(wv, size), byte, data is not None)
     if data is None:

@@ -98,6 +98,7 @@ class Machine:
             self.v_init = np.zeros(self.v.shape, bool)
             self.a_init = np.zeros(self.a.shape, bool)
             self.s_init = np.zeros(self.s.shape, bool)
+            self.lds_init = np.zeros(self.lds.shape, bool)  # LDS bytes written by this workgroup
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, int]] = set()
 

@@ -1,15 +1,16 @@
-"""Sweep fp32 inputs through the mutation benchmark's 29_Softplus survivor, bit for bit.
+"""Sweep fp32 inputs through the mutation benchmark's 29_Softplus survivors, bit for bit.
 
-The survivor swaps the sources of `v_sub_f32 v14, v12, v18` at 0x1d98, a TwoSum error term on the
-path of the second of the four elements each thread computes (block .Lbb_1c2c, guarded by the
-`s_and_saveexec` at 0x1c08). This runs every fp32 bit pattern of the given ranges through that path
-of K0 and K1 on the emulator and compares the outputs. Both kernels get the same patch first: the
-guards of elements 0, 2 and 3 (0x17bc, 0x1c14, 0x1c20) take the empty mask, so their blocks are
-skipped and the time goes to element 1; a sample run checks that the patch leaves element 1's
-results as the unpatched kernel computes them.
+Each survivor swaps the sources of one TwoSum subtraction on the path of one of the four elements
+each thread computes: `v_sub_f32 v14, v12, v18` at 0x1d98 (seed 0; element 1, block .Lbb_1c2c,
+guarded by the `s_and_saveexec` at 0x1c08) and `v_sub_f32 v4, v4, v9` at 0x1fac (seed 1; element 2,
+guarded at 0x1c14, or at 0x1e2c after element 1). This runs every fp32 bit pattern of the given ranges through that
+path of K0 and K1 on the emulator and compares the outputs. Both kernels get the same patch first:
+the other elements' guards take the empty mask, so the time goes to the element under test; a
+sample run checks that the patch leaves that element's results as the unpatched kernel computes
+them.
 
     python benchmarks/verification/softplus_sweep.py --range 0x3c800000:0x3f000000 [--range ...]
-        [--chunk 2097152] [--faithful]
+        [--mutation 0x1d98|0x1fac] [--chunk 2097152] [--faithful]
 
 Prints per chunk how many patterns differ, then the total and the first differing inputs; exits 1
 when any differs.
@@ -33,10 +34,16 @@ from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
 from asmevo.verify import launch_from_dict  # noqa: E402
 
-MUTATION = {0x1d98: ("v_sub_f32_e32 v14, v12, v18", "v_sub_f32_e32 v14, v18, v12")}
-OTHER_ELEMENTS_OFF = {0x17bc: ("s_and_saveexec_b64 s[6:7], s[8:9]", "s_and_saveexec_b64 s[6:7], 0"),
-                      0x1c14: ("s_and_saveexec_b64 s[2:3], s[0:1]", "s_and_saveexec_b64 s[2:3], 0"),
-                      0x1c20: ("s_and_saveexec_b64 s[0:1], vcc", "s_and_saveexec_b64 s[0:1], 0")}
+# Guards (s_and_saveexec) of each element's block, as (address, original, empty-mask version).
+GUARDS = {0: [(0x17bc, "s_and_saveexec_b64 s[6:7], s[8:9]", "s_and_saveexec_b64 s[6:7], 0")],
+          1: [(0x1c08, "s_and_saveexec_b64 s[4:5], s[2:3]", "s_and_saveexec_b64 s[4:5], 0")],
+          2: [(0x1c14, "s_and_saveexec_b64 s[2:3], s[0:1]", "s_and_saveexec_b64 s[2:3], 0"),
+              (0x1e2c, "s_and_saveexec_b64 s[2:3], s[0:1]", "s_and_saveexec_b64 s[2:3], 0")],
+          3: [(0x1c20, "s_and_saveexec_b64 s[0:1], vcc", "s_and_saveexec_b64 s[0:1], 0"),
+              (0x2034, "s_and_saveexec_b64 s[0:1], vcc", "s_and_saveexec_b64 s[0:1], 0")]}
+# address: (element, original, mutated)
+MUTATIONS = {0x1d98: (1, "v_sub_f32_e32 v14, v12, v18", "v_sub_f32_e32 v14, v18, v12"),
+             0x1fac: (2, "v_sub_f32_e32 v4, v4, v9", "v_sub_f32_e32 v4, v9, v4")}
 PER_GROUP = 1024  # elements per workgroup (256 threads x 4)
 
 
@@ -78,23 +85,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--range", type=span, action="append", required=True, help="LO:HI bit patterns (HI excluded)")
     ap.add_argument("--chunk", type=int, default=1 << 21, help="patterns per launch")
     ap.add_argument("--faithful", action="store_true", help="faithfully rounded transcendentals")
+    ap.add_argument("--mutation", type=lambda t: int(t, 0), choices=sorted(MUTATIONS), default=0x1d98,
+                    help="the survivor's address (default 0x1d98)")
     args = ap.parse_args(argv)
+    element, original, mutated = MUTATIONS[args.mutation]
+    others_off = {a: (old, new) for k, guards in GUARDS.items() if k != element for a, old, new in guards}
     problem = load_suite("kernelbench").problem("29_Softplus")
     rec = recover(problem.code_object)
     lines = rec.source.splitlines()
-    k0 = build(lines, rec.info, OTHER_ELEMENTS_OFF)
-    k1 = build(lines, rec.info, {**OTHER_ELEMENTS_OFF, **MUTATION})
+    k0 = build(lines, rec.info, others_off)
+    k1 = build(lines, rec.info, {**others_off, args.mutation: (original, mutated)})
     dev = get_device("emu", faithful=args.faithful)
     sample = (np.random.default_rng(0).standard_normal(4 * PER_GROUP) * 4).astype(np.float32)
-    if not (run(dev, k0, sample)[1::4] == run(dev, CodeObject.from_path(problem.code_object).data, sample)[1::4]).all():
-        raise SystemExit("the patch changed element 1's results")
+    unpatched = run(dev, CodeObject.from_path(problem.code_object).data, sample)
+    if not (run(dev, k0, sample)[element::4] == unpatched[element::4]).all():
+        raise SystemExit(f"the patch changed element {element}'s results")
     start, compared, differing = time.perf_counter(), 0, []
     for lo_all, hi_all in args.range:
         for lo in range(lo_all, hi_all, args.chunk):
             hi = min(hi_all, lo + args.chunk)
             x = np.zeros(4 * (hi - lo), np.uint32)
-            x[1::4] = np.arange(lo, hi, dtype=np.uint64).astype(np.uint32)  # element 1 of every thread
-            y0, y1 = run(dev, k0, x.view(np.float32))[1::4], run(dev, k1, x.view(np.float32))[1::4]
+            x[element::4] = np.arange(lo, hi, dtype=np.uint64).astype(np.uint32)  # one element per thread
+            y0 = run(dev, k0, x.view(np.float32))[element::4]
+            y1 = run(dev, k1, x.view(np.float32))[element::4]
             bad = np.flatnonzero(y0 != y1)
             differing += [(lo + int(i), int(y0[i]), int(y1[i])) for i in bad]
             compared += hi - lo
@@ -103,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     for pattern, a, b in differing[:10]:
         print(f"DIFFER x=0x{pattern:08x}: K0 0x{a:08x}, K1 0x{b:08x}")
     rounding = "faithfully" if args.faithful else "correctly"
-    print(f"{compared} fp32 patterns through element 1, {len(differing)} differing, transcendentals {rounding} "
-          f"rounded, {time.perf_counter() - start:.0f} s")
+    print(f"{compared} fp32 patterns through element {element} (0x{args.mutation:x}), {len(differing)} differing, "
+          f"transcendentals {rounding} rounded, {time.perf_counter() - start:.0f} s")
     return 1 if differing else 0
 
 

@@ -97,6 +97,32 @@ def test_uninitialized_read_in_checked_mode():
     assert launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)]).report.ok
 
 
+# out[lane] = LDS[lane]; {write} stores the lane id there first (or not). Two waves: wave 1 reads
+# the slots wave 1 wrote, so a missing write is not a race but a read of never-written LDS.
+LDS_ROUND_TRIP = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  {write}
+  s_waitcnt lgkmcnt(0)
+  s_barrier
+  ds_read_b32 v2, v1
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm
+"""
+
+
+def test_reading_lds_no_wave_wrote_is_uninitialized_in_checked_mode():
+    written = asm(LDS_ROUND_TRIP.format(write="ds_write_b32 v1, v0"), args=1, lds=512)
+    res = launch_raw(written, "k", (2,), (128,), [np.zeros(128, np.uint32)], checked=True)
+    assert res.report.ok and res.outputs[0].tolist() == list(range(128))
+    unwritten = asm(LDS_ROUND_TRIP.format(write=""), args=1, lds=512)
+    res = launch_raw(unwritten, "k", (2,), (128,), [np.zeros(128, np.uint32)], checked=True)
+    assert [f.kind for f in res.report.findings] == ["uninitialized"]
+    assert "ds_read_b32: LDS byte 0 read before any write" in res.report.findings[0].message
+    assert launch_raw(unwritten, "k", (2,), (128,), [np.zeros(128, np.uint32)]).report.ok  # unchecked
+
+
 def test_smem_needs_lgkmcnt_zero():
     co = asm("""
   s_load_dwordx2 s[4:5], s[0:1], 0x0
