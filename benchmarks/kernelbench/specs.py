@@ -220,17 +220,19 @@ add("3_Batched_matrix_multiplication", 1, T, None, "bfloat16", {"atol": 1e-2, "r
     "torch.bmm with bf16 inputs/output, fp32 accumulation, Triton tl.dot -> MFMA bf16", bmm_bf16,
     [("v_2x64x64x64", "verify", (2, 64, 64, 64)), ("v_3x50x40x70", "verify", (3, 50, 40, 70)),
      ("v_1x128x128x128", "verify", (1, 128, 128, 128)), ("h_2x80x33x48", "heldout", (2, 80, 33, 48)),
-     ("bench", "bench", (128, 512, 1024, 2048))])
+     # batch offsets b * M * K up to 2^31 - 8192 elements (4 GiB per matrix)
+     ("p_524287x64x64x64", "probe", ((1 << 19) - 1, 64, 64, 64)), ("bench", "bench", (128, 512, 1024, 2048))])
 add("9_Tall_skinny_matrix_multiplication_", 1, H, "hgemm_nn_mfma32", "float16", {"atol": 1e-3, "rtol": 2e-3},
     "fp16 output: 1 fp16 ulp (~1e-3 relative) from rounding the fp32 accumulator", ["C"],
     "C (M, N) = A (M, K) @ B (K, N) with small K, fp16, v_mfma_f32_32x32x8f16 via LDS", tall_skinny,
     [("v_128x32x128", "verify", (128, 32, 128)), ("v_100x10x90", "verify", (100, 10, 90)),
      ("v_64x16x200", "verify", (64, 16, 200)), ("h_96x24x80", "heldout", (96, 24, 80)),
+     ("p_32768x32x65535", "probe", (32768, 32, (1 << 16) - 1)),  # M * N just below 2^31
      ("bench", "bench", (32768, 32, 32768))])
 add("17_Matmul_with_transposed_B", 1, H, "gemm_nt_bf16", "bfloat16", {"atol": 1e-4, "rtol": 1e-4},
     "bf16 inputs are exact in fp32; fp32 output differs only by accumulation order", ["C"],
     "C = A @ B.T, bf16 inputs, fp32 output, MFMA 16x16x16 bf16_1k, 64x64x32 LDS tiles", gemm_nt_bf16,
-    MNK + [("bench", "bench", (2048, 8192, 4096))])
+    MNK + [("p_32768x32x65535", "probe", (32768, 32, (1 << 16) - 1)), ("bench", "bench", (2048, 8192, 4096))])
 add("19_ReLU", 1, H, "relu_f32", "float32", EXACT, "max(x, 0) is exact", ["y"],
     "torch.relu, float4-vectorised", elementwise_hip(), ELEM)
 add("20_LeakyReLU", 1, T, None, "float32", EXACT, "x * 0.01 is one correctly rounded fp32 multiply", ["y"],
