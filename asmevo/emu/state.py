@@ -85,6 +85,7 @@ class Machine:
         self.lds_dma: tuple[np.ndarray, np.ndarray] | None = None  # LDS DMA: per byte (vm seq, wave)
         self.scratch_bytes = scratch_bytes
         self._scratch: np.ndarray | None = None
+        self._scratch_init: np.ndarray | None = None
         # waitcnt bookkeeping: per-wave issue/retire sequence numbers per counter class
         self.vm_issued = np.zeros(nwaves, np.int64)
         self.vm_retired = np.zeros(nwaves, np.int64)
@@ -119,6 +120,13 @@ class Machine:
         if self._scratch is None:
             self._scratch = np.zeros(max(self.W * 64 * self.scratch_bytes, 4), np.uint8)
         return self._scratch
+
+    @property
+    def scratch_init(self) -> np.ndarray:
+        """Checked mode: which bytes of `scratch` their lane has written."""
+        if self._scratch_init is None:
+            self._scratch_init = np.zeros(self.scratch.shape, bool)
+        return self._scratch_init
 
     # ---- register writes under EXEC -------------------------------------------------------------
     def vwrite(self, g: Group, file: np.ndarray, r: int, val, extra: np.ndarray | None = None) -> None:

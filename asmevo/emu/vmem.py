@@ -236,6 +236,14 @@ def _scratch(m, g, ins, mask, off, size, data):
     idx = (lane + off)[mask]
     mem = m.scratch
     ndw = max(1, size // 4)
+    if m.checked:
+        byte = idx[:, None] + np.arange(size)
+        unset = ~m.scratch_init[byte].all(axis=1)
+        if data is None and unset.any():
+            lane_waves = np.broadcast_to(g.waves[:, None], mask.shape)[mask]
+            m.find("uninitialized", ins.address, lane_waves[unset][0],
+                   f"{ins.mnemonic}: private memory read before its lane wrote it")
+        m.scratch_init[byte] = True
     if data is None:
         out = np.zeros(mask.shape + (ndw,), U32)
         raw = mem[idx[:, None] + np.arange(size)]

@@ -123,6 +123,29 @@ def test_reading_lds_no_wave_wrote_is_uninitialized_in_checked_mode():
     assert launch_raw(unwritten, "k", (2,), (128,), [np.zeros(128, np.uint32)]).report.ok  # unchecked
 
 
+SCRATCH_ROUND_TRIP = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  v_mov_b32 v5, 8
+  {store}
+  scratch_load_dword v4, v5, off
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  global_store_dword v1, v4, s[4:5]
+  s_endpgm
+"""
+
+
+def test_reading_private_memory_its_lane_never_wrote_is_uninitialized_in_checked_mode():
+    store = "scratch_store_dword off, v0, off offset:8\n  s_waitcnt vmcnt(0)"
+    written = asm(SCRATCH_ROUND_TRIP.format(store=store), args=1, scratch=16)
+    res = launch_raw(written, "k", (1,), (64,), [np.zeros(64, np.uint32)], checked=True)
+    assert res.report.ok and res.outputs[0].tolist() == list(range(64))
+    unwritten = asm(SCRATCH_ROUND_TRIP.format(store=""), args=1, scratch=16)
+    res = launch_raw(unwritten, "k", (1,), (64,), [np.zeros(64, np.uint32)], checked=True)
+    assert [f.kind for f in res.report.findings] == ["uninitialized"]
+    assert "private memory read before its lane wrote it" in res.report.findings[0].message
+
+
 def test_smem_needs_lgkmcnt_zero():
     co = asm("""
   s_load_dwordx2 s[4:5], s[0:1], 0x0
