@@ -9,8 +9,15 @@ the other elements' guards take the empty mask, so the time goes to the element 
 sample run checks that the patch leaves that element's results as the unpatched kernel computes
 them.
 
+With `--log1p` both kernels get a second common patch: the element's log1p input e (which the kernel
+computes as exp(x)) is the loaded x itself, and the x > 20 bypass never fires, so the patterns swept
+are the values of e. For x <= 20 the kernel's output is log1p(e) for e = exp(x) computed the same way
+in K0 and K1, so agreement on every e a hardware exp can return (0 <= e <= e^20 within an ulp) shows
+the survivor equivalent whatever exp's rounding. A sample run checks the patched path against
+float64 log1p.
+
     python benchmarks/verification/softplus_sweep.py --range 0x3c800000:0x3f000000 [--range ...]
-        [--mutation 0x1d98|0x1fac] [--chunk 2097152] [--faithful]
+        [--mutation 0x1d98|0x1fac] [--chunk 2097152] [--faithful] [--log1p]
 
 Prints per chunk how many patterns differ, then the total and the first differing inputs; exits 1
 when any differs.
@@ -44,6 +51,12 @@ GUARDS = {0: [(0x17bc, "s_and_saveexec_b64 s[6:7], s[8:9]", "s_and_saveexec_b64 
 # address: (element, original, mutated)
 MUTATIONS = {0x1d98: (1, "v_sub_f32_e32 v14, v12, v18", "v_sub_f32_e32 v14, v18, v12"),
              0x1fac: (2, "v_sub_f32_e32 v4, v4, v9", "v_sub_f32_e32 v4, v9, v4")}
+# --log1p, per element: e = exp(x) (the final ldexp of elements 1 and 2's packed exp) becomes x
+# (v2, v3), and the x > 20 threshold becomes +inf.
+LOG1P_INPUT = {1: {0x1b28: ("v_ldexp_f32 v4, v4, v6", "v_mov_b32_e32 v4, v2"),
+                   0x1ddc: ("s_mov_b32 s6, 0x41a00000", "s_mov_b32 s6, 0x7f800000")},
+               2: {0x1b18: ("v_ldexp_f32 v5, v5, v6", "v_mov_b32_e32 v5, v3"),
+                   0x1fe4: ("s_mov_b32 s4, 0x41a00000", "s_mov_b32 s4, 0x7f800000")}}
 PER_GROUP = 1024  # elements per workgroup (256 threads x 4)
 
 
@@ -87,19 +100,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--faithful", action="store_true", help="faithfully rounded transcendentals")
     ap.add_argument("--mutation", type=lambda t: int(t, 0), choices=sorted(MUTATIONS), default=0x1d98,
                     help="the survivor's address (default 0x1d98)")
+    ap.add_argument("--log1p", action="store_true", help="sweep log1p's input e instead of x")
     args = ap.parse_args(argv)
     element, original, mutated = MUTATIONS[args.mutation]
-    others_off = {a: (old, new) for k, guards in GUARDS.items() if k != element for a, old, new in guards}
+    common = {a: (old, new) for k, guards in GUARDS.items() if k != element for a, old, new in guards}
+    if args.log1p:
+        common.update(LOG1P_INPUT[element])
     problem = load_suite("kernelbench").problem("29_Softplus")
     rec = recover(problem.code_object)
     lines = rec.source.splitlines()
-    k0 = build(lines, rec.info, others_off)
-    k1 = build(lines, rec.info, {**others_off, args.mutation: (original, mutated)})
+    k0 = build(lines, rec.info, common)
+    k1 = build(lines, rec.info, {**common, args.mutation: (original, mutated)})
     dev = get_device("emu", faithful=args.faithful)
-    sample = (np.random.default_rng(0).standard_normal(4 * PER_GROUP) * 4).astype(np.float32)
-    unpatched = run(dev, CodeObject.from_path(problem.code_object).data, sample)
-    if not (run(dev, k0, sample)[element::4] == unpatched[element::4]).all():
-        raise SystemExit(f"the patch changed element {element}'s results")
+    rng = np.random.default_rng(0)
+    if args.log1p:
+        sample = np.exp(rng.uniform(-20, 20, 4 * PER_GROUP)).astype(np.float32)
+        got = run(dev, k0, sample)[element::4].view(np.float32).astype(np.float64)
+        want = np.log1p(sample[element::4].astype(np.float64))
+        if not np.allclose(got, want, rtol=1e-6, atol=0):
+            raise SystemExit(f"the --log1p patch does not compute log1p of element {element}'s input")
+    else:
+        sample = (rng.standard_normal(4 * PER_GROUP) * 4).astype(np.float32)
+        unpatched = run(dev, CodeObject.from_path(problem.code_object).data, sample)
+        if not (run(dev, k0, sample)[element::4] == unpatched[element::4]).all():
+            raise SystemExit(f"the patch changed element {element}'s results")
     start, compared, differing = time.perf_counter(), 0, []
     for lo_all, hi_all in args.range:
         for lo in range(lo_all, hi_all, args.chunk):
@@ -116,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     for pattern, a, b in differing[:10]:
         print(f"DIFFER x=0x{pattern:08x}: K0 0x{a:08x}, K1 0x{b:08x}")
     rounding = "faithfully" if args.faithful else "correctly"
-    print(f"{compared} fp32 patterns through element {element} (0x{args.mutation:x}), {len(differing)} differing, "
+    what = "log1p inputs" if args.log1p else "fp32 patterns"
+    print(f"{compared} {what} through element {element} (0x{args.mutation:x}), {len(differing)} differing, "
           f"transcendentals {rounding} rounded, {time.perf_counter() - start:.0f} s")
     return 1 if differing else 0
 
