@@ -320,18 +320,25 @@ add("86_Matmul_Divide_GELU", 2, T, None, "float32", {"atol": 1e-5, "rtol": 1e-4}
     MNK + [("bench", "bench", (1024, 8192, 8192))])
 
 
+def launch_spec(name: str, dims: tuple, manifest: dict) -> dict:
+    """Problem `name`'s launch spec (a dict) for the given dims."""
+    p, m = P[name], manifest["problems"][name]
+    grid, block, args = p["launch"](*dims)
+    if p["toolchain"] == T:
+        args = args + TRITON_HIDDEN
+    return {"kernel": p["kernel"] or m["symbol"], "grid": grid, "block": block,
+            "dynamic_lds": m.get("dynamic_lds", 0), "seed": 0, "args": args}
+
+
 def write_problem(name: str, p: dict, manifest: dict) -> None:
     d = ROOT / name
     m = manifest["problems"][name]
     kernel = p["kernel"] or m["symbol"]
-    dyn = m.get("dynamic_lds", 0)
     (d / "launch").mkdir(exist_ok=True)
     shapes = []
     for sname, role, dims in p["shapes"]:
-        grid, block, args = p["launch"](*dims)
-        if p["toolchain"] == T:
-            args = args + TRITON_HIDDEN
-        spec = {"kernel": kernel, "grid": grid, "block": block, "dynamic_lds": dyn, "seed": 0, "args": args}
+        spec = launch_spec(name, dims, manifest)
+        args = spec["args"]
         if role == "probe":
             spec["probe"] = {"workgroups": PROBE_WORKGROUPS}
         elif role != "bench":

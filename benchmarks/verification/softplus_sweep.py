@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from asmevo.codeobj import CodeObject  # noqa: E402
 from asmevo.device import get_device  # noqa: E402
 from asmevo.device.launch import run_launch  # noqa: E402
-from asmevo.rebuild import rebuild_source  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
 from asmevo.verify import launch_from_dict  # noqa: E402
+from line_edits import build  # noqa: E402
 
 # Guards (s_and_saveexec) of each element's block, as (address, original, empty-mask version).
 GUARDS = {0: [(0x17bc, "s_and_saveexec_b64 s[6:7], s[8:9]", "s_and_saveexec_b64 s[6:7], 0")],
@@ -58,18 +58,6 @@ LOG1P_INPUT = {1: {0x1b28: ("v_ldexp_f32 v4, v4, v6", "v_mov_b32_e32 v4, v2"),
                2: {0x1b18: ("v_ldexp_f32 v5, v5, v6", "v_mov_b32_e32 v5, v3"),
                    0x1fe4: ("s_mov_b32 s4, 0x41a00000", "s_mov_b32 s4, 0x7f800000")}}
 PER_GROUP = 1024  # elements per workgroup (256 threads x 4)
-
-
-def build(lines: list[str], info: dict, edits: dict[int, tuple[str, str]]) -> bytes:
-    """Rebuild the recovered source with the instruction at each address replaced (old text checked)."""
-    out = list(lines)
-    for n, line in enumerate(lines):
-        for address, (old, new) in edits.items():
-            if line.rstrip().endswith(f"; 0x{address:x}"):
-                if not line.strip().startswith(old):
-                    raise SystemExit(f"0x{address:x} holds {line.strip()!r}, not {old!r}: another kernel build")
-                out[n] = f"\t{new}"
-    return rebuild_source("\n".join(out) + "\n", info).data
 
 
 def run(dev, code: bytes, x: np.ndarray) -> np.ndarray:
