@@ -68,14 +68,14 @@ class EmuDevice(Device):
                             dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=self.memory,
                             budget=self.budget, checked=self.checked, faithful=self.faithful)
         wall = time.perf_counter() - start
-        findings = launch_findings(report, self.memory, earlier)
-        ok = bool(report.ok) and not any(f["kind"] == "guard" for f in findings)
+        findings, ok = launch_outcome(report, self.memory, earlier)
         return LaunchResult(kernel.name, geometry, ok, wall, findings, report)
 
 
-def launch_findings(report: RunReport, memory: Memory, earlier: set[str] = frozenset()) -> list[dict]:
-    """A run's findings as dicts (kind, pc, wave, message), then the guard bands it overwrote
-    (kind `guard`; violations in `earlier` were there before the launch)."""
+def launch_outcome(report: RunReport, memory: Memory, earlier: set[str] = frozenset()) -> tuple[list[dict], bool]:
+    """(a run's findings as dicts (kind, pc, wave, message), then the guard bands it overwrote
+    (kind `guard`; violations in `earlier` were there before the launch); whether none occurred)."""
     findings = [{"kind": f.kind, "pc": f.pc, "wave": f.wave, "message": f.message} for f in report.findings]
-    return findings + [{"kind": "guard", "pc": None, "wave": None, "message": m}
-                       for m in memory.guard_violations() if m not in earlier]
+    guards = [{"kind": "guard", "pc": None, "wave": None, "message": m}
+              for m in memory.guard_violations() if m not in earlier]
+    return findings + guards, bool(report.ok) and not guards

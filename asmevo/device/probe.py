@@ -23,7 +23,7 @@ from ..emu import run_kernel
 from ..emu.memory import Buffer as HeapBuffer
 from ..emu.memory import SparseMemory
 from .base import Buffer, Module
-from .emu import EmuDevice, launch_findings
+from .emu import EmuDevice, launch_outcome
 from .launch import LaunchSpec, launch_args, lazy_fill
 
 
@@ -71,8 +71,7 @@ def run_probe(device: EmuDevice, data: bytes, spec: LaunchSpec, seed: int) -> Pr
     report = run_kernel(module.code_object, kernel.name, grid=geometry.grid, block=geometry.block,
                         dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=memory, budget=device.budget,
                         checked=device.checked, faithful=device.faithful, workgroups=workgroups)
-    findings = launch_findings(report, memory)
-    ok = bool(report.ok) and not any(f["kind"] == "guard" for f in findings)
+    findings, ok = launch_outcome(report, memory)
     return ProbeRun(spec, memory, heap, workgroups, findings, ok, report.instructions)
 
 
