@@ -118,7 +118,7 @@ def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]
     tim = measure.submit(ver, job.k0, reb, job.timing, config.stage("time"))
     futures = {"recover": rec, "rebuild": reb, "profile": prof, "verify": ver, "time": tim}
     if config.agent != "none":
-        edit = optimize.submit(job.k0, list(job.verify), list(job.heldout), config.stage("edit"))
+        edit = optimize.submit(job.k0, list(job.verify), list(job.heldout + job.probes), config.stage("edit"))
         best_ver = verify.submit(job.k0, edit, list(job.verify + job.heldout + job.probes), config.stage("verify"))
         best_tim = measure.submit(best_ver, job.k0, edit, job.timing, config.stage("time"))
         futures.update({"edit": edit, "verify_best": best_ver, "time_best": best_tim})

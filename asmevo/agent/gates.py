@@ -45,7 +45,7 @@ class Evaluator:
     def __init__(self, k0_path: str | Path, launches: list[VerifyLaunch], *, heldout: list[VerifyLaunch] = (),
                  device: Device | None = None, trials: int = 3, kernel: str | None = None):
         if not launches:
-            raise AsmEvoError("optimisation needs at least one verify launch")
+            raise AsmEvoError("optimisation needs at least one verify launch that is not a probe")
         self.k0 = CodeObject.from_path(k0_path)
         self.launches = list(launches)
         self.heldout = list(heldout)

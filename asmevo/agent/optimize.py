@@ -46,12 +46,16 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
              model: str | None = None, api_base: str | None = None, llm_options: dict | None = None,
              log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
-    `agent`; `heldout` launches are used only for the final re-verification."""
+    `agent`; `heldout` launches, and probe launches among `launches` (too large to profile), are used
+    only for the final re-verification."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
         raise AsmEvoError(f"budget must be at least 1, got {budget}")
-    ev = Evaluator(kernel_co, _launches(list(launches)), heldout=_launches(list(heldout)), device=device)
+    given = _launches(list(launches))
+    probes = [vl for vl in given if vl.spec.probe]
+    ev = Evaluator(kernel_co, [vl for vl in given if not vl.spec.probe], heldout=_launches(list(heldout)) + probes,
+                   device=device)
     ev.lineage.config = {"agent": agent, "budget": budget, "seed": seed,
                          "launches": [vl.label for vl in ev.launches],
                          "heldout": [vl.label for vl in ev.heldout]}

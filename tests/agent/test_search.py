@@ -28,3 +28,13 @@ def test_deterministic_for_a_seed_and_improves(tmp_path):
     assert a.paths["code_object"].read_bytes() == a.best.data
     assert a.paths["diff"].read_text().startswith("--- a/kernel.s")
     assert sum(1 for c in a.lineage.candidates if c.verdict is not None) <= 2
+
+
+def test_probe_launches_only_confirm_the_winner(tmp_path):
+    p = load_suite("kernelbench").problem("20_LeakyReLU")
+    verify_shape = suite_launches(p)[:1]
+    probe = [vl for vl in suite_launches(p, probes=True) if vl.spec.probe]
+    res = optimize(p.code_object, verify_shape + probe, outdir=tmp_path / "probe", budget=1, seed=3)
+    assert res.lineage.config["launches"] == [verify_shape[0].label]  # never profiled or searched on
+    assert res.lineage.heldout["launches"] == [verify_shape[0].label, probe[0].label]
+    assert res.lineage.heldout["attempts"][0]["kind"] == "equivalent"
