@@ -7,8 +7,8 @@ rebuilds K1 from K0's recovered source with the given edits, then runs K0 and K1
 input set per shape (`asmevo.verify`, static checks once) for the cartesian product of the
 problem's launch dims (`benchmarks/kernelbench/specs.py`), and reports every shape that differs.
 
-    python benchmarks/verification/shape_sweep.py 19_ReLU --edit '0x173c=s_andn2_b64 exec, exec, s[8:9]
-        =s_andn2_b64 exec, s[8:9], exec' --dims 1 1..2100
+    python benchmarks/verification/shape_sweep.py 19_ReLU --dims 1 1..2100
+        --edit '0x173c=s_andn2_b64 exec, exec, s[8:9]=s_andn2_b64 exec, s[8:9], exec'
 
 `--edit ADDR=OLD=NEW` replaces the instruction at ADDR (which must start with OLD) by NEW, or deletes
 it when NEW is empty; `--dims` takes one field per launch dim, each an integer or LO..HI. Exits 1
