@@ -11,8 +11,8 @@ problem's launch dims (`benchmarks/kernelbench/specs.py`), and reports every sha
         --edit '0x173c=s_andn2_b64 exec, exec, s[8:9]=s_andn2_b64 exec, s[8:9], exec'
 
 `--edit ADDR=OLD=NEW` replaces the instruction at ADDR (which must start with OLD) by NEW, or deletes
-it when NEW is empty; `--dims` takes one field per launch dim, each an integer or LO..HI. Exits 1
-when any shape differs.
+it when NEW is empty; `--dims` takes one field per launch dim, each an integer, LO..HI or LO..HI:STEP.
+Exits 1 when any shape differs.
 """
 from __future__ import annotations
 
@@ -41,15 +41,16 @@ def edit_arg(text: str) -> tuple[int, str, str | None]:
 
 
 def dims_arg(text: str) -> range:
-    lo, _, hi = text.partition("..")
-    return range(int(lo), int(hi or lo) + 1)
+    span, _, step = text.partition(":")
+    lo, _, hi = span.partition("..")
+    return range(int(lo), int(hi or lo) + 1, int(step or 1))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("problem")
     ap.add_argument("--edit", type=edit_arg, action="append", required=True, help="ADDR=OLD=NEW (NEW empty: delete)")
-    ap.add_argument("--dims", type=dims_arg, nargs="+", required=True, help="per launch dim: N or LO..HI")
+    ap.add_argument("--dims", type=dims_arg, nargs="+", required=True, help="per launch dim: N, LO..HI or LO..HI:STEP")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     problem = load_suite("kernelbench").problem(args.problem)
