@@ -37,8 +37,8 @@ from .config import STAGES, RunConfig
 @dataclass(frozen=True)
 class KernelJob:
     """A kernel's input artifacts: K0, its verify and held-out launches, the launch it is timed on,
-    and its probe launches (giant shapes the emulator runs a few workgroups of: verification only,
-    never profiled, timed or shown to the agent)."""
+    and its probe launches (giant shapes the emulator runs a few workgroups of: for verification and
+    the agent's final re-verification only, never profiled, timed or searched on)."""
 
     name: str
     k0: str
@@ -81,8 +81,8 @@ def ingest_problem(problem, device: str) -> KernelJob:
              for vl in suite_launches(problem, heldout=True, probes=True)}
     verify_launches = suite_launches(problem)
     shas = {vl.label: every[vl.label] for vl in verify_launches}
-    probes = tuple(sha for label, sha in every.items() if raw[label][0].role == "probe")
-    heldout = tuple(sha for label, sha in every.items() if label not in shas and sha not in probes)
+    heldout, probes = (tuple(sha for label, sha in every.items() if raw[label][0].role == role)
+                       for role in ("heldout", "probe"))
     bench = next(((label, spec) for label, (s, spec) in raw.items() if s.role == "bench"), None)
     label, spec = _timing_launch([(vl.label, raw[vl.label][1]) for vl in verify_launches], bench, device)
     timing = shas.get(label) or _put_launch(label, spec, {}, str(raw[label][0].launch_path),
