@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from asmevo.codeobj import CodeObject
 from emutools import asm, hip, launch, launch_raw
@@ -97,8 +98,9 @@ def test_uninitialized_read_in_checked_mode():
     assert launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)]).report.ok
 
 
-# out[lane] = LDS[lane]; {write} stores the lane id there first (or not). Two waves: wave 1 reads
-# the slots wave 1 wrote, so a missing write is not a race but a read of never-written LDS.
+# out[lane] = the lane id stored to LDS (two waves: wave 1 reads the slots wave 1 wrote, so a missing
+# write is not a race but a read of never-written LDS) or to the lane's private memory, when {write}
+# stores it.
 LDS_ROUND_TRIP = """
   s_load_dwordx2 s[4:5], s[0:1], 0x0
   v_lshlrev_b32 v1, 2, v0
@@ -110,40 +112,33 @@ LDS_ROUND_TRIP = """
   global_store_dword v1, v2, s[4:5]
   s_endpgm
 """
-
-
-def test_reading_lds_no_wave_wrote_is_uninitialized_in_checked_mode():
-    written = asm(LDS_ROUND_TRIP.format(write="ds_write_b32 v1, v0"), args=1, lds=512)
-    res = launch_raw(written, "k", (2,), (128,), [np.zeros(128, np.uint32)], checked=True)
-    assert res.report.ok and res.outputs[0].tolist() == list(range(128))
-    unwritten = asm(LDS_ROUND_TRIP.format(write=""), args=1, lds=512)
-    res = launch_raw(unwritten, "k", (2,), (128,), [np.zeros(128, np.uint32)], checked=True)
-    assert [f.kind for f in res.report.findings] == ["uninitialized"]
-    assert "ds_read_b32: LDS byte 0 read before any write" in res.report.findings[0].message
-    assert launch_raw(unwritten, "k", (2,), (128,), [np.zeros(128, np.uint32)]).report.ok  # unchecked
-
-
 SCRATCH_ROUND_TRIP = """
   s_load_dwordx2 s[4:5], s[0:1], 0x0
   v_lshlrev_b32 v1, 2, v0
   v_mov_b32 v5, 8
-  {store}
-  scratch_load_dword v4, v5, off
+  {write}
+  scratch_load_dword v2, v5, off
   s_waitcnt vmcnt(0) lgkmcnt(0)
-  global_store_dword v1, v4, s[4:5]
+  global_store_dword v1, v2, s[4:5]
   s_endpgm
 """
 
 
-def test_reading_private_memory_its_lane_never_wrote_is_uninitialized_in_checked_mode():
-    store = "scratch_store_dword off, v0, off offset:8\n  s_waitcnt vmcnt(0)"
-    written = asm(SCRATCH_ROUND_TRIP.format(store=store), args=1, scratch=16)
-    res = launch_raw(written, "k", (1,), (64,), [np.zeros(64, np.uint32)], checked=True)
-    assert res.report.ok and res.outputs[0].tolist() == list(range(64))
-    unwritten = asm(SCRATCH_ROUND_TRIP.format(store=""), args=1, scratch=16)
-    res = launch_raw(unwritten, "k", (1,), (64,), [np.zeros(64, np.uint32)], checked=True)
+@pytest.mark.parametrize("body,write,resources,lanes,message", [
+    (LDS_ROUND_TRIP, "ds_write_b32 v1, v0", {"lds": 512}, 128, "ds_read_b32: LDS byte 0 read before any write"),
+    (SCRATCH_ROUND_TRIP, "scratch_store_dword off, v0, off offset:8\n  s_waitcnt vmcnt(0)", {"scratch": 16}, 64,
+     "private memory read before its lane wrote it"),
+])
+def test_reading_memory_never_written_is_uninitialized_in_checked_mode(body, write, resources, lanes, message):
+    def run(text: str, checked: bool):
+        co = asm(body.format(write=text), args=1, **resources)
+        return launch_raw(co, "k", (2,), (lanes,), [np.zeros(lanes, np.uint32)], checked=checked)
+    res = run(write, checked=True)
+    assert res.report.ok and res.outputs[0].tolist() == list(range(lanes))
+    res = run("", checked=True)
     assert [f.kind for f in res.report.findings] == ["uninitialized"]
-    assert "private memory read before its lane wrote it" in res.report.findings[0].message
+    assert message in res.report.findings[0].message
+    assert run("", checked=False).report.ok
 
 
 def test_smem_needs_lgkmcnt_zero():
