@@ -273,6 +273,7 @@ def first_buildable(edits, info: dict, k0: CodeObject, legal: bool) -> tuple[str
 def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Outcome], float]:
     k0 = CodeObject.from_path(problem.code_object)
     launches = suite_launches(problem, probes=True)
+    final = suite_launches(problem, heldout=True, probes=True)  # final acceptance of a survivor
     rec = recover(problem.code_object)
     lines = rec.source.splitlines()
     ss = sites(lines, executed_pcs(k0, suite_launches(problem)))
@@ -296,10 +297,9 @@ def run_problem(problem, trials: int, rng: np.random.Generator) -> tuple[list[Ou
                 full_seconds = v.seconds
             outcome = Outcome(problem.name, op, breaking, description, v.kind, v.reason, v.seconds)
             if breaking and v.equivalent:
-                outcome.proof = equivalence_proof(k0, k1, lines, edited, suite_launches(problem, heldout=True))
+                outcome.proof = equivalence_proof(k0, k1, lines, edited, final)
             if breaking and v.equivalent and not outcome.proof:
-                outcome.heldout_verdict = verify(k0, k1, suite_launches(problem, heldout=True, probes=True), trials=trials,
-                                                 reference=cache).kind
+                outcome.heldout_verdict = verify(k0, k1, final, trials=trials, reference=cache).kind
             outcomes.append(outcome)
     return outcomes, full_seconds
 
