@@ -60,13 +60,14 @@ def run_probe(device: EmuDevice, data: bytes, spec: LaunchSpec, seed: int) -> Pr
     """Run `spec`'s probe (spec.probe workgroups) of `data` with the inputs of `seed`, under the
     emulator settings of `device` (budget, checked, layout, faithful)."""
     module = Module(CodeObject(data))
-    spec.check(module.kernel(spec.kernel))
+    kernel = module.kernel(spec.kernel)
+    spec.check(kernel)
     memory = SparseMemory(layout=device.layout)
     for name, buf in spec.buffers.items():
         memory.alloc(buf.nbytes, name, fill=lazy_fill(buf, seed))
     heap = {b.name: b for b in memory.buffers()}
-    args = launch_args(spec, module.kernel(spec.kernel), {n: Buffer(n, heap[n].address, heap[n].nbytes) for n in heap})
-    kernel, geometry, kernarg = device.prepare(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
+    args = launch_args(spec, kernel, {n: Buffer(n, heap[n].address, heap[n].nbytes) for n in heap})
+    _, geometry, kernarg = device.prepare(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
     workgroups = probe_workgroups(prod(geometry.grid), spec.probe, seed)
     report = run_kernel(module.code_object, kernel.name, grid=geometry.grid, block=geometry.block,
                         dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=memory, budget=device.budget,
