@@ -111,10 +111,10 @@ def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None, dm
     ndw = max(1, size // 4)
     wv = np.broadcast_to(g.waves[:, None], mask.shape)[mask]
     base = (m.wg_of_wave[wv] * m.lds_stride).astype(I64) + off[mask]
-    if dma_seq is not None or m.lds_dma is not None:
-        _dma_order(m, ins, wv, (base[:, None] + np.arange(size)).ravel(), size,
-                   None if dma_seq is None else np.broadcast_to(dma_seq[:, None], mask.shape)[mask])
     byte = (base[:, None] + np.arange(size)).ravel()
+    if dma_seq is not None or m.lds_dma is not None:
+        _dma_order(m, ins, wv, byte, size,
+                   None if dma_seq is None else np.broadcast_to(dma_seq[:, None], mask.shape)[mask])
     if m.checked:
         _check_written(m, ins, wv, byte, size, data is not None and atomic is None)
     if atomic is not None:
