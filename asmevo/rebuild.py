@@ -16,7 +16,8 @@ import yaml
 
 from .codeobj.descriptor import KernelDescriptor
 from .codeobj.directives import clamp_allocation
-from .codeobj.elf import CodeObject, TargetId
+from .codeobj.elf import CodeObject
+from .target import TargetId
 from .codeobj.metadata import decode_metadata, encode_metadata, metadata_to_yaml
 from .errors import AsmEvoError, RebuildError, ToolchainError
 from .isa.assemble import assemble, link

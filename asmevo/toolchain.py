@@ -18,7 +18,7 @@ from pathlib import Path
 from .errors import ToolchainError
 
 MIN_MAJOR = 19
-TOOLS = ("llvm-mc", "llvm-objdump", "ld.lld", "clang")
+TOOLS = ("llvm-mc", "llvm-objdump", "ld.lld", "clang", "llvm-mca")
 FIX = "install LLVM >= 19 (Debian: apt-get install llvm-19 lld-19 clang-19) or set ASMEVO_LLVM_BIN"
 
 

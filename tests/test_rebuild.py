@@ -227,7 +227,7 @@ amdhsa.version: [1, 2]
 def test_computed_jump_follows_edits(tmp_path):
     """Hand-written `s_getpc` + `s_add_u32 lit` + `s_addc_u32 0` + `s_setpc`: the literal becomes
     a relocation against the target label, so an insertion keeps the jump on its target."""
-    from asmevo.codeobj.elf import TargetId
+    from asmevo.target import TargetId
     from asmevo.isa.assemble import assemble, link
     from asmevo.recover import disassemble_text, pc_relative_pairs
     from asmevo.roundtrip import roundtrip

@@ -11,7 +11,7 @@ import difflib
 import re
 from dataclasses import asdict, dataclass
 
-from ..codeobj.elf import TargetId
+from ..target import TargetId
 from ..errors import AsmEvoError
 from ..isa.assemble import encode_lines
 from ..isa.instruction import parse_instruction

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..isa.resources import ADDRESSABLE_SGPRS, ARCHITECTED_FLAT_SCRATCH, UNIFIED_VGPR_FILE, Allocation
 from .descriptor import KernelDescriptor
-from .elf import TargetId
+from ..target import TargetId
 
 SIZE_DIRECTIVES = [
     (".amdhsa_group_segment_fixed_size", "group_segment_fixed_size"),

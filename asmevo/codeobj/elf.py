@@ -10,6 +10,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from ..errors import CodeObjectError
+from ..target import TargetId
 from .descriptor import SIZE as KD_SIZE
 from .descriptor import KernelDescriptor
 from .metadata import NT_AMDGPU_METADATA, Note, decode_metadata, parse_notes
@@ -41,22 +42,6 @@ def elf_sections(data: bytes, path: str = "<bytes>") -> list[dict]:
     """The section headers of an ELF file in order: index, name, address, offset, size, type,
     flags, align, link."""
     return _section_dicts(list(ELFFile(io.BytesIO(data)).iter_sections()), len(data), path)
-
-
-@dataclass(frozen=True)
-class TargetId:
-    """`amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-` split into processor and feature states."""
-
-    processor: str
-    sramecc: str | None  # None (unsupported), "any", "on", "off"
-    xnack: str | None
-
-    def __str__(self) -> str:
-        parts = [f"amdgcn-amd-amdhsa--{self.processor}"]
-        for name, state in (("sramecc", self.sramecc), ("xnack", self.xnack)):
-            if state in ("on", "off"):
-                parts.append(f"{name}{'+' if state == 'on' else '-'}")
-        return ":".join(parts)
 
 
 @dataclass

@@ -7,11 +7,12 @@ import struct
 import numpy as np
 
 from ..codeobj import Kernel
+from ..target import processor
 from .memory import Memory
 from .state import EXEC, FLAT_SCRATCH, Machine
 
-PRELOAD_SKIP = 256  # gfx942 starts kernarg-preloading kernels past the compatibility preamble
-MAX_LDS = 65536
+PRELOAD_SKIP = processor("gfx942").preload_preamble_bytes  # kernarg-preloading kernels start past the preamble
+MAX_LDS = processor("gfx942").lds_bytes
 BATCH_BYTES = 384 << 20
 
 

@@ -24,100 +24,33 @@ unverified choice).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from ..errors import UnsupportedInstruction
+from ..isa.table import MfmaShape, instr_info, split_mnemonic
 from . import numeric as nm
 
 _BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8,
          "f64": 64, "i32": 32}
 
 
-@dataclass(frozen=True, slots=True)
-class MfmaInfo:
-    """Shape and operand sizes of one MFMA. `in_type` is A's element type, `b_type` B's;
-    `passes` is the issue cost in 4-cycle passes (LLVM's gfx942 scheduling model)."""
-
-    mnemonic: str
-    m: int
-    n: int
-    k: int
-    blocks: int
-    passes: int
-    a_regs: int
-    b_regs: int
-    cd_regs: int
-    in_type: str
-    b_type: str
-    out_type: str
-
-    @property
-    def a_elems(self) -> int:
-        """Elements of A (= of B when m == n) per lane."""
-        return self.m * self.k * self.blocks // 64
+def canonical(mnemonic: str) -> str:
+    """The gfx940 name of an MFMA (gfx90a spellings mapped)."""
+    return split_mnemonic(mnemonic)[0]
 
 
-# mnemonic -> (m, n, k, blocks, passes, A type, B type, out type)
-_TABLE: dict[str, tuple[int, int, int, int, int, str, str, str]] = {
-    "v_mfma_f32_32x32x1_2b_f32": (32, 32, 1, 2, 16, "f32", "f32", "f32"),
-    "v_mfma_f32_16x16x1_4b_f32": (16, 16, 1, 4, 8, "f32", "f32", "f32"),
-    "v_mfma_f32_4x4x1_16b_f32": (4, 4, 1, 16, 2, "f32", "f32", "f32"),
-    "v_mfma_f32_32x32x2_f32": (32, 32, 2, 1, 16, "f32", "f32", "f32"),
-    "v_mfma_f32_16x16x4_f32": (16, 16, 4, 1, 8, "f32", "f32", "f32"),
-    "v_mfma_f32_32x32x4_xf32": (32, 32, 4, 1, 8, "xf32", "xf32", "f32"),
-    "v_mfma_f32_16x16x8_xf32": (16, 16, 8, 1, 4, "xf32", "xf32", "f32"),
-    "v_mfma_f64_16x16x4_f64": (16, 16, 4, 1, 8, "f64", "f64", "f64"),
-    "v_mfma_f64_4x4x4_4b_f64": (4, 4, 4, 4, 4, "f64", "f64", "f64"),
-    "v_mfma_i32_32x32x4_2b_i8": (32, 32, 4, 2, 16, "i8", "i8", "i32"),
-    "v_mfma_i32_16x16x4_4b_i8": (16, 16, 4, 4, 8, "i8", "i8", "i32"),
-    "v_mfma_i32_4x4x4_16b_i8": (4, 4, 4, 16, 2, "i8", "i8", "i32"),
-    "v_mfma_i32_32x32x16_i8": (32, 32, 16, 1, 8, "i8", "i8", "i32"),
-    "v_mfma_i32_16x16x32_i8": (16, 16, 32, 1, 4, "i8", "i8", "i32"),
-}
-for _t in ("f16", "bf16"):
-    _TABLE.update({
-        f"v_mfma_f32_32x32x4_2b_{_t}": (32, 32, 4, 2, 16, _t, _t, "f32"),
-        f"v_mfma_f32_16x16x4_4b_{_t}": (16, 16, 4, 4, 8, _t, _t, "f32"),
-        f"v_mfma_f32_4x4x4_16b_{_t}": (4, 4, 4, 16, 2, _t, _t, "f32"),
-        f"v_mfma_f32_32x32x8_{_t}": (32, 32, 8, 1, 8, _t, _t, "f32"),
-        f"v_mfma_f32_16x16x16_{_t}": (16, 16, 16, 1, 4, _t, _t, "f32"),
-    })
-for _a in ("fp8", "bf8"):
-    for _b in ("fp8", "bf8"):
-        _TABLE[f"v_mfma_f32_32x32x16_{_a}_{_b}"] = (32, 32, 16, 1, 8, _a, _b, "f32")
-        _TABLE[f"v_mfma_f32_16x16x32_{_a}_{_b}"] = (16, 16, 32, 1, 4, _a, _b, "f32")
-
-
-def _legacy_name(name: str) -> str:
-    """gfx908/gfx90a spelling of a canonical gfx942 mnemonic (e.g. ``..._32x32x1f32``)."""
-    stem, typ = name.rsplit("_", 1)
-    for tag in ("_2b", "_4b", "_16b"):
-        stem = stem.removesuffix(tag)
-    return f"{stem}{typ}_1k" if typ == "bf16" else f"{stem}{typ}"
-
-
-ALIASES: dict[str, str] = {
-    _legacy_name(n): n for n in _TABLE
-    if not n.endswith(("xf32", "_fp8", "_bf8")) and "x16_i8" not in n and "x32_i8" not in n
-}
-
-
-@lru_cache(maxsize=None)
-def info(mnemonic: str) -> MfmaInfo:
-    """Shape, register counts and types of an MFMA (canonical or gfx90a spelling)."""
-    name = ALIASES.get(mnemonic, mnemonic)
-    if name not in _TABLE:
-        raise UnsupportedInstruction(mnemonic)
-    m, n, k, blocks, passes, ta, tb, to = _TABLE[name]
-
-    def regs(rows: int, typ: str) -> int:
-        return rows * k * blocks * _BITS[typ] // (64 * 32)
-
-    cd = m * n * blocks * _BITS[to] // (64 * 32)
-    return MfmaInfo(name, m, n, k, blocks, passes, regs(m, ta), regs(n, tb), cd, ta, tb, to)
+def info(mnemonic: str) -> MfmaShape:
+    """Shape, register counts and types of a dense MFMA (canonical or gfx90a spelling), from the
+    instruction table; SMFMAC and non-MFMA mnemonics are not emulated."""
+    try:
+        shape = instr_info(mnemonic).mfma
+    except UnsupportedInstruction:
+        shape = None
+    if shape is None or shape.sparse:
+        raise UnsupportedInstruction(mnemonic, detail="not a dense MFMA the emulator implements")
+    return shape
 
 
 # ------------------------------------------------------------------------------------ layouts
@@ -201,13 +134,14 @@ def execute(mnemonic: str, a, b, c, cbsz: int = 0, abid: int = 0, blgp: int = 0,
     if (blgp and is_f64) or (any(neg) and not is_f64) or not 0 <= blgp < 8:
         raise UnsupportedInstruction(mnemonic, detail=f"blgp:{blgp} neg:{list(neg)}")
 
-    a_lane, a_el = input_layout(f.mnemonic, "a")
-    b_lane, b_el = input_layout(f.mnemonic, "b")
+    name = canonical(mnemonic)
+    a_lane, a_el = input_layout(name, "a")
+    b_lane, b_el = input_layout(name, "b")
     av = _elements(a, f.in_type, f.a_regs)[:, a_lane, a_el]               # [w, blk, m, k]
     bv = _elements(b, f.b_type, f.b_regs)[:, blgp_lanes(blgp)[b_lane], b_el]  # [w, blk, n, k]
     group = 1 << cbsz
     av = av[:, (np.arange(f.blocks) // group) * group + abid]
-    d_reg, d_lane = output_layout(f.mnemonic)
+    d_reg, d_lane = output_layout(name)
     c = np.asarray(c, dtype=np.uint32)
     if c.ndim != 3 or c.shape[1:] != (f.cd_regs, 64) or c.shape[0] != av.shape[0]:
         raise ValueError(f"expected C registers [{av.shape[0]}, {f.cd_regs}, 64], got {c.shape}")

@@ -12,6 +12,7 @@ from ..isa.disasm import disassemble_file
 from ..isa.hazards import check_hazards
 from ..isa.instruction import Instruction
 from ..isa.regs import SCC, reg_info
+from ..isa.table import instr_info
 from .ds import compile_ds
 from .gpridx import index_mode_addresses, index_mode_op
 from .ops import Context, Op
@@ -21,30 +22,20 @@ from .vmem import compile_vmem
 from .vop import compile_vop
 from .vop3p import compile_vop3p
 
-_SMEM = ("s_load_", "s_buffer_load_", "s_store_", "s_buffer_store_", "s_memtime", "s_memrealtime", "s_dcache_")
-_VOP3P = ("v_pk_", "v_fma_mix", "v_mad_mix", "v_dot", "v_mfma", "v_accvgpr", "v_smfmac")
+# Which compiler prepares an instruction, by its table family (packed VALU goes to the VOP3P one).
+_COMPILERS = {"smem": compile_smem, "salu": compile_sop, "sopp": compile_sop, "flat": compile_vmem,
+              "mubuf": compile_vmem, "ds": compile_ds, "mfma": compile_vop3p, "valu": compile_vop,
+              "vopc": compile_vop}
 
 
 def compile_instruction(ins: Instruction, ctx: Context) -> Op:
     """Prepare one instruction; unsupported ones become an Op that raises when executed."""
     n = ins.mnemonic
     try:
-        if n == ".long":
+        if ins.is_data:
             raise UnsupportedInstruction(".long (undecodable word)", ins.address)
-        if n.startswith(_SMEM):
-            op = compile_smem(ins, ctx)
-        elif n.startswith("s_"):
-            op = compile_sop(ins, ctx)
-        elif n.startswith(("global_", "flat_", "scratch_", "buffer_")):
-            op = compile_vmem(ins, ctx)
-        elif n.startswith("ds_"):
-            op = compile_ds(ins, ctx)
-        elif n.startswith(_VOP3P):
-            op = compile_vop3p(ins, ctx)
-        elif n.startswith("v_"):
-            op = compile_vop(ins, ctx)
-        else:
-            raise UnsupportedInstruction(n, ins.address)
+        info = instr_info(n)
+        op = (compile_vop3p if info.packed else _COMPILERS[info.family])(ins, ctx)
     except UnsupportedInstruction as exc:
         err = UnsupportedInstruction(n, ins.address, _detail(exc))
 

@@ -6,11 +6,11 @@ import numpy as np
 
 from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
+from ..isa.table import instr_info
 from .access import scalar_reader, sgpr_index
 from .ops import Context, Op
 
 U32, U64 = np.uint32, np.uint64
-_WIDTH = {"dword": 1, "dwordx2": 2, "dwordx4": 4, "dwordx8": 8, "dwordx16": 16}
 
 
 def compile_smem(ins: Instruction, ctx: Context) -> Op:
@@ -27,7 +27,7 @@ def compile_smem(ins: Instruction, ctx: Context) -> Op:
     store = name.startswith(("s_store_", "s_buffer_store_"))
     if not (name.startswith(("s_load_", "s_store_")) or buffer):
         raise UnsupportedInstruction(name, ins.address)
-    n = _WIDTH.get(name.rsplit("_", 1)[1])
+    n = instr_info(name).access_bytes // 4 or None
     ops = ins.operands
     d = sgpr_index(ops[0])
     if n is None or d is None:

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
+from ..isa.waitcnt import decode_waitcnt
 from .access import scalar_reader, scalar_writer
 from .ops import BARRIER, BRANCH, END, JUMP, NORMAL, Context, Op
 from .state import EXEC, M0, VCC
@@ -113,15 +114,14 @@ def _key(name: str) -> str:
 
 
 def _waitcnt(ins: Instruction) -> Op:
-    simm = int.from_bytes(ins.encoding[:2], "little")
-    vm = (simm & 0xF) | ((simm >> 14) & 3) << 4
-    lgkm = (simm >> 8) & 0xF
+    limits = decode_waitcnt(ins)
+    vm, lgkm = limits.get("vmcnt"), limits.get("lgkmcnt")
 
     def fn(m, g):
         sel = g.sel
-        if vm < 63:
+        if vm is not None:
             m.vm_retired[sel] = np.maximum(m.vm_retired[sel], m.vm_issued[sel] - vm)
-        if lgkm < 15:
+        if lgkm is not None:
             m.lds_retired[sel] = np.maximum(m.lds_retired[sel], m.lds_issued[sel] - lgkm)
             if lgkm == 0:
                 m.smem_retired[sel] = m.smem_issued[sel]

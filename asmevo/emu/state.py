@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..target import processor
 from .memory import Memory
 from .report import Finding
 
-LANE_IDS = np.arange(64, dtype=np.uint32)
-VCC, M0, EXEC, FLAT_SCRATCH = 106, 124, 126, 102
-SHARED_APERTURE_HI = 0x0001_0000  # high dword of the LDS (shared) aperture in flat addresses
-PRIVATE_APERTURE_HI = 0x0002_0000  # high dword of the scratch (private) aperture
+_GFX942 = processor("gfx942")
+LANE_IDS = np.arange(_GFX942.wave_size, dtype=np.uint32)
+VCC, M0, EXEC, FLAT_SCRATCH = (_GFX942.special_sgprs[r] for r in ("vcc", "m0", "exec", "flat_scratch"))
+SHARED_APERTURE_HI = _GFX942.shared_aperture_hi  # high dword of the LDS (shared) aperture in flat addresses
+PRIVATE_APERTURE_HI = _GFX942.private_aperture_hi  # high dword of the scratch (private) aperture
 MAX_FINDINGS = 200
 
 

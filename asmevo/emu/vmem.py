@@ -13,6 +13,8 @@ import numpy as np
 from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
+from ..isa.regs import is_lds_dma
+from ..isa.table import instr_info
 from .access import join64, scalar_reader, sgpr_index
 from .atomics import ATOMIC_OPS, AtomicRequest, apply_atomic
 from .ds import lds_access
@@ -20,25 +22,21 @@ from .ops import Context, Op
 from .state import M0, PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
-_SIZES = {"dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16, "ubyte": 1, "sbyte": 1, "ushort": 2,
-          "sshort": 2, "byte": 1, "short": 2, "ubyte_d16": 1, "sbyte_d16": 1, "short_d16": 2,
-          "ubyte_d16_hi": 1, "sbyte_d16_hi": 1, "short_d16_hi": 2, "byte_d16_hi": 1}
-_DMA_SIZES = {"dword": 4, "ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2}
 
 
 def compile_vmem(ins: Instruction, ctx: Context) -> Op:
     name = ins.mnemonic
-    seg, _, rest = name.partition("_")
-    if name in ("buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"):
+    info = instr_info(name)
+    seg, kind, size = info.segment, info.memory, info.access_bytes
+    if kind == "cache":
         return Op(ins, lambda m, g: None)
-    kind, _, what = rest.partition("_")
+    what = info.base.split(f"_{kind}_", 1)[-1]
     if kind == "atomic":
         return _atomic(ins, seg, what, ctx)
-    if kind == "load" and (what.startswith("lds_") or "lds" in ins.modifiers):
-        return _lds_dma(ins, seg, what.removeprefix("lds_"), ctx)
-    if kind not in ("load", "store") or what not in _SIZES:
+    if is_lds_dma(ins):
+        return _lds_dma(ins, seg, size, ctx)
+    if kind not in ("load", "store") or seg == "tbuffer" or "_format_" in name or name.endswith("_lds_dword"):
         raise UnsupportedInstruction(name, ins.address)
-    size = _SIZES[what]
     store = kind == "store"
     ops = ins.operands
     data_op = ops[1] if store and seg != "buffer" else ops[0]
@@ -84,12 +82,11 @@ def compile_vmem(ins: Instruction, ctx: Context) -> Op:
     return Op(ins, ld, loads=((file, first, ndw),), counter=_counter(seg))
 
 
-def _lds_dma(ins: Instruction, seg: str, what: str, ctx: Context) -> Op:
+def _lds_dma(ins: Instruction, seg: str, size: int, ctx: Context) -> Op:
     """`buffer_load_* ... lds` / `global_load_lds_*`: each active lane's loaded bytes go to LDS at
     M0[17:2] * 4 + inst_offset + lane * size instead of a VGPR (out-of-range buffer lanes write 0);
     counted on vmcnt, with the written LDS bytes pending until the issuing wave retires the load."""
-    size = _DMA_SIZES.get(what)
-    if size is None or seg not in ("buffer", "global"):
+    if size not in (1, 2, 4) or seg not in ("buffer", "global"):
         raise UnsupportedInstruction(ins.mnemonic, ins.address, "LDS DMA")
     address = _addresser(ins, seg, list(ins.operands), ctx)
     lane_off = np.arange(64, dtype=I64) * size + int(ins.modifier("offset") or "0", 0)

@@ -9,7 +9,7 @@ import functools
 import re
 import tempfile
 
-from ..codeobj.elf import TargetId
+from ..target import TargetId
 from ..errors import ToolchainError
 from ..toolchain import find_toolchain
 

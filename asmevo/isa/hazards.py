@@ -5,7 +5,7 @@ Every rule names its source: "ISA" is the CDNA3 ISA guide's "Manually Inserted W
 table, "LLVM" the gfx940 paths of GCNHazardRecognizer (checkVMEMHazards, checkVALUHazards,
 checkDPPHazards, checkDivFMasHazards, checkRWLaneHazards, checkGetRegHazards,
 checkSetRegHazards, checkReadM0Hazards, checkMAIHazards90A, checkMAIVALUHazards). MFMA pass
-counts follow LLVM's SIDPGFX940FullSpeedModel.
+counts come from the instruction table (LLVM's SIDPGFX940FullSpeedModel).
 
 For each consumer the search walks backwards over the CFG (through every predecessor path, up
 to the largest wait a rule can need) and finds, per path, the nearest instruction that produces
@@ -20,8 +20,8 @@ from typing import Callable, Iterator
 from .cfg import CFG, build_cfg
 from .instruction import Instruction
 from .regs import EXEC, M0, VCC, Reg, RegInfo, def_use_all, is_lds_dma, is_trans, operand_regs
+from .table import instr_info
 
-_MFMA_SHAPE = re.compile(r"^v_(mfma|smfmac)_[fi](32|64)_(\d+)x(\d+)x(\d+)(?:_\d+b)?_(\w+)$")
 _HWREG = re.compile(r"hwreg\(\s*([A-Za-z_0-9]+)(?:\s*,\s*(\d+)\s*,\s*(\d+))?\s*\)")
 _HWREG_IDS = {"1": "HW_REG_MODE", "2": "HW_REG_STATUS", "3": "HW_REG_TRAPSTS", "4": "HW_REG_HW_ID",
               "5": "HW_REG_GPR_ALLOC", "6": "HW_REG_LDS_ALLOC", "7": "HW_REG_IB_STS"}
@@ -43,34 +43,29 @@ class HazardViolation:
     message: str
 
 
-# ---- MFMA classification (gfx940) ----------------------------------------------------------
+# ---- MFMA classification (gfx940), from the instruction table --------------------------------
 
 def mfma_passes(base: str) -> int:
-    """Passes of an MFMA / SMFMAC on gfx940 (LLVM SIDPGFX940FullSpeedModel latencies)."""
-    m = _MFMA_SHAPE.match(base)
-    if not m:
-        raise ValueError(f"not an MFMA: {base}")
-    kind, width, mdim, _, k, ty = m.groups()
-    mdim, k = int(mdim), int(k)
-    if width == "64":
-        return 4 if mdim == 4 else 16
-    if kind == "smfmac":
-        return 4 if mdim == 16 else 8
-    if mdim == 4:
-        return 2
-    if mdim == 16:
-        return 4 if k >= 8 else 8
-    return 8 if (k >= 8 or ty == "xf32") else 16
+    """Passes of an MFMA / SMFMAC (the table's, = LLVM gfx940 RThroughput)."""
+    return _shape(base).passes
 
 
 def is_dgemm(base: str) -> bool:
-    return base.startswith("v_mfma_f64_")
+    shape = instr_info(base).mfma
+    return shape is not None and shape.dgemm
 
 
 def is_xdl(base: str) -> bool:
     """gfx940 XDL MFMAs: everything but plain-f32 and f64 input types."""
-    m = _MFMA_SHAPE.match(base)
-    return bool(m) and m.group(2) != "64" and m.group(6) != "f32"
+    shape = instr_info(base).mfma
+    return shape is not None and shape.xdl
+
+
+def _shape(base: str):
+    shape = instr_info(base).mfma
+    if shape is None:
+        raise ValueError(f"not an MFMA: {base}")
+    return shape
 
 
 # ---- per-instruction facts -----------------------------------------------------------------
@@ -102,7 +97,7 @@ def _facts(ins: Instruction, info: RegInfo) -> _Facts:
     target = _setreg_target(ins, info)
     vskip = bool(target) and target[0] == "HW_REG_MODE" and target[1] <= 28 < target[1] + target[2]
     return _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
-                  info.base.startswith(("v_mfma_", "v_smfmac_")), info.family in ("mubuf", "flat"),
+                  info.family == "mfma", info.family in ("mubuf", "flat"),
                   frozenset(explicit), frozenset(dst), info.base.startswith("v_dot"), target, vskip)
 
 

@@ -21,14 +21,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import DisassemblyError
+from ..target import processor
 from .cfg import CFG, build_cfg
 from .instruction import Instruction
 from .regs import Reg, RegInfo, def_use_all, is_lds_dma
+from .table import instr_info
 
 LDS_MEMORY: Reg = ("lds", 0)
 LDS_ACCESS: Reg = ("ldsa", 0)  # an LDS read, write or atomic in flight
-COUNTER_MAX = {"vmcnt": 63, "lgkmcnt": 15, "expcnt": 7}
+_ENCODING = processor("gfx942").waitcnt
+COUNTER_MAX = _ENCODING.maxima
 _WAIT_RE = re.compile(r"^(vmcnt|expcnt|lgkmcnt)\((\d+)\)$")
+_IMM_RE = re.compile(r"^(?:0x[0-9a-fA-F]+|\d+)$")
 
 # (counter, register) -> (in-order events issued since the producer, producer is out of order)
 State = dict[tuple[str, Reg], tuple[int, bool]]
@@ -53,42 +58,46 @@ class _Event:
 
 
 def decode_waitcnt(ins: Instruction) -> dict[str, int]:
-    """The counter limits an `s_waitcnt` sets (absent counters are not waited on)."""
-    out: dict[str, int] = {}
-    for tok in ins.modifiers:
-        m = _WAIT_RE.match(tok)
-        if m:
-            out[m.group(1)] = int(m.group(2))
-        elif re.fullmatch(r"0x[0-9a-fA-F]+|\d+", tok):
-            imm = int(tok, 0)
-            out = {"vmcnt": (imm & 0xF) | ((imm >> 10) & 0x30), "expcnt": (imm >> 4) & 0x7,
-                   "lgkmcnt": (imm >> 8) & 0xF}
+    """The counter limits an `s_waitcnt` sets; counters it does not wait on are absent. Read from
+    the encoding when the instruction has one, else from the text (`vmcnt(N) expcnt(N) lgkmcnt(N)`,
+    counters not named are not waited on, or one raw simm16). A bare `s_waitcnt` is not valid
+    assembly (llvm-mc 19: "too few operands for instruction") and raises."""
+    if ins.encoding:
+        out = _ENCODING.decode(int.from_bytes(ins.encoding[:2], "little"))
+    else:
+        tokens = [*ins.modifiers, *(op.text for op in ins.operands)]
+        if not tokens:
+            raise DisassemblyError("s_waitcnt without operands (llvm-mc: too few operands for instruction)")
+        out = {}
+        for tok in tokens:
+            m = _WAIT_RE.match(tok)
+            if m:
+                out[m.group(1)] = int(m.group(2))
+            elif _IMM_RE.match(tok):
+                out = _ENCODING.decode(int(tok, 0))
+            else:
+                raise DisassemblyError(f"unparsed s_waitcnt operand {tok!r}")
     return {k: v for k, v in out.items() if v < COUNTER_MAX[k]}
 
 
 def events_of(ins: Instruction, info: RegInfo) -> list[_Event]:
-    """The counter events an instruction issues and the registers each will write."""
+    """The counter events an instruction issues (the table's counters; GDS makes an LDS op out of
+    order and adds expcnt) and the registers each will write (LDS for LDS-DMA loads, plus the
+    in-flight LDS access for LDS instructions)."""
+    counters = instr_info(info.base).counters
+    if not counters:
+        return []
     regs = frozenset(r for r in info.defs if r[0] in "vas")
-    fam, base = info.family, info.base
-    if fam == "mubuf" or fam == "flat":
-        if base in ("buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"):
-            return [_Event("vmcnt", True, frozenset())]
-        written = frozenset({LDS_MEMORY}) if is_lds_dma(ins) else regs
-        out = [_Event("vmcnt", True, written)]
-        if base.startswith("flat_"):
-            out.append(_Event("lgkmcnt", False, written))
-        return out
-    if fam == "ds":
-        gds = ins.modifier("gds") is not None
-        out = [_Event("lgkmcnt", not gds, regs if gds else regs | {LDS_ACCESS})]
-        if gds:
-            out.append(_Event("expcnt", False, frozenset()))
-        return out
-    if fam == "smem":
-        return [_Event("lgkmcnt", False, regs)]
-    if base in ("s_sendmsg", "s_sendmsghalt"):
-        return [_Event("lgkmcnt", False, frozenset())]
-    return []
+    if info.family in ("mubuf", "flat"):
+        regs = frozenset({LDS_MEMORY}) if is_lds_dma(ins) else regs
+        if instr_info(info.base).memory == "cache":
+            regs = frozenset()
+        return [_Event(c, ordered, regs) for c, ordered in counters]
+    if info.family == "ds":
+        if ins.modifier("gds") is not None:
+            return [_Event("lgkmcnt", False, regs), _Event("expcnt", False, frozenset())]
+        return [_Event("lgkmcnt", True, regs | {LDS_ACCESS})]
+    return [_Event(c, ordered, regs) for c, ordered in counters]
 
 
 def _reads_lds(info: RegInfo) -> bool:

@@ -129,7 +129,8 @@ def test_mfma_classification():
     assert mfma_passes("v_mfma_f32_16x16x4_4b_f16") == 8
     assert mfma_passes("v_mfma_f32_4x4x4_16b_f16") == 2
     assert mfma_passes("v_mfma_f32_32x32x4_xf32") == 8 and is_xdl("v_mfma_f32_32x32x4_xf32")
-    assert mfma_passes("v_mfma_f64_16x16x4_f64") == 16 and not is_xdl("v_mfma_f64_16x16x4_f64")
+    # 8 passes: llvm-mca-19 -mcpu=gfx942 gives RThroughput 8.00 (this module used to say 16).
+    assert mfma_passes("v_mfma_f64_16x16x4_f64") == 8 and not is_xdl("v_mfma_f64_16x16x4_f64")
 
 
 def test_corpus_has_no_false_positives(corpus_kernels):

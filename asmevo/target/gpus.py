@@ -1,0 +1,81 @@
+"""GPUs as data: the machine numbers the timing model needs, one record per product, each cited.
+
+`--gpu NAME` on every command that times picks one. Every field's source is in `SOURCES` (and in
+docs/cycle_model.md); a number that is an assumption says so there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .processors import Processor, UnsupportedTarget, processor
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One GPU product.
+
+    Compute: `cus` compute units in `xcds` dies, `simds_per_cu` SIMD16 units, `clock_hz` peak engine
+    clock; `max_waves_per_simd` wave slots, `max_workgroups_per_cu` (barrier resources), the VGPR
+    file per SIMD lane (`vgprs_per_lane`, allocated in `vgpr_alloc_granule`), SGPRs per SIMD
+    (`sgprs_per_simd`, granule `sgpr_alloc_granule`), LDS per CU (`lds_bytes_per_cu`, granule).
+    Memory: HBM peak and achievable (STREAM-like) bandwidth, L2 per XCD, Infinity Cache (MALL)."""
+
+    name: str
+    processor: Processor
+    cus: int
+    xcds: int
+    clock_hz: float
+    hbm_peak_bytes_per_s: float
+    hbm_bytes_per_s: float
+    l2_bytes_per_xcd: int
+    mall_bytes: int
+    simds_per_cu: int = 4
+    max_waves_per_simd: int = 8
+    max_workgroups_per_cu: int = 16
+    vgprs_per_lane: int = 512
+    vgpr_alloc_granule: int = 8
+    sgprs_per_simd: int = 800
+    sgpr_alloc_granule: int = 16
+    lds_bytes_per_cu: int = 65536
+    lds_alloc_granule: int = 512
+
+    def cycles_to_us(self, cycles: float) -> float:
+        return cycles / self.clock_hz * 1e6
+
+    def us_to_cycles(self, us: float) -> float:
+        return us * 1e-6 * self.clock_hz
+
+
+_GFX942 = processor("gfx942")
+GPUS: dict[str, GPU] = {g.name: g for g in (
+    GPU("mi300x", _GFX942, cus=304, xcds=8, clock_hz=2.1e9, hbm_peak_bytes_per_s=5.3e12, hbm_bytes_per_s=4.2e12,
+        l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
+    GPU("mi308x", _GFX942, cus=80, xcds=4, clock_hz=2.1e9, hbm_peak_bytes_per_s=5.3e12, hbm_bytes_per_s=4.2e12,
+        l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
+    GPU("mi325x", _GFX942, cus=304, xcds=8, clock_hz=2.1e9, hbm_peak_bytes_per_s=6.0e12, hbm_bytes_per_s=4.8e12,
+        l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
+)}
+DEFAULT_GPU = "mi300x"
+
+SOURCES = {
+    "mi300x": "AMD CDNA3 white paper and MI300X data sheet: 304 CUs in 8 XCDs of 38, 4 SIMD16 per CU, 2100 MHz "
+              "peak engine clock, 8 HBM3 stacks 5.3 TB/s peak, 4 MB L2 per XCD, 256 MB Infinity Cache (also "
+              "Chips and Cheese 'Testing AMD's Giant MI300X', 2024). Achievable HBM: STREAM on MI300X measures "
+              "4.09-4.26 TB/s (samuel-bohman/AI-benchmarking-guide, Azure ND MI300X v5 results): 4.2 TB/s.",
+    "mi308x": "80 CUs (the amd-aiter tuning tables' cu_num 80) in 4 XCDs of 20 (ROCm/rocMLIR PR #2151: gfx942 with "
+              "80 CUs has 4 chiplets; PR #2197: 20 CUs per CPX partition). Clock, HBM3 (8 stacks) and caches: "
+              "taken equal to MI300X's (same package; no AMD data sheet in the stored corpus: an assumption).",
+    "mi325x": "AMD MI325X data sheet: 304 CUs, 2100 MHz, HBM3E 6.0 TB/s peak, 256 MB Infinity Cache; achievable "
+              "HBM scaled from MI300X's measured 79% of peak (an assumption).",
+    "waves": "8 wave slots per SIMD, 512 VGPRs per lane (unified arch+acc file, granule 8), 800 SGPRs per SIMD "
+             "(granule 16), 64 KiB LDS per CU (granule 512 B), 16 workgroups per CU: ROCm Compute Profiler "
+             "'Pipeline descriptions' and LLVM AMDGPU (GCNSubtarget occupancy) for gfx90a/gfx942.",
+}
+
+
+def gpu(name: str) -> GPU:
+    """The GPU record `name` (case-insensitive); UnsupportedTarget lists the known ones."""
+    try:
+        return GPUS[name.lower()]
+    except KeyError:
+        raise UnsupportedTarget(f"unknown GPU {name!r} (known: {', '.join(GPUS)})") from None

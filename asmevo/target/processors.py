@@ -1,0 +1,112 @@
+"""Processor (ISA) descriptions: what a code object for one AMDGPU processor may assume.
+
+One `Processor` record per target (gfx942 now; a second target is a second record). Sources: AMD's
+"AMD Instinct MI300 ISA Reference Guide" (CDNA3; register files, special registers, `s_waitcnt`
+encoding), LLVM's AMDGPUUsage ("Kernel Descriptor", "Code Object V5 Metadata", "Kernarg Preload")
+and AMDGPUBaseInfo (getNumExtraSGPRs, architected flat scratch), and ROCm's "GPU architecture
+specs" table (LDS per workgroup).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import AsmEvoError
+
+
+class UnsupportedTarget(AsmEvoError):
+    """A processor (or GPU) AsmEvo has no description of."""
+
+
+@dataclass(frozen=True)
+class TargetId:
+    """`amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-` split into processor and feature states."""
+
+    processor: str
+    sramecc: str | None  # None (unsupported), "any", "on", "off"
+    xnack: str | None
+
+    def __str__(self) -> str:
+        parts = [f"amdgcn-amd-amdhsa--{self.processor}"]
+        for name, state in (("sramecc", self.sramecc), ("xnack", self.xnack)):
+            if state in ("on", "off"):
+                parts.append(f"{name}{'+' if state == 'on' else '-'}")
+        return ":".join(parts)
+
+
+@dataclass(frozen=True)
+class WaitcntEncoding:
+    """Bit fields of `s_waitcnt`'s simm16: vmcnt low/high, expcnt, lgkmcnt; counter maxima."""
+
+    vm_lo: tuple[int, int] = (0, 4)    # (shift, bits)
+    vm_hi: tuple[int, int] = (14, 2)
+    exp: tuple[int, int] = (4, 3)
+    lgkm: tuple[int, int] = (8, 4)
+
+    @property
+    def maxima(self) -> dict[str, int]:
+        return {"vmcnt": (1 << (self.vm_lo[1] + self.vm_hi[1])) - 1, "expcnt": (1 << self.exp[1]) - 1,
+                "lgkmcnt": (1 << self.lgkm[1]) - 1}
+
+    def decode(self, simm16: int) -> dict[str, int]:
+        """Counter limits of an encoded `s_waitcnt` (every counter; a maximum means 'not waited on')."""
+        def get(f: tuple[int, int]) -> int:
+            return (simm16 >> f[0]) & ((1 << f[1]) - 1)
+        return {"vmcnt": get(self.vm_lo) | get(self.vm_hi) << self.vm_lo[1], "expcnt": get(self.exp),
+                "lgkmcnt": get(self.lgkm)}
+
+
+@dataclass(frozen=True)
+class Processor:
+    """ISA facts of one processor.
+
+    Scalar registers: `addressable_sgprs` (s0..), the special registers' SGPR-file indices
+    (`special_sgprs`), `ttmp_base`; vector: `arch_vgprs` + `acc_vgprs` in one `unified_vgprs` file
+    when `unified_vgpr_file` (AGPRs start at accum_offset, a multiple of `accum_granule`).
+    Allocation granules as the descriptor encodes them; `extra_sgprs` the SGPRs reserved after the
+    last named one (6 with architected flat scratch). `lds_bytes`: LDS one workgroup may allocate.
+    `preload_preamble_bytes`: the compatibility code before a kernarg-preloading kernel's entry.
+    Apertures: the high dword of the LDS and scratch apertures in 64-bit flat addresses (KFD's
+    MAKE_LDS_APP_BASE_V9 / MAKE_SCRATCH_APP_BASE_V9)."""
+
+    name: str
+    family: str
+    wave_size: int = 64
+    addressable_sgprs: int = 102
+    sgpr_file: int = 128
+    special_sgprs: dict = field(default_factory=lambda: {
+        "flat_scratch": 102, "xnack_mask": 104, "vcc": 106, "m0": 124, "exec": 126})
+    ttmp_base: int = 108
+    arch_vgprs: int = 256
+    acc_vgprs: int = 256
+    unified_vgpr_file: bool = True
+    vgpr_granule: int = 8
+    sgpr_granule: int = 8
+    accum_granule: int = 4
+    architected_flat_scratch: bool = True
+    lds_bytes: int = 65536
+    preload_preamble_bytes: int = 256
+    shared_aperture_hi: int = 0x0001_0000
+    private_aperture_hi: int = 0x0002_0000
+    waitcnt: WaitcntEncoding = WaitcntEncoding()
+
+    @property
+    def unified_vgprs(self) -> int:
+        return self.arch_vgprs + self.acc_vgprs if self.unified_vgpr_file else self.arch_vgprs
+
+    def extra_sgprs(self, vcc: bool, flat_scratch: bool, xnack: bool) -> int:
+        """SGPRs reserved after the last one the code names (LLVM getNumExtraSGPRs for gfx9)."""
+        if flat_scratch or self.architected_flat_scratch:
+            return 6
+        return 4 if xnack else (2 if vcc else 0)
+
+
+GFX942 = Processor("gfx942", "CDNA3")
+PROCESSORS: dict[str, Processor] = {p.name: p for p in (GFX942,)}
+
+
+def processor(name: str) -> Processor:
+    """The description of processor `name`; UnsupportedTarget names the ones there are."""
+    try:
+        return PROCESSORS[name]
+    except KeyError:
+        raise UnsupportedTarget(f"processor {name} is not supported (supported: {', '.join(PROCESSORS)})") from None
