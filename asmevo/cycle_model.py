@@ -8,19 +8,15 @@ a prediction of milliseconds.
 """
 from __future__ import annotations
 
-import functools
 import math
 import re
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .codeobj import CodeObject, Kernel
 from .device.launch import LaunchSpec
 from .emu.mfma import info as mfma_info
 from .errors import AsmEvoError
 from .isa.cfg import CFG, build_cfg
-from .isa.disasm import disassemble_file
 from .isa.instruction import Instruction
 from .isa.regs import base_mnemonic as _split_mnemonic
 from .isa.regs import is_trans, reg_info
@@ -397,30 +393,12 @@ def estimate(instructions: list[Instruction], kernel: Kernel, pc_counts: dict[in
                          {k: v / waves for k, v in units.items()}, stalls, per_pc, machine.name)
 
 
-@functools.lru_cache(maxsize=64)
-def _listing(data: bytes) -> tuple[Instruction, ...]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "code.co"
-        path.write_bytes(data)
-        return tuple(disassemble_file(str(path)).instructions)
-
-
-def kernel_instructions(code_object: CodeObject, kernel: str) -> list[Instruction]:
-    """The disassembled instructions of one kernel, in address order (disassembly cached by content)."""
-    k = code_object.kernel(kernel)
-    end = k.code_address + (k.code_size or 1 << 62)
-    out = [i for i in _listing(code_object.data) if k.code_address <= i.address < end and not i.is_data]
-    if not out:
-        raise CycleModelError(f"kernel {kernel}: no instructions at 0x{k.code_address:x}")
-    return out
-
-
 def model_launch(code_object: CodeObject, spec: LaunchSpec, report, *, instructions: list[Instruction] | None = None,
                  machine: Machine = MI300X) -> CycleEstimate:
     """Model an emulated launch of `spec` from its RunReport (per-PC counts and waves); the
     footprint is the total size of the spec's buffers. `instructions` saves a disassembly."""
     footprint = sum(b.nbytes for b in spec.buffers.values())
-    instructions = instructions or kernel_instructions(code_object, spec.kernel)
+    instructions = instructions or code_object.kernel_instructions(spec.kernel)
     return estimate(instructions, code_object.kernel(spec.kernel),
                     report.pc_counts, waves=report.waves, grid=spec.grid, block=spec.block,
                     dynamic_lds=spec.dynamic_lds, footprint_bytes=footprint, machine=machine)

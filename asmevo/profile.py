@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .codeobj import CodeObject
-from .cycle_model import CycleEstimate, kernel_instructions, model_launch
+from .cycle_model import CycleEstimate, model_launch
 from .device import Device, get_device
 from .device.launch import LaunchSpec, make_inputs, run_launch
 from .errors import AsmEvoError
@@ -172,7 +172,7 @@ def profile_launch(code_object: CodeObject, spec: LaunchSpec, *, device: Device 
     if findings or result.report is None:
         first = findings[0] if findings else {"kind": "no report", "message": "launch did not run"}
         raise ProfileError(f"launch has strictness findings, not profiled: {first['kind']}: {first['message']}")
-    instructions = kernel_instructions(code_object, spec.kernel)
+    instructions = code_object.kernel_instructions(spec.kernel)
     est = model_launch(code_object, spec, result.report, instructions=instructions)
     line_of = load_line_map(recovery_dir) if recovery_dir else {}
     return Profile(spec.kernel, est, instructions, hot_windows(instructions, est, line_of, top=top), line_of)

@@ -21,7 +21,7 @@ from .codeobj.elf import CodeObject, elf_sections
 from .codeobj.metadata import metadata_to_yaml, yaml_lossy_values
 from .errors import AsmEvoError, CodeObjectError
 from .isa.assemble import assemble, encode_lines, link
-from .isa.disasm import branch_target, objdump_records, objdump_texts
+from .isa.disasm import branch_target
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import choose, declared, required, scan_lines
 from .source import digest, scanned_lines
@@ -84,23 +84,13 @@ def _symbols(co: CodeObject) -> list[dict]:
     return [s for s in co.symbols if s["section"] is not None]
 
 
-def disassemble_text(co: CodeObject, listing: str | None = None) -> list[Item]:
-    """The text section as Items, from `listing` (the file's `objdump_texts` output) or one
-    llvm-objdump call; raises when it does not cover the text."""
+def disassemble_text(co: CodeObject) -> list[Item]:
+    """The text section as Items, from the code object's listing; raises when it does not cover
+    the text."""
     text = co.text
-    if listing is None:
-        listing = objdump_texts([co.path])[0]
     base = text["address"]
-    image = co.read(base, text["size"])
-    items = []
-    for asm, hex_address, words, _, _ in objdump_records(listing):
-        if hex_address:
-            address = int(hex_address, 16)
-            start = address - base
-            asm = asm.rstrip()
-            known = asm and not asm.startswith(("<unknown>", ".long"))
-            items.append(Item(address, image[start:start + 4 * (len(words) // 9)], asm if known else None,
-                              asm if known else ""))
+    items = [Item(ins.address, ins.encoding, None if ins.is_data else ins.text(), "" if ins.is_data else ins.text())
+             for ins in co.listing.instructions]
     covered = sum(len(i.encoding) for i in items)
     if covered != text["size"] or (items and items[0].address != base):
         raise CodeObjectError(f"{co.path}: disassembly covers {covered} of {text['size']} text bytes")
@@ -198,14 +188,13 @@ def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
     return found
 
 
-def recover(path: str | Path, *, verify: bool = True, code_object: CodeObject | None = None,
-            listing: str | None = None) -> Recovered:
+def recover(path: str | Path, *, verify: bool = True, code_object: CodeObject | None = None) -> Recovered:
     """Recover the code object at `path`. With `verify`, the source is assembled and its text
     compared with the original; on a difference every instruction is re-encoded (one batched
     llvm-mc call) and those that do not reproduce their bytes become raw words. `code_object`
-    is `path` already loaded, `listing` its disassembly (see `disassemble_text`)."""
+    is `path` already loaded."""
     co = code_object or CodeObject.from_path(path)
-    items = disassemble_text(co, listing)
+    items = disassemble_text(co)
     _prepare_branches(items)
     rec = _render(co, items, path, [])
     if verify:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from .codeobj.elf import CodeObject
 from .errors import AsmEvoError, PatchError
-from .isa.disasm import objdump_texts
 from .patch import patch
 from .rebuild import rebuild_source
 from .recover import disassemble_text, recover
@@ -74,14 +73,13 @@ def compare(k0: CodeObject, k2: CodeObject) -> str | None:
     return f"metadata {_first_diff(k0.metadata, k2.metadata)}"
 
 
-def roundtrip(path: str | Path, *, listing: str | None = None) -> RoundTrip:
-    """Recover and rebuild `path` without edits, and classify the result. `listing` is the
-    file's disassembly when already made (see `roundtrip_many`)."""
+def roundtrip(path: str | Path) -> RoundTrip:
+    """Recover and rebuild `path` without edits, and classify the result."""
     start = time.perf_counter()
     path = str(path)
     try:
         k0 = CodeObject.from_path(path)
-        rec = recover(path, code_object=k0, listing=listing)
+        rec = recover(path, code_object=k0)
     except AsmEvoError as exc:
         return RoundTrip(path, "failed", str(exc), time.perf_counter() - start)
     notes = list(rec.warnings)
@@ -100,14 +98,8 @@ def roundtrip(path: str | Path, *, listing: str | None = None) -> RoundTrip:
 
 
 def roundtrip_many(paths: list[str | Path]) -> list[RoundTrip]:
-    """`roundtrip` of each path, disassembled by one llvm-objdump run for them all (or each on
-    its own when that run fails, as on an unreadable file)."""
-    paths = [str(p) for p in paths]
-    try:
-        listings: list[str | None] = objdump_texts(paths)
-    except AsmEvoError:
-        listings = [None] * len(paths)
-    return [roundtrip(path, listing=listing) for path, listing in zip(paths, listings)]
+    """`roundtrip` of each path."""
+    return [roundtrip(path) for path in paths]
 
 
 def _patch_only(path: str, k0: CodeObject, reason: str, start: float, notes: list[str]) -> RoundTrip:

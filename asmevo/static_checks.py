@@ -12,7 +12,6 @@ from typing import Callable
 
 from .codeobj import CodeObject, KernelDescriptor
 from .isa.cfg import build_cfg
-from .isa.disasm import disassemble_file
 from .isa.hazards import check_hazards
 from .isa.instruction import Instruction
 from .isa.waitcnt import check_waitcnt
@@ -56,19 +55,11 @@ def run_static_checks(instructions: list[Instruction], descriptor: KernelDescrip
     return sorted(findings, key=lambda f: f.index)
 
 
-def kernel_instructions(path: str | Path) -> dict[str, tuple[list[Instruction], KernelDescriptor]]:
-    """Each kernel of a code object: its instructions (trailing padding excluded) and descriptor."""
-    co = CodeObject.from_path(path)
-    listing = disassemble_file(str(path))
-    return {k.name: ([i for i in listing.instructions
-                      if k.code_address <= i.address < k.code_address + k.code_size], k.descriptor)
-            for k in co.kernels}
-
-
 def check_code_object(path: str | Path) -> list[Finding]:
     """`run_static_checks` over every kernel of a code object (xnack per its target id)."""
-    xnack = CodeObject.from_path(path).target.xnack != "off"
+    co = CodeObject.from_path(path)
+    xnack = co.target.xnack != "off"
     out: list[Finding] = []
-    for instructions, descriptor in kernel_instructions(path).values():
-        out += run_static_checks(instructions, descriptor, xnack=xnack)
+    for k in co.kernels:
+        out += run_static_checks(co.kernel_instructions(k.name, data=True), k.descriptor, xnack=xnack)
     return out

@@ -27,7 +27,6 @@ import yaml
 
 from .codeobj import CodeObject
 from .compare import TolerancePolicy, compare_buffers
-from .cycle_model import kernel_instructions
 from .device import Device, get_device
 from .device.dtypes import DType
 from .device.launch import LaunchSpec, make_inputs, run_launch
@@ -252,7 +251,7 @@ def resource_findings(co: CodeObject) -> list[str]:
     out = []
     proc = co.target.processor
     for k in co.kernels:
-        use = scan(kernel_instructions(co, k.name))
+        use = scan(co.kernel_instructions(k.name))
         need = required(use, k.descriptor, proc)
         have = declared(k.descriptor, k.metadata, proc)
         if need.next_free_vgpr > have.next_free_vgpr:
@@ -270,7 +269,7 @@ def resource_findings(co: CodeObject) -> list[str]:
 def code_findings(co: CodeObject) -> dict[str, list[StaticFinding]]:
     """Hazard and s_waitcnt findings of each kernel (`asmevo.static_checks`)."""
     xnack = co.target.xnack != "off"
-    return {k.name: run_static_checks(kernel_instructions(co, k.name), k.descriptor, xnack=xnack)
+    return {k.name: run_static_checks(co.kernel_instructions(k.name), k.descriptor, xnack=xnack)
             for k in co.kernels}
 
 

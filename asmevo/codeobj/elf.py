@@ -10,6 +10,8 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from ..errors import CodeObjectError
+from ..isa.disasm import Listing, disassemble
+from ..isa.instruction import Instruction
 from ..target import TargetId
 from .descriptor import SIZE as KD_SIZE
 from .descriptor import KernelDescriptor
@@ -194,6 +196,20 @@ class CodeObject:
         if len(chunk) != size:
             raise CodeObjectError(f"{self.path}: truncated at 0x{address:x}")
         return chunk
+
+    @property
+    def listing(self) -> Listing:
+        """The disassembled `.text` (one decoding per content, shared by every analysis)."""
+        return disassemble(self)
+
+    def kernel_instructions(self, name: str, *, data: bool = False) -> list[Instruction]:
+        """Kernel `name`'s instructions in address order: [code address, + code size), data words
+        (`.long`) only when `data`."""
+        k = self.kernel(name)
+        out = self.listing.between(k.code_address, k.code_address + k.code_size, data=data)
+        if not out:
+            raise CodeObjectError(f"{self.path}: kernel {name}: no instructions at 0x{k.code_address:x}")
+        return out
 
     @cached_property
     def text(self) -> dict:

@@ -3,12 +3,9 @@ register sets the strictness checks need."""
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 
 from ..codeobj import CodeObject, Kernel
 from ..errors import UnsupportedInstruction
-from ..isa.disasm import disassemble_file
 from ..isa.hazards import check_hazards
 from ..isa.instruction import Instruction
 from ..isa.regs import SCC, reg_info
@@ -67,7 +64,8 @@ class Program:
 
     def __init__(self, code_object: CodeObject, ctx: Context):
         self.ops: dict[int, Op] = {}
-        self.instructions = _listing(code_object).instructions
+        self.listing = code_object.listing
+        self.instructions = code_object.listing.instructions
         self.xnack = code_object.target.xnack != "off"
         self._hazards: dict[str, dict[int, str]] = {}
         for ins in self.instructions:
@@ -92,8 +90,7 @@ class Program:
     def hazards(self, kernel: Kernel) -> dict[int, str]:
         """Wait-state hazards of a kernel's code (static gfx942 rules): address -> message."""
         if kernel.name not in self._hazards:
-            end = kernel.code_address + kernel.code_size
-            body = [i for i in self.instructions if kernel.code_address <= i.address < end]
+            body = self.listing.between(kernel.code_address, kernel.code_address + kernel.code_size, data=True)
             self._hazards[kernel.name] = {v.pc: f"{v.rule}: {v.message}"
                                           for v in check_hazards(body, xnack=self.xnack)}
         return self._hazards[kernel.name]
@@ -103,7 +100,6 @@ def _load_regs(op: Op) -> list:
     return [(f, first + i) for f, first, count in op.loads for i in range(count)]
 
 
-_LISTINGS: dict[str, object] = {}
 _PROGRAMS: dict[str, Program] = {}
 
 
@@ -113,20 +109,3 @@ def program_for(code_object: CodeObject) -> Program:
     if key not in _PROGRAMS:
         _PROGRAMS[key] = Program(code_object, Context(code_object.path))
     return _PROGRAMS[key]
-
-
-def _listing(code_object: CodeObject):
-    key = hashlib.sha256(code_object.data).hexdigest()
-    if key not in _LISTINGS:
-        path = code_object.path
-        if not os.path.isfile(path):
-            with tempfile.NamedTemporaryFile(suffix=".hsaco", delete=False) as f:
-                f.write(code_object.data)
-                path = f.name
-            try:
-                _LISTINGS[key] = disassemble_file(path)
-            finally:
-                os.unlink(path)
-        else:
-            _LISTINGS[key] = disassemble_file(path)
-    return _LISTINGS[key]

@@ -21,7 +21,6 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from asmevo.codeobj import CodeObject, Kernel  # noqa: E402
-from asmevo.cycle_model import kernel_instructions  # noqa: E402
 from asmevo.device.launch import BufferArg, StructArg  # noqa: E402
 from asmevo.emu import PRELOAD_SKIP  # noqa: E402
 from asmevo.emu.ds import ds_footprint  # noqa: E402
@@ -81,7 +80,7 @@ def _changed_line(lines: list[str], edited: list[str]) -> tuple[int, str | None]
 def _kernel_of(k0: CodeObject, address: int) -> tuple[Kernel, list[Instruction], int] | None:
     """The kernel holding `address`, its instructions, and the index of `address` there."""
     for k in k0.kernels:
-        instructions = kernel_instructions(k0, k.name)
+        instructions = k0.kernel_instructions(k.name)
         for i, ins in enumerate(instructions):
             if ins.address == address:
                 return k, instructions, i
@@ -438,7 +437,7 @@ def barrier_proof(k0: CodeObject, lines: list[str], edited: list[str], blocks: l
 
 def same_code_proof(k0: CodeObject, k1: CodeObject) -> str:
     """A proof by identity: every kernel of K1 disassembles to K0's instructions."""
-    same = all([x.text() for x in kernel_instructions(k0, k.name)] == [x.text() for x in kernel_instructions(k1, k.name)]
+    same = all([x.text() for x in k0.kernel_instructions(k.name)] == [x.text() for x in k1.kernel_instructions(k.name)]
                for k in k0.kernels)
     return "identical code: K1 disassembles to K0's instructions" if same else ""
 

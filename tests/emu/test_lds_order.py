@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-from asmevo.cycle_model import kernel_instructions
 from asmevo.emu.lane_values import LaneValues, entry_state
 from asmevo.emu.lds_order import lds_conflicts
 from asmevo.isa.barrier_phases import barrier_phases, lds_phases
@@ -14,7 +13,7 @@ BLOCK = (128, 1, 1)  # two waves
 
 def code(body: str):
     co = asm(body + "\n  s_endpgm", lds=2048)
-    return kernel_instructions(co, "k")
+    return co.kernel_instructions("k")
 
 
 def index_of(instructions, text: str) -> int:

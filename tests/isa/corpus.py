@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 from asmevo.codeobj import CodeObject
-from asmevo.isa.disasm import disassemble_file
 from asmevo.isa.instruction import Instruction
 
 HIP_SOURCE = r"""
@@ -212,6 +211,4 @@ def build_triton() -> list[Path]:
 def kernels_of(path: Path) -> dict[str, list[Instruction]]:
     """Each kernel's instructions (padding after the code symbol excluded)."""
     co = CodeObject.from_path(path)
-    listing = disassemble_file(str(path))
-    return {k.name: [i for i in listing.instructions if k.code_address <= i.address < k.code_address + k.code_size]
-            for k in co.kernels}
+    return {k.name: co.kernel_instructions(k.name, data=True) for k in co.kernels}

@@ -200,10 +200,9 @@ def test_barrier_proof_on_compiled_kernels(proofs):
 
 
 def test_preamble_must_load_what_the_hardware_preloads(proofs):
-    from asmevo.cycle_model import kernel_instructions
     k0 = CodeObject.from_path(load_suite("kernelbench").problem("48_Mean_reduction_over_a_dimension").code_object)
     kernel = k0.kernels[0]
-    code = kernel_instructions(k0, kernel.name)
+    code = k0.kernel_instructions(kernel.name)
     assert kernel.descriptor.fields["kernarg_preload_spec_length"] and proofs.preamble_matches_preload(kernel, code)
     shifted = parse_instruction("s_load_dwordx8 s[4:11], s[0:1], 0xc")  # one dword off
     shifted.address = code[1].address

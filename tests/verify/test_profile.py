@@ -4,14 +4,14 @@ import json
 import pytest
 
 from asmevo.codeobj import CodeObject
-from asmevo.cycle_model import estimate, kernel_instructions
+from asmevo.cycle_model import estimate
 from asmevo.isa.cfg import build_cfg
 from asmevo.profile import Profile, ProfileError, hot_windows, load_line_map
 
 from .fakes import RELU_CO
 
 CO = CodeObject.from_path(RELU_CO)
-INS = kernel_instructions(CO, "relu_f32")
+INS = CO.kernel_instructions("relu_f32")
 
 
 def tail_loop_counts(iterations: int, waves: int = 8) -> dict[int, int]:
