@@ -15,7 +15,8 @@ from .codeobj.elf import CodeObject
 from .errors import PatchError
 from .isa.assemble import encode_lines
 from .isa.instruction import BRANCH_MNEMONICS
-from .isa.resources import UNIFIED_VGPR_FILE, declared, extra_sgprs, scan_lines
+from .isa.resources import declared, scan_lines
+from .target import processor as processor_info
 from .recover import S_NOP_0, disassemble_text
 from .source import strip_comment
 
@@ -51,21 +52,20 @@ def _parse_patch(new_text: str) -> tuple[list[str], dict[int, str], dict[str, in
 def _check_resources(co: CodeObject, lines: list[str], start: int, end: int, items) -> None:
     """Refuse a patch needing more than the descriptor of every kernel whose code it touches."""
     use = scan_lines(lines)
-    starts = sorted(k.code_address for k in co.kernels) + [co.text["address"] + co.text["size"]]
-    owners = [k for k in co.kernels
-              if k.code_address <= start < min((s for s in starts if s > k.code_address), default=start + 1)]
+    owners = [k for k in co.kernels if k.code_address <= start < k.code_address + k.code_size]
     processor = co.target.processor
+    proc = processor_info(processor)
     for k in owners or co.kernels:
         have = declared(k.descriptor, k.metadata, processor)
-        k_end = min(s for s in starts if s > k.code_address)
+        k_end = k.code_address + k.code_size
         k0_use = scan_lines([i.text for i in items if k.code_address <= i.address < k_end and i.text])
         agprs = max(use.agprs, k0_use.agprs)
-        if processor in UNIFIED_VGPR_FILE and agprs:
+        if proc.unified_vgpr_file and agprs:
             vgpr_cap, agpr_cap = have.accum_offset, have.next_free_vgpr - have.accum_offset
         else:
             vgpr_cap = agpr_cap = have.next_free_vgpr
-        sgpr_cap = have.next_free_sgpr + extra_sgprs(processor, False, False, False) - \
-            extra_sgprs(processor, use.vcc, use.flat_scratch, use.xnack_mask)
+        sgpr_cap = have.next_free_sgpr + proc.extra_sgprs(False, False, False) - \
+            proc.extra_sgprs(use.vcc, use.flat_scratch, use.xnack_mask)
         why = None
         if use.vgprs > vgpr_cap:
             why = f"uses v{use.vgprs - 1}, kernel {k.name} has {vgpr_cap} VGPRs"

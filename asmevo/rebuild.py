@@ -191,7 +191,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         if values.get(".amdhsa_kernarg_size") != desc.kernarg_size:
             raise RebuildError(f"{origin}: ABI change in kernel {name}: .amdhsa_kernarg_size is "
                                f"{values.get('.amdhsa_kernarg_size')}, K0 has {desc.kernarg_size}")
-        eff = clamp_allocation(alloc)
+        eff = clamp_allocation(alloc, target)
         for directive, value in zip(_RESOURCE_DIRECTIVES, (eff.next_free_vgpr, eff.next_free_sgpr,
                                                            eff.accum_offset, int(eff.reserve_vcc))):
             if directive == ".amdhsa_accum_offset" and directive not in values:

@@ -12,7 +12,7 @@ from .ops_const import constant_key, fuse_constant_fma, hoist_constant
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_nop import fill_nop, fill_nops
-from .ops_pipeline import pipeline_loop
+from .ops_pipeline import global_load, pipeline_loop
 from .ops_rename import rename_sgprs
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
@@ -80,7 +80,7 @@ OPERATORS: tuple[Operator, ...] = (
              "define a scalar constant materialised in several places once, in the nearest common dominator"),
     Operator("fuse_constant_fma", lambda body, i: body.instructions[i].mnemonic == "v_mov_b32_e32", fuse_constant_fma,
              "v_mov vD, K0 + v_fmac vD, K1, vX -> v_fmaak vD, K1, vX, K0 (a literal K1 from a VGPR set at the wave's start)"),
-    Operator("pipeline_loop", lambda body, i: body.instructions[i].mnemonic.startswith("global_load"), pipeline_loop,
+    Operator("pipeline_loop", lambda body, i: global_load(body.instructions[i]), pipeline_loop,
              "issue a one-load loop's next load before waiting for the current one (unrolled twice, masked to the "
              "continuing lanes)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),

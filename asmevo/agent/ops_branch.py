@@ -8,14 +8,14 @@ Instructions LLVM lists as unsafe with an empty EXEC (readlane/writelane, messag
 scalar memory, M0/EXEC writes) and MFMA (full-wave) keep the branch."""
 from __future__ import annotations
 
-from ..isa.regs import is_lds_dma
+from ..isa.regs import EXEC, M0, is_lds_dma
 from .body import Body
 
 SKIP_THRESHOLD = 12  # LLVM amdgpu-skip-threshold default
 _UNSAFE = ("v_readfirstlane", "v_readlane", "v_writelane", "s_sendmsg", "s_trap", "s_setreg", "s_barrier",
            "s_endpgm", "s_setpc", "s_swappc", "s_getpc", "s_set_gpr_idx", "s_movrel", "v_movrel", "ds_gws",
            "ds_ordered_count", "exp", "s_sethalt", "s_icache", "s_dcache")
-_SPECIAL = frozenset({("s", 124), ("s", 126), ("s", 127)})  # M0, EXEC
+_SPECIAL = EXEC | {M0}
 
 
 def _safe_without_lanes(body: Body, j: int) -> bool:

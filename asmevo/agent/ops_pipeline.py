@@ -26,11 +26,18 @@ from __future__ import annotations
 import re
 
 from ..isa.operands import Operand
+from ..isa.table import instr_info
 from .body import Body, Item, make_item
 from .ops_rename import free_pairs, free_vgprs
 from .ops_sched import is_load
 
 _ALU = ("salu", "valu", "vopc")
+
+
+def global_load(ins) -> bool:
+    """A `global_load_*` returning VGPRs (the loads this operator pipelines)."""
+    info = instr_info(ins.mnemonic)
+    return info.segment == "global" and info.is_load and not info.lds_dma
 
 
 def _vgprs(op: Operand) -> range | None:
@@ -125,7 +132,7 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
             or len(waits) != 1 or instrs[waits[0]].modifiers != ("vmcnt(0)",)):
         return None
     w = waits[0]
-    loads = list(range(i, next((j for j in range(i, w) if not instrs[j].mnemonic.startswith("global_load")), w)))
+    loads = list(range(i, next((j for j in range(i, w) if not global_load(instrs[j])), w)))
     a_part, b_part = range(loads[-1] + 1 if loads else i, w), range(w + 1, blk.end - 2)
     if not loads or any(not is_load(infos[j]) for j in loads) or any(
             (infos[j].family not in _ALU and instrs[j].mnemonic != "s_nop") or instrs[j].is_branch

@@ -6,6 +6,7 @@ or cache control), and the static checks afterwards (hazard wait states, waitcnt
 from __future__ import annotations
 
 from ..isa.regs import RegInfo
+from ..isa.table import instr_info
 from .body import Body, Item, make_item
 from .ops_waitcnt import is_wait, relax_at
 
@@ -18,9 +19,13 @@ _BARRIERS = ("s_barrier", "s_sethalt", "s_sleep", "s_setprio", "s_sendmsg", "s_i
 
 def is_load(info: RegInfo) -> bool:
     """A memory read returning registers (no store, no atomic, no LDS DMA)."""
-    if info.family not in _MEMORY or not info.dst:
-        return False
-    return "load" in info.base or info.base.startswith("ds_read")
+    return info.family in _MEMORY and bool(info.dst) and instr_info(info.base).is_load
+
+
+def scalar_load(info: RegInfo) -> bool:
+    """An `s_load_*` (scalar load from a 64-bit address: the kernarg segment's loads)."""
+    t = instr_info(info.base)
+    return t.family == "smem" and t.is_load and not t.segment
 
 
 def _writes_memory(info: RegInfo) -> bool:
@@ -113,7 +118,7 @@ def speculate_kernarg_load(body: Body, i: int) -> Body | None:
     loaded registers are dead on the predecessor's other paths and not touched earlier in the block.
     The other paths get an `s_waitcnt lgkmcnt(0)` at their start, relaxed away where not needed."""
     info, ins, cfg = body.infos[i], body.instructions[i], body.cfg
-    if body.kernarg is None or info.family != "smem" or not info.base.startswith("s_load") or len(ins.operands) < 2:
+    if body.kernarg is None or not scalar_load(info) or len(ins.operands) < 2:
         return None
     base = ins.operands[1]
     pointer = {("s", body.kernarg), ("s", body.kernarg + 1)}

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..isa.resources import ADDRESSABLE_SGPRS, ARCHITECTED_FLAT_SCRATCH, UNIFIED_VGPR_FILE, Allocation
-from .descriptor import KernelDescriptor
+from ..isa.resources import Allocation
 from ..target import TargetId
+from ..target import processor as processor_info
+from .descriptor import KernelDescriptor
 
 SIZE_DIRECTIVES = [
     (".amdhsa_group_segment_fixed_size", "group_segment_fixed_size"),
@@ -61,11 +62,11 @@ _NON_ARCHITECTED_ONLY = {"enable_private_segment": ".amdhsa_system_sgpr_private_
 def _directives(processor: str) -> list[tuple[str, str]]:
     out = []
     for directive, name in FIELD_DIRECTIVES:
-        if processor in ARCHITECTED_FLAT_SCRATCH and name in _ARCHITECTED_ONLY_RAW:
+        if processor_info(processor).architected_flat_scratch and name in _ARCHITECTED_ONLY_RAW:
             continue
-        if processor not in ARCHITECTED_FLAT_SCRATCH and name in _NON_ARCHITECTED_ONLY:
+        if not processor_info(processor).architected_flat_scratch and name in _NON_ARCHITECTED_ONLY:
             directive = _NON_ARCHITECTED_ONLY[name]
-        if processor not in UNIFIED_VGPR_FILE and name == "tg_split":
+        if not processor_info(processor).unified_vgpr_file and name == "tg_split":
             continue
         out.append((directive, name))
     return out
@@ -75,18 +76,19 @@ def expressible_fields(processor: str) -> set[str]:
     """Descriptor bit fields some directive sets on `processor` (resource fields included)."""
     fields = {name for _, name in _directives(processor)} | {"granulated_workitem_vgpr_count",
                                                               "granulated_wavefront_sgpr_count"}
-    return fields | ({"accum_offset"} if processor in UNIFIED_VGPR_FILE else set())
+    return fields | ({"accum_offset"} if processor_info(processor).unified_vgpr_file else set())
 
 
-def clamp_allocation(alloc: Allocation) -> Allocation:
+def clamp_allocation(alloc: Allocation, target: TargetId) -> Allocation:
     """The allocation llvm-mc accepts (it rejects next_free_sgpr above the addressable SGPRs)."""
-    if alloc.next_free_sgpr <= ADDRESSABLE_SGPRS:
+    addressable = processor_info(target.processor).addressable_sgprs
+    if alloc.next_free_sgpr <= addressable:
         return alloc
-    return replace(alloc, next_free_sgpr=ADDRESSABLE_SGPRS)
+    return replace(alloc, next_free_sgpr=addressable)
 
 
 def _effective(alloc: Allocation, target: TargetId) -> Allocation:
-    return replace(clamp_allocation(alloc), reserve_xnack_mask=target.xnack != "off")
+    return replace(clamp_allocation(alloc, target), reserve_xnack_mask=target.xnack != "off")
 
 
 def carried_fields(desc: KernelDescriptor, target: TargetId, alloc: Allocation) -> dict[str, int]:
@@ -112,7 +114,7 @@ def kernel_block(name: str, desc: KernelDescriptor, target: TargetId, alloc: All
         lines.append(f"\t\t{directive} {values[key]}")
     lines.append(f"\t\t.amdhsa_next_free_vgpr {alloc.next_free_vgpr}")
     lines.append(f"\t\t.amdhsa_next_free_sgpr {alloc.next_free_sgpr}")
-    if processor in UNIFIED_VGPR_FILE:
+    if processor_info(processor).unified_vgpr_file:
         lines.append(f"\t\t.amdhsa_accum_offset {alloc.accum_offset}")
     lines.append(f"\t\t.amdhsa_reserve_vcc {int(alloc.reserve_vcc)}")
     lines.append(f"\t\t.amdhsa_reserve_xnack_mask {int(alloc.reserve_xnack_mask)}")

@@ -6,24 +6,21 @@ mask, scratch and LDS. `Allocation` is what a descriptor and the metadata declar
 `.vgpr_count`/`.sgpr_count`/`.agpr_count`): `required` derives it from a scan, `declared` reads it
 from a code object, `choose` applies the rebuild policy.
 
-On gfx90a/gfx94x VGPRs and AGPRs share one file: AGPRs start at accum_offset (multiple of 4),
-the total is accum_offset + AGPRs, allocated in granules of 8. Extra SGPRs (VCC, flat scratch,
-XNACK mask) follow LLVM's getNumExtraSGPRs: 6 on targets with architected flat scratch.
+With a unified register file (gfx90a/gfx94x) VGPRs and AGPRs share one file: AGPRs start at
+accum_offset, the total is accum_offset + AGPRs. Granules and the extra SGPRs (VCC, flat scratch,
+XNACK mask) are the processor's (`asmevo.target.Processor`).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from ..codeobj.descriptor import KernelDescriptor
+from ..target import processor as processor_info
 from .instruction import Instruction
 
-UNIFIED_VGPR_FILE = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
-ARCHITECTED_FLAT_SCRATCH = frozenset({"gfx940", "gfx941", "gfx942", "gfx950"})
-ADDRESSABLE_SGPRS = 102
-VGPR_GRANULE = 8
-SGPR_GRANULE = 8
+if TYPE_CHECKING:
+    from ..codeobj.descriptor import KernelDescriptor
 
 _SEPARATORS = str.maketrans({c: " " for c in ",()|-"})
 _REG_NEXT = frozenset("0123456789[")
@@ -82,16 +79,6 @@ def scan(instructions: Iterable[Instruction]) -> ResourceUsage:
     return scan_lines(ins.text() for ins in instructions if not ins.is_data)
 
 
-def extra_sgprs(processor: str, vcc: bool, flat_scratch: bool, xnack: bool) -> int:
-    """SGPRs reserved after the last one the code names (gfx9: LLVM's getNumExtraSGPRs)."""
-    extra = 2 if vcc else 0
-    if xnack:
-        extra = 4
-    if flat_scratch or processor in ARCHITECTED_FLAT_SCRATCH:
-        extra = 6
-    return extra
-
-
 def _round(n: int, granule: int) -> int:
     return -(-n // granule) * granule
 
@@ -111,12 +98,12 @@ class Allocation:
 
     def granulated(self, processor: str) -> tuple[int, int]:
         """(granulated_workitem_vgpr_count, granulated_wavefront_sgpr_count) as llvm-mc encodes them."""
-        sgprs = self.next_free_sgpr + extra_sgprs(processor, self.reserve_vcc, False, self.reserve_xnack_mask)
-        return (-(-max(1, self.next_free_vgpr) // VGPR_GRANULE) - 1,
-                -(-max(1, sgprs) // SGPR_GRANULE) - 1)
+        p = processor_info(processor)
+        sgprs = self.next_free_sgpr + p.extra_sgprs(self.reserve_vcc, False, self.reserve_xnack_mask)
+        return (-(-max(1, self.next_free_vgpr) // p.vgpr_granule) - 1, -(-max(1, sgprs) // p.sgpr_granule) - 1)
 
 
-def hardware_sgprs(desc: KernelDescriptor) -> int:
+def hardware_sgprs(desc: "KernelDescriptor") -> int:
     """SGPRs the hardware initialises at wave launch (user SGPRs then system SGPRs)."""
     f = desc.fields
     system = sum(f[k] for k in ("enable_sgpr_workgroup_id_x", "enable_sgpr_workgroup_id_y",
@@ -125,27 +112,29 @@ def hardware_sgprs(desc: KernelDescriptor) -> int:
     return f["user_sgpr_count"] + system
 
 
-def required(use: ResourceUsage, desc: KernelDescriptor, processor: str, *, dispatch_floor: bool = False) -> Allocation:
+def required(use: ResourceUsage, desc: "KernelDescriptor", processor: str, *,
+             dispatch_floor: bool = False) -> Allocation:
     """The smallest allocation that covers `use` (counted like LLVM: registers the code names).
     `dispatch_floor` also covers the user and system SGPRs the hardware initialises."""
+    p = processor_info(processor)
     vgprs = max(1, use.vgprs)
-    if processor in UNIFIED_VGPR_FILE:
-        accum = _round(vgprs, 4)
+    if p.unified_vgpr_file:
+        accum = _round(vgprs, p.accum_granule)
         total = accum + use.agprs if use.agprs else vgprs
     else:
         accum, total = 0, max(vgprs, use.agprs)
     sgprs = max(use.sgprs, hardware_sgprs(desc)) if dispatch_floor else use.sgprs
-    extra = extra_sgprs(processor, use.vcc, use.flat_scratch, use.xnack_mask)
+    extra = p.extra_sgprs(use.vcc, use.flat_scratch, use.xnack_mask)
     return Allocation(total, sgprs, accum, use.vcc, use.xnack_mask, total, sgprs + extra, use.agprs)
 
 
-def declared(desc: KernelDescriptor, meta: dict, processor: str) -> Allocation:
+def declared(desc: "KernelDescriptor", meta: dict, processor: str) -> Allocation:
     """What a code object declares: descriptor capacities (granule-rounded) and metadata counts."""
     f = desc.fields
-    vgpr_cap = (f["granulated_workitem_vgpr_count"] + 1) * VGPR_GRANULE
-    extra = extra_sgprs(processor, False, False, False)
-    sgpr_cap = (f["granulated_wavefront_sgpr_count"] + 1) * SGPR_GRANULE - extra
-    accum = desc.accum_offset if processor in UNIFIED_VGPR_FILE else 0
+    p = processor_info(processor)
+    vgpr_cap = (f["granulated_workitem_vgpr_count"] + 1) * p.vgpr_granule
+    sgpr_cap = (f["granulated_wavefront_sgpr_count"] + 1) * p.sgpr_granule - p.extra_sgprs(False, False, False)
+    accum = desc.accum_offset if p.unified_vgpr_file else 0
     return Allocation(vgpr_cap, sgpr_cap, accum, False, False, int(meta.get(".vgpr_count", 0)),
                       int(meta.get(".sgpr_count", 0)), int(meta.get(".agpr_count", 0)))
 

@@ -67,7 +67,8 @@ class MfmaShape:
 class InstrInfo:
     """Facts of one base mnemonic (encoding suffix stripped, gfx90a MFMA spellings mapped).
 
-    `family`: one of FAMILIES. `segment`: flat/global/scratch (FLAT), buffer/tbuffer (MUBUF/MTBUF).
+    `family`: one of FAMILIES. `segment`: flat/global/scratch (FLAT), buffer/tbuffer (MUBUF/MTBUF),
+    buffer/scratch for scalar memory through a descriptor or scratch ('' for a 64-bit address).
     `memory`: '' or load/store/atomic/cache (cache controls and barriers of the memory system).
     `access_bytes`: bytes one lane moves (vector memory, LDS) or the wave moves (scalar memory).
     `counters`: (waitcnt counter, completes in issue order) for each counter the instruction
@@ -385,7 +386,8 @@ def build_info(base: str) -> InstrInfo:
     n_dst, dst_read = _destinations(base, family, memory)
     defs, uses = _implicit(base, family)
     latency, throughput = _timing(base, family, mfma)
-    segment = base.split("_", 1)[0] if family in ("flat", "mubuf") else ""
+    segment = base.split("_", 1)[0] if family in ("flat", "mubuf") else \
+        (base.split("_")[1] if family == "smem" and base.split("_")[1] in ("buffer", "scratch") else "")
     return InstrInfo(base, family, segment, memory, _access_bytes(base, family), _counters(base, family),
                      n_dst, dst_read, defs, uses, latency, throughput, bool(_TRANS.match(base)),
                      family == "mfma" or bool(_PACKED.match(base)), mfma)
