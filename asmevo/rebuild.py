@@ -22,7 +22,7 @@ from .codeobj.metadata import decode_metadata, encode_metadata, metadata_to_yaml
 from .errors import AsmEvoError, RebuildError, ToolchainError
 from .isa.assemble import assemble, link
 from .isa.resources import Allocation, choose, declared, required, scan_lines
-from .source import digest, scanned_lines, strip_comment
+from .source import digest, parse_source, scanned_lines, strip_comment
 
 ABI_METADATA_KEYS = (".name", ".symbol", ".kernarg_segment_size", ".kernarg_segment_align", ".args",
                      ".wavefront_size", ".max_flat_workgroup_size", ".reqd_workgroup_size",
@@ -72,50 +72,6 @@ def _llvm_yaml(node):
     return node
 
 
-@dataclass
-class _Source:
-    lines: list[str]
-    functions: dict[str, list[str]]  # symbol -> its instruction lines
-    blocks: dict[str, tuple[int, int]]  # kernel -> (.amdhsa_kernel line, .end_amdhsa_kernel line)
-    metadata_span: tuple[int, int] | None
-
-
-def _parse(text: str, symbols: set[str]) -> _Source:
-    lines = text.splitlines()
-    functions: dict[str, list[str]] = {}
-    blocks: dict[str, tuple[int, int]] = {}
-    section, current, meta_start, meta_span, block = ".text", None, None, None, None
-    body: list[str] = []  # the current function's instruction lines (a throwaway list outside one)
-    for i, raw in enumerate(lines):
-        line = raw.partition(";")[0]  # strip_comment, inlined: this loop sees every line
-        if "//" in line:
-            line = line.partition("//")[0]
-        line = line.strip()
-        if not line:
-            continue
-        if meta_start is not None:
-            if line == ".end_amdgpu_metadata":
-                meta_span, meta_start = (meta_start, i), None
-        elif line[0] != "." and line[-1] != ":":  # an instruction: the common case first
-            if section == ".text":
-                body.append(line)
-        elif line == ".amdgpu_metadata":
-            meta_start = i
-        elif line.startswith(".amdhsa_kernel "):
-            block = (line.split(None, 1)[1].strip(), i)
-        elif line == ".end_amdhsa_kernel" and block:
-            blocks[block[0]] = (block[1], i)
-            block = None
-        elif line in (".text", ".rodata", ".data", ".bss") or line.startswith(".section "):
-            name = line.split()[1].split(",")[0] if line.startswith(".section ") else line
-            section = ".text" if name == ".text" else "data"
-        elif line[-1] == ":" and section == ".text":
-            if line[:-1] in symbols:
-                current = line[:-1]
-                body = functions.setdefault(current, [])
-    return _Source(lines, functions, blocks, meta_span)
-
-
 def _set_directive(lines: list[str], span: tuple[int, int], directive: str, value: int) -> None:
     start, end = span
     for i in range(start + 1, end):
@@ -152,27 +108,27 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
     target = TargetId(info["processor"], *_features(info["target"]))
     processor = target.processor
     kernels = info["kernels"]
-    fnames = {k["name"] for k in kernels} | {f["name"] for f in info.get("functions", [])}
-    src = _parse(text, fnames)
+    src = parse_source(text)
     lines = list(src.lines)
     warnings: list[str] = []
-    if src.metadata_span is None:
+    if src.metadata is None:
         raise RebuildError(f"{origin}: no .amdgpu_metadata block")
-    meta = _read_metadata(lines[src.metadata_span[0] + 1:src.metadata_span[1]], info, origin)
+    meta = _read_metadata(lines[src.metadata[0]:src.metadata[1] - 1], info, origin)
     _check_metadata_abi(kernels, meta, origin)
-    helpers = [ln for name, body in src.functions.items() if name not in {k["name"] for k in kernels}
-               for ln in body]
+    kernel_names = {k["name"] for k in kernels}
+    helpers = [ln for name in src.functions if name not in kernel_names for ln in src.instruction_lines(name)]
+    blocks = {name: (a - 1, b - 1) for name, (a, b) in src.blocks.items()}  # 0-based indices into `lines`
     allocations: dict[str, Allocation] = {}
     meta_by_name = {k[".name"]: k for k in meta["amdhsa.kernels"]}
     meta_changed = False
     # Edit from the last block backwards so earlier spans stay valid when lines are inserted.
-    for k in sorted(kernels, key=lambda k: -src.blocks.get(k["name"], (-1, -1))[0]):
+    for k in sorted(kernels, key=lambda k: -blocks.get(k["name"], (-1, -1))[0]):
         name = k["name"]
-        if name not in src.blocks:
+        if name not in blocks:
             raise RebuildError(f"{origin}: no .amdhsa_kernel block for kernel {name}")
         if name not in src.functions:
             raise RebuildError(f"{origin}: kernel symbol {name} is not defined in .text")
-        scanned = scanned_lines(src.functions[name], helpers)
+        scanned = scanned_lines(src.instruction_lines(name), helpers)
         desc = _descriptor(k)
         need0 = Allocation(**k["k0_need"])
         if not shrink and digest(scanned) == k["k0_digest"]:
@@ -186,7 +142,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
             need = required(use, desc, processor, dispatch_floor=shrink)
         alloc = choose(need, declared(desc, k["metadata"], processor), shrink, need0)
         allocations[name] = alloc
-        span = src.blocks[name]
+        span = blocks[name]
         values = _block_values(lines, span)
         if values.get(".amdhsa_kernarg_size") != desc.kernarg_size:
             raise RebuildError(f"{origin}: ABI change in kernel {name}: .amdhsa_kernarg_size is "
@@ -204,8 +160,8 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
                 entry[key] = value
                 meta_changed = True
     if meta_changed:
-        m0, m1 = _parse("\n".join(lines), fnames).metadata_span
-        lines[m0 + 1:m1] = metadata_to_yaml(meta).splitlines()
+        m0, m1 = parse_source("\n".join(lines)).metadata
+        lines[m0:m1 - 1] = metadata_to_yaml(meta).splitlines()
     try:
         data = bytearray(link(assemble("\n".join(lines) + "\n", target)))
     except ToolchainError as exc:

@@ -24,7 +24,7 @@ from .isa.assemble import assemble, encode_lines, link
 from .isa.disasm import branch_target
 from .isa.instruction import BRANCH_MNEMONICS
 from .isa.resources import choose, declared, required, scan_lines
-from .source import digest, scanned_lines
+from .source import digest, end_label, instruction_line, label_line, scanned_lines
 
 S_NOP_0 = 0xBF800000
 _S_NOP_0_BYTES = S_NOP_0.to_bytes(4, "little")
@@ -304,7 +304,7 @@ def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, ali
         addr = item.address
         if addr in ends:
             for fname in ends[addr]:
-                em.add(f".Lend_{fname}:")
+                em.add(label_line(end_label(fname)))
         if item.encoding == _S_NOP_0_BYTES and item.text is not None and addr not in labels and addr not in funcs:
             j = _padding_run(items, i, plan)
             k = bisect.bisect_left(starts, addr)
@@ -324,22 +324,22 @@ def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, ali
         if addr in funcs:
             _emit_symbol(em, funcs[addr], _func_align(addr, text_addr, align_log2), addr, kernels)
         if addr in labels:
-            em.add(f"{labels[addr]}:")
+            em.add(label_line(labels[addr]))
         if item.text is None:
             note = f"  ({item.note})" if item.note else ""
-            lines.append(f"\t{_item_text(item, plan):<47}; 0x{addr:x}: {item.original or '<unknown>'}{note}")
+            lines.append(instruction_line(_item_text(item, plan), addr, f"{item.original or '<unknown>'}{note}"))
         else:
             body = item.text if item.branch_target is None and item.symbolic is None else _item_text(item, plan)
             bodies.append((addr, body))
-            lines.append(f"\t{body:<47}; 0x{addr:x}")
+            lines.append(instruction_line(body, addr))
         positions.append([addr, len(lines), len(item.encoding)])
         i += 1
     for fname in plan.ends.get(text_addr + co.text["size"], []):
-        em.add(f".Lend_{fname}:")
+        em.add(label_line(end_label(fname)))
     for f in plan.funcs.values():
         if f["size"]:
             ended = f["name"] in plan.ends.get(f["address"] + f["size"], [])
-            em.add(f"\t.size {f['name']}, " + (f".Lend_{f['name']}-{f['name']}" if ended else str(f["size"])))
+            em.add(f"\t.size {f['name']}, " + (f"{end_label(f['name'])}-{f['name']}" if ended else str(f["size"])))
     return positions
 
 

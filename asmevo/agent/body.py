@@ -14,7 +14,8 @@ from ..isa.regs import Reg, RegInfo, def_use_all
 from ..isa.waitcnt import check_waitcnt
 from ..static_checks import run_static_checks
 from .edit import Edit, edit_between
-from .source import KernelSource, instruction_line, parse_line, strip_comment
+from ..source import instruction_line, label_of, parse_line, strip_comment
+from .source import KernelSource
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,8 @@ class Body:
         for n in range(lo, hi + 1):
             raw = src.line(n)
             code = strip_comment(raw)
-            if code.endswith(":") and " " not in code:
-                items.append(Item(raw, label=code[:-1]))
+            if (label := label_of(code)) is not None:
+                items.append(Item(raw, label=label))
             elif code and not code.startswith("."):
                 items.append(Item(raw, parse_line(code)))
             else:

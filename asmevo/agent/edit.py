@@ -15,7 +15,8 @@ from ..target import TargetId
 from ..errors import AsmEvoError
 from ..isa.assemble import encode_lines
 from ..isa.instruction import parse_instruction
-from .source import KernelSource, instruction_line, strip_comment
+from ..source import instruction_line, strip_comment
+from .source import KernelSource
 
 # Why an edit or candidate was rejected.
 REASONS = ("no-op", "outside-window", "directive", "label", "assemble", "abi", "static", "different",

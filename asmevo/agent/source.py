@@ -1,52 +1,19 @@
-"""A recovered assembly source seen as one kernel's editable body.
+"""A recovered assembly source seen as one kernel's editable body (the format is `asmevo.source`'s).
 
-Lines are numbered from 1, as in recovery.json and profile windows. The body of kernel `K` is
-the lines after `K:` up to its end label `.Lend_K:` (or the next function, `.size` or section
-directive). Inside the body a line is an instruction, a label definition, a directive (`.long`
-raw words, `.p2align` padding) or blank/comment.
+Lines are numbered from 1, as in recovery.json and profile windows. The body of kernel `K` is the
+function body `asmevo.source` defines (the lines after `K:` up to `.Lend_K:`); inside it a line is
+an instruction, a label definition, a directive (`.long` raw words, `.p2align` padding) or
+blank/comment.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 
-from ..errors import AsmEvoError
-from ..isa.instruction import Instruction, parse_instruction
+from ..isa.instruction import Instruction
+from ..source import BodyInstruction, FunctionBody, SourceError, parse_source, strip_comment
 
-_LABEL_RE = re.compile(r"^([A-Za-z_.$][\w.$]*):$")
-_SECTION = (".text", ".rodata", ".data", ".bss", ".section", ".size", ".type", ".globl", ".protected",
-            ".hidden", ".weak", ".local")
-
-
-class SourceError(AsmEvoError):
-    """The recovered source has no usable body for the kernel."""
-
-
-def strip_comment(line: str) -> str:
-    """The code part of an assembly line (comments start with `;` or `//`)."""
-    return line.split(";", 1)[0].split("//", 1)[0].strip()
-
-
-def instruction_line(text: str) -> str:
-    """Canonical source spelling of an instruction line."""
-    return "\t" + text.strip()
-
-
-@dataclass(frozen=True)
-class SourceInstr:
-    """An instruction of the body and the source line (1-based) it is on."""
-
-    line: int
-    ins: Instruction
-
-
-def parse_line(code: str) -> Instruction:
-    """An instruction from a code line; a branch's label operand becomes `Instruction.label`."""
-    ins = parse_instruction(code)
-    if ins.is_branch and ins.operands and ins.operands[0].kind == "expr":
-        ins.label = ins.operands[0].text
-    return ins
+__all__ = ["KernelSource", "SourceError"]
 
 
 class KernelSource:
@@ -55,68 +22,37 @@ class KernelSource:
     def __init__(self, text: str, kernel: str):
         self.text = text
         self.kernel = kernel
-        self.lines = text.splitlines()
-        self.body = self._find_body()
-
-    def _find_body(self) -> tuple[int, int]:
-        start = None
-        for n, raw in enumerate(self.lines, 1):
-            code = strip_comment(raw)
-            if start is None:
-                if code == f"{self.kernel}:":
-                    start = n + 1
-                continue
-            if code == f".Lend_{self.kernel}:" or code.startswith(_SECTION) or (
-                    _LABEL_RE.match(code) and not code.startswith(".")):
-                return start, n - 1
-        if start is None:
-            raise SourceError(f"kernel {self.kernel}: no `{self.kernel}:` label in the source")
-        return start, len(self.lines)
+        self.file = parse_source(text)
+        self.lines = self.file.lines
+        f = self.file.function(kernel)
+        self.body = (f.first, f.last)
 
     def line(self, n: int) -> str:
         return self.lines[n - 1]
 
     @cached_property
-    def parsed(self) -> tuple[list[SourceInstr], dict[str, int], dict[str, int], list[int]]:
-        """(instructions, label -> instruction index, label -> line, lines of raw `.long` words)."""
-        instrs: list[SourceInstr] = []
-        labels: dict[str, int] = {}
-        label_lines: dict[str, int] = {}
-        raw: list[int] = []
-        lo, hi = self.body
-        for n in range(lo, hi + 1):
-            code = strip_comment(self.lines[n - 1])
-            if not code:
-                continue
-            m = _LABEL_RE.match(code)
-            if m:
-                labels[m.group(1)] = len(instrs)
-                label_lines[m.group(1)] = n
-            elif code.startswith(".long") or code.startswith(".fill"):
-                raw.append(n)
-            elif not code.startswith("."):
-                instrs.append(SourceInstr(n, parse_line(code)))
-        return instrs, labels, label_lines, raw
+    def parsed(self) -> FunctionBody:
+        return self.file.body(self.kernel)
 
     @property
-    def instrs(self) -> list[SourceInstr]:
-        return self.parsed[0]
+    def instrs(self) -> list[BodyInstruction]:
+        return self.parsed.instructions
 
     @property
     def instructions(self) -> list[Instruction]:
-        return [si.ins for si in self.parsed[0]]
+        return [si.ins for si in self.parsed.instructions]
 
     @property
     def labels(self) -> dict[str, int]:
-        return self.parsed[1]
+        return self.parsed.labels
 
     @property
     def label_lines(self) -> dict[str, int]:
-        return self.parsed[2]
+        return self.parsed.label_lines
 
     @property
     def raw_lines(self) -> list[int]:
-        return self.parsed[3]
+        return self.parsed.raw_lines
 
     def referenced_labels(self, exclude: tuple[int, int] | None = None) -> set[str]:
         """Labels named by branches (and any other operand) outside the line range `exclude`."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 from asmevo.agent.body import Body
 from asmevo.agent.edit import Window
 from asmevo.agent.gates import Evaluator
-from asmevo.agent.source import KernelSource, strip_comment
+from asmevo.agent.source import KernelSource
+from asmevo.source import strip_comment
 from asmevo.suites import load_suite
 from asmevo.verify import suite_launches
 
@@ -29,7 +30,7 @@ def line_of(ev: Evaluator, text: str, cid: int = 0) -> int:
 
 def body_of(lines: list[str]) -> Body:
     """A body from hand-written lines (`name:` lines are labels) of a kernel `k`."""
-    text = "\t.text\nk:\n" + "\n".join(ln if ln.endswith(":") else "\t" + ln for ln in lines) + "\n.Lend_k:\n"
+    text = "\t.text\n\t.type k,@function\nk:\n" + "\n".join(ln if ln.endswith(":") else "\t" + ln for ln in lines) + "\n.Lend_k:\n"
     return Body.of(KernelSource(text, "k"))
 
 

@@ -88,7 +88,7 @@ def test_propagate_move_rewrites_reads_and_deletes_the_copy():
 
 
 def test_speculate_kernarg_load_into_the_dominator():
-    text = ("\t.text\nk:\n\ts_load_dword s4, s[0:1], 0x0\n\ts_waitcnt lgkmcnt(0)\n\ts_cmp_eq_u32 s4, 0\n"
+    text = ("\t.text\n\t.type k,@function\nk:\n\ts_load_dword s4, s[0:1], 0x0\n\ts_waitcnt lgkmcnt(0)\n\ts_cmp_eq_u32 s4, 0\n"
             "\ts_cbranch_scc1 .Lout\n\ts_load_dwordx2 s[6:7], s[0:1], 0x8\n\ts_waitcnt lgkmcnt(0)\n"
             "\tv_mov_b32_e32 v1, s6\n.Lout:\n\ts_endpgm\n.Lend_k:\n")
     b = Body.of(KernelSource(text, "k"), kernarg=0)
