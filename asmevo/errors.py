@@ -22,6 +22,11 @@ class RebuildError(AsmEvoError):
     """Reassembly or linking failed, or the rebuilt object would change the frozen ABI."""
 
 
+class AbiChange(RebuildError):
+    """The rebuilt object would change K0's frozen ABI (`asmevo.abi`): kernels, metadata,
+    descriptor, or scratch use K0 does not enable."""
+
+
 class PatchError(AsmEvoError):
     """An in-place patch was refused (size, resources, range)."""
 

@@ -19,16 +19,12 @@ from .codeobj.directives import clamp_allocation
 from .codeobj.elf import CodeObject
 from .target import TargetId
 from .codeobj.metadata import decode_metadata, encode_metadata, metadata_to_yaml
-from .errors import AsmEvoError, RebuildError, ToolchainError
+from .abi import descriptor_differences, metadata_differences
+from .errors import AbiChange, AsmEvoError, RebuildError, ToolchainError
 from .isa.assemble import assemble, link
 from .isa.resources import Allocation, choose, declared, required, scan_lines
 from .source import digest, parse_source, scanned_lines, strip_comment
 
-ABI_METADATA_KEYS = (".name", ".symbol", ".kernarg_segment_size", ".kernarg_segment_align", ".args",
-                     ".wavefront_size", ".max_flat_workgroup_size", ".reqd_workgroup_size",
-                     ".workgroup_size_hint", ".uniform_work_group_size")
-ABI_DESCRIPTOR_FIELDS = ("kernarg_size", "kernarg_preload_spec_length", "kernarg_preload_spec_offset",
-                         "enable_wavefront_size32")
 _RESOURCE_DIRECTIVES = (".amdhsa_next_free_vgpr", ".amdhsa_next_free_sgpr", ".amdhsa_accum_offset",
                         ".amdhsa_reserve_vcc")
 _INT_RE = re.compile(r"^[-+]?(?:0x[0-9a-fA-F]+|\d+)$")
@@ -95,12 +91,11 @@ def _check_metadata_abi(kernels: list[dict], meta: dict, origin: str) -> None:
     got = {k.get(".name"): k for k in meta.get("amdhsa.kernels", [])}
     want = {k["name"]: k["metadata"] for k in kernels}
     if set(got) != set(want):
-        raise RebuildError(f"{origin}: kernels changed: metadata has {sorted(got)}, K0 has {sorted(want)}")
+        raise AbiChange(f"{origin}: kernels changed: metadata has {sorted(got)}, K0 has {sorted(want)}")
     for name, k0 in want.items():
-        for key in ABI_METADATA_KEYS:
-            if got[name].get(key) != k0.get(key):
-                raise RebuildError(f"{origin}: ABI change in kernel {name}: metadata {key} is "
-                                   f"{got[name].get(key)!r}, K0 has {k0.get(key)!r}")
+        changes = metadata_differences(name, k0, got[name])
+        if changes:
+            raise AbiChange(f"{origin}: ABI change: {changes[0]}")
 
 
 def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str = "<source>") -> Rebuilt:
@@ -136,7 +131,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         else:
             use = scan_lines(scanned)
             if use.scratch and not desc["enable_private_segment"]:
-                raise RebuildError(f"{origin}: kernel {name} uses scratch but K0 enables no private segment")
+                raise AbiChange(f"{origin}: kernel {name} uses scratch but K0 enables no private segment")
             if use.lds and not desc.group_segment_fixed_size:
                 warnings.append(f"kernel {name} uses LDS but K0 allocates none statically (dynamic LDS?)")
             need = required(use, desc, processor, dispatch_floor=shrink)
@@ -145,7 +140,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         span = blocks[name]
         values = _block_values(lines, span)
         if values.get(".amdhsa_kernarg_size") != desc.kernarg_size:
-            raise RebuildError(f"{origin}: ABI change in kernel {name}: .amdhsa_kernarg_size is "
+            raise AbiChange(f"{origin}: ABI change in kernel {name}: .amdhsa_kernarg_size is "
                                f"{values.get('.amdhsa_kernarg_size')}, K0 has {desc.kernarg_size}")
         eff = clamp_allocation(alloc, target)
         for directive, value in zip(_RESOURCE_DIRECTIVES, (eff.next_free_vgpr, eff.next_free_sgpr,
@@ -213,10 +208,9 @@ def _finish(data: bytearray, info: dict, origin: str) -> CodeObject:
                 value = max(value, desc.fields[name])
             desc.fields[name] = value
         desc.reserved = bytes.fromhex(k["descriptor_reserved"])
-        for name in ABI_DESCRIPTOR_FIELDS:
-            if desc.as_dict()[name] != k0.as_dict()[name]:
-                raise RebuildError(f"{origin}: ABI change in kernel {k['name']}: descriptor {name} is "
-                                   f"{desc.as_dict()[name]}, K0 has {k0.as_dict()[name]}")
+        changes = descriptor_differences(k["name"], k0, desc)
+        if changes:
+            raise AbiChange(f"{origin}: ABI change: {changes[0]}")
         off = co.address_to_offset(kernel.descriptor_address)
         data[off:off + 64] = desc.encode()
     co.data = bytes(data)

@@ -1,16 +1,20 @@
-"""Static safety checks of one kernel's instructions: wait-state hazards and s_waitcnt coverage.
+"""Static checks: every reason to reject a candidate before running it.
 
-`run_static_checks` returns one-line `Finding`s. Further checks (ABI, resources against the
-kernel descriptor) plug in through `register_check`; they receive the instructions and the
-descriptor and return findings of their own.
+`run_static_checks` checks one kernel's instructions (wait-state hazards, s_waitcnt coverage, and
+checks plugged in through `register_check`) and returns one-line `StaticFinding`s;
+`static_differences` compares a candidate with K0: the frozen ABI (`asmevo.abi`), then registers
+and scratch beyond the descriptor, hazards and waits that K0 does not already have.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .abi import abi_differences
 from .codeobj import CodeObject, KernelDescriptor
+from .isa.resources import declared, required, scan
 from .isa.cfg import build_cfg
 from .isa.hazards import check_hazards
 from .isa.instruction import Instruction
@@ -18,7 +22,7 @@ from .isa.waitcnt import check_waitcnt
 
 
 @dataclass(frozen=True)
-class Finding:
+class StaticFinding:
     """`check` is 'hazard', 'waitcnt' or a registered check's name; `message` is one line."""
 
     check: str
@@ -31,7 +35,7 @@ class Finding:
         return f"{self.check}/{self.rule}: {self.message}"
 
 
-Check = Callable[[list[Instruction], "KernelDescriptor | None"], list[Finding]]
+Check = Callable[[list[Instruction], "KernelDescriptor | None"], list[StaticFinding]]
 _EXTRA_CHECKS: dict[str, Check] = {}
 
 
@@ -41,25 +45,73 @@ def register_check(name: str, check: Check) -> None:
 
 
 def run_static_checks(instructions: list[Instruction], descriptor: KernelDescriptor | None = None,
-                      labels: dict[str, int] | None = None, xnack: bool = True) -> list[Finding]:
+                      labels: dict[str, int] | None = None, xnack: bool = True) -> list[StaticFinding]:
     """Hazards + waitcnt (+ registered checks) for one kernel, ordered by instruction index."""
     if not instructions:
         return []
     cfg = build_cfg(instructions, labels)
-    findings = [Finding("hazard", v.rule, v.index, v.pc, v.message)
+    findings = [StaticFinding("hazard", v.rule, v.index, v.pc, v.message)
                 for v in check_hazards(instructions, cfg=cfg, xnack=xnack)]
-    findings += [Finding("waitcnt", v.counter, v.index, v.pc, v.message)
+    findings += [StaticFinding("waitcnt", v.counter, v.index, v.pc, v.message)
                  for v in check_waitcnt(instructions, cfg=cfg)]
     for check in _EXTRA_CHECKS.values():
         findings += check(instructions, descriptor)
     return sorted(findings, key=lambda f: f.index)
 
 
-def check_code_object(path: str | Path) -> list[Finding]:
+def check_code_object(path: str | Path) -> list[StaticFinding]:
     """`run_static_checks` over every kernel of a code object (xnack per its target id)."""
     co = CodeObject.from_path(path)
     xnack = co.target.xnack != "off"
-    out: list[Finding] = []
+    out: list[StaticFinding] = []
     for k in co.kernels:
         out += run_static_checks(co.kernel_instructions(k.name, data=True), k.descriptor, xnack=xnack)
+    return out
+
+
+def resource_findings(co: CodeObject) -> list[str]:
+    """Registers and scratch the code uses beyond what each kernel's descriptor declares."""
+    out = []
+    proc = co.target.processor
+    for k in co.kernels:
+        use = scan(co.kernel_instructions(k.name))
+        need = required(use, k.descriptor, proc)
+        have = declared(k.descriptor, k.metadata, proc)
+        if need.next_free_vgpr > have.next_free_vgpr:
+            out.append(f"kernel {k.name}: uses {need.next_free_vgpr} VGPRs+AGPRs, descriptor declares "
+                       f"{have.next_free_vgpr}")
+        if use.agprs and use.vgprs > have.accum_offset:
+            out.append(f"kernel {k.name}: uses v{use.vgprs - 1}, at or past accum_offset {have.accum_offset}")
+        if need.next_free_sgpr > have.next_free_sgpr:
+            out.append(f"kernel {k.name}: uses {need.next_free_sgpr} SGPRs, descriptor declares {have.next_free_sgpr}")
+        if use.scratch and not k.descriptor.fields["enable_private_segment"]:
+            out.append(f"kernel {k.name}: uses scratch but enables no private segment")
+    return out
+
+
+def code_findings(co: CodeObject) -> dict[str, list[StaticFinding]]:
+    """Hazard and s_waitcnt findings of each kernel (`asmevo.static_checks`)."""
+    xnack = co.target.xnack != "off"
+    return {k.name: run_static_checks(co.kernel_instructions(k.name), k.descriptor, xnack=xnack)
+            for k in co.kernels}
+
+
+def static_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
+    """Every static reason to reject K1 before running it: ABI changes, then resource overruns,
+    hazards and s_waitcnt gaps that K0 does not already have (K0's own findings, counted per
+    kernel, check and rule, are the analyses' false positives or K0's accepted behaviour)."""
+    abi = abi_differences(k0, k1)
+    if abi:
+        return abi
+    known = set(resource_findings(k0))
+    out = [f for f in resource_findings(k1) if f not in known]
+    before, after = code_findings(k0), code_findings(k1)
+    for name, found in after.items():
+        allowance = Counter((f.check, f.rule) for f in before.get(name, []))
+        for f in found:
+            key = (f.check, f.rule)
+            if allowance[key]:
+                allowance[key] -= 1
+            else:
+                out.append(f"kernel {name}: {f}")
     return out

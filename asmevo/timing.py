@@ -19,7 +19,8 @@ from .cycle_model import model_launch
 from .device import Device
 from .device.launch import launch_args, make_inputs, run_launch
 from .errors import AsmEvoError
-from .verify import Verdict, VerifyLaunch, sha256
+from .launches import VerifyLaunch
+from .verify import Verdict, sha256
 
 UNITS = ("ms", "model_cycles")
 FLUSH_BYTES = 512 << 20  # larger than MI300X's 256 MB Infinity Cache and 8 x 4 MB L2

@@ -23,7 +23,7 @@ from prefect.futures import PrefectFuture
 
 from artifacts import Record, default_store
 from asmevo.errors import AsmEvoError
-from asmevo.verify import load_launch, suite_launches
+from asmevo.launches import load_launch, suite_launches
 from tasks.policy import ERROR_KIND
 from tasks.profile import profile
 from tasks.optimize import optimize

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from artifacts import default_store
 from asmevo.codeobj import CodeObject
-from asmevo.verify import VerifyLaunch, launch_from_dict
+from asmevo.launches import VerifyLaunch, launch_from_dict
 
 
 def code_object(sha: str) -> CodeObject:

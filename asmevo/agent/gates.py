@@ -12,12 +12,15 @@ from pathlib import Path
 
 from ..codeobj import CodeObject
 from ..device import Device, get_device
-from ..errors import AsmEvoError, RebuildError
+from ..errors import AbiChange, AsmEvoError, RebuildError
 from ..profile import Profile, profile_launch
 from ..rebuild import rebuild_source
 from ..recover import recover
 from ..timing import time_candidate
-from ..verify import Verdict, VerifyLaunch, abi_differences, sha256, static_differences, verify
+from ..abi import abi_differences
+from ..launches import VerifyLaunch
+from ..static_checks import static_differences
+from ..verify import Verdict, sha256, verify
 from .body import Body
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
@@ -172,9 +175,10 @@ class Evaluator:
         self._seen[cand.source] = cand.id
         try:
             data = rebuild_source(cand.source, self.baseline.info, origin=f"candidate {cand.id}").data
+        except AbiChange as exc:
+            return Rejection("abi", str(exc))
         except RebuildError as exc:
-            abi = any(k in str(exc) for k in ("ABI change", "kernels changed", "uses scratch"))
-            return Rejection("abi" if abi else "assemble", str(exc))
+            return Rejection("assemble", str(exc))
         cand.data, cand.sha256 = data, sha256(data)
         k1 = self._code(cand)
         abi = abi_differences(self.k0, k1)

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..device import Device
 from ..errors import AsmEvoError
-from ..verify import VerifyLaunch, load_launch
+from ..launches import VerifyLaunch, load_launch
 from .edit import unified_diff
 from .gates import Evaluator
 from .lineage import Candidate, Lineage

@@ -53,7 +53,6 @@ FIELD_DIRECTIVES = [
     (".amdhsa_exception_fp_ieee_inexact", "enable_exception_ieee_754_fp_inexact"),
     (".amdhsa_exception_int_div_zero", "enable_exception_int_divide_by_zero"),
 ]
-RESOURCE_FIELDS = ("granulated_workitem_vgpr_count", "granulated_wavefront_sgpr_count", "accum_offset")
 # Set from the descriptor's raw bytes, never by a directive.
 _ARCHITECTED_ONLY_RAW = {"enable_sgpr_private_segment_buffer", "enable_sgpr_flat_scratch_init"}
 _NON_ARCHITECTED_ONLY = {"enable_private_segment": ".amdhsa_system_sgpr_private_segment_wavefront_offset"}

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..codeobj import CodeObject
 from ..errors import AsmEvoError
 from ..profile import profile_launch
-from ..verify import load_launch
+from ..launches import load_launch
 from .args import positive_int
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from ..codeobj import CodeObject
 from ..device import get_device
 from ..errors import AsmEvoError
-from ..verify import load_launch, verify
+from ..launches import load_launch
+from ..verify import verify
 from .args import positive_int
 
 

@@ -77,6 +77,20 @@ class Device(ABC):
     name: str = "device"
     timing_unit: str = "ms"
     apertures: Apertures = Apertures()
+    supports_probes: bool = False  # can run a few workgroups of a giant launch (`asmevo.device.probe`)
+
+    def verifying(self) -> "Device":
+        """The device verification runs on (the emulator adds its checked mode)."""
+        return self
+
+    def for_input_set(self, n_set: int) -> tuple["Device", str]:
+        """The device input set `n_set` of a verification runs on, and what it varies (a label
+        suffix); devices that place buffers and round results themselves vary nothing."""
+        return self, ""
+
+    def bounded(self, instructions: int) -> "Device":
+        """This device with a cap on executed wave-instructions per launch, where it counts them."""
+        return self
 
     @abstractmethod
     def load(self, code_object: bytes) -> Module:

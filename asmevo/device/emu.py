@@ -7,7 +7,7 @@ import numpy as np
 
 from ..codeobj import CodeObject, Kernel
 from ..emu import RunReport, run_kernel
-from ..emu.memory import Memory
+from ..emu.memory import LAYOUTS, Memory
 from ..emu.state import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
 from .base import Buffer, Device, DeviceError, LaunchResult, Module
 from .kernarg import Apertures, Geometry
@@ -23,6 +23,7 @@ class EmuDevice(Device):
     name = "emu"
     timing_unit = "model_cycles"
     apertures = Apertures(PRIVATE_APERTURE_HI, SHARED_APERTURE_HI)
+    supports_probes = True
 
     def __init__(self, *, budget: int = 50_000_000, checked: bool = False, layout: str = "packed",
                  faithful: bool = False):
@@ -32,6 +33,26 @@ class EmuDevice(Device):
         self.layout = layout
         self.faithful = faithful
         self._live: dict[int, Buffer] = {}
+
+    def _with(self, **changes) -> "EmuDevice":
+        options = {"budget": self.budget, "checked": self.checked, "layout": self.layout, "faithful": self.faithful}
+        return EmuDevice(**{**options, **changes})
+
+    def verifying(self) -> "EmuDevice":
+        """Checked mode: uninitialized register, LDS and private-memory reads are findings too."""
+        return self if self.checked else self._with(checked=True)
+
+    def for_input_set(self, n_set: int) -> tuple["EmuDevice", str]:
+        """Even sets use the packed memory layout and odd sets the crossing one (every buffer
+        straddles a 4 GiB boundary, with distinct high and low address bits); sets 2, 3, 6, 7, ...
+        round f32 transcendentals faithfully instead of correctly, as hardware does (a deleted
+        refinement step shows)."""
+        layout, faithful = LAYOUTS[n_set % len(LAYOUTS)], n_set // 2 % 2 == 1
+        dev = self if (self.layout, self.faithful) == (layout, faithful) else self._with(layout=layout, faithful=faithful)
+        return dev, f", {layout} memory" + (", faithful transcendentals" if faithful else "")
+
+    def bounded(self, instructions: int) -> "EmuDevice":
+        return self._with(budget=instructions)
 
     def load(self, code_object: bytes) -> Module:
         return Module(CodeObject(code_object))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from asmevo.agent.optimize import optimize
 from asmevo.suites import load_suite
-from asmevo.verify import suite_launches
+from asmevo.launches import suite_launches
 
 
 def run_problem(problem, budget: int, seed: int, out: Path) -> dict:

@@ -45,7 +45,9 @@ from asmevo.isa.regs import reg_info  # noqa: E402
 from asmevo.rebuild import rebuild_source  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
-from asmevo.verify import ReferenceCache, static_differences, suite_launches, verify  # noqa: E402
+from asmevo.launches import suite_launches
+from asmevo.static_checks import static_differences
+from asmevo.verify import ReferenceCache, verify  # noqa: E402
 from equivalence import LINE, equivalence_proof  # noqa: E402
 
 _NON_COMMUTATIVE = re.compile(r"^[vs]_(sub|subrev|lshl|lshr|ashr|bfe|cmp_(lt|gt|le|ge)|cndmask|ldexp|"

@@ -30,7 +30,9 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "kernelbench"))
 from asmevo.codeobj import CodeObject  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
-from asmevo.verify import launch_from_dict, static_differences, verify  # noqa: E402
+from asmevo.launches import launch_from_dict
+from asmevo.static_checks import static_differences
+from asmevo.verify import verify  # noqa: E402
 from line_edits import build  # noqa: E402
 from specs import launch_spec  # noqa: E402
 

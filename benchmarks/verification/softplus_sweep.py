@@ -38,7 +38,7 @@ from asmevo.device import get_device  # noqa: E402
 from asmevo.device.launch import run_launch  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
-from asmevo.verify import launch_from_dict  # noqa: E402
+from asmevo.launches import launch_from_dict  # noqa: E402
 from line_edits import build  # noqa: E402
 
 # Guards (s_and_saveexec) of each element's block, as (address, original, empty-mask version).

@@ -7,7 +7,7 @@ from asmevo.agent.gates import Evaluator
 from asmevo.agent.source import KernelSource
 from asmevo.source import strip_comment
 from asmevo.suites import load_suite
-from asmevo.verify import suite_launches
+from asmevo.launches import suite_launches
 
 
 def evaluator(problem: str, launches: int = 1) -> Evaluator:

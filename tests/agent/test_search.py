@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asmevo.agent.optimize import optimize
 from asmevo.suites import load_suite
-from asmevo.verify import suite_launches
+from asmevo.launches import suite_launches
 
 
 def _run(tmp_path, name: str, seed: int):

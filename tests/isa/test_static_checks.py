@@ -1,6 +1,6 @@
 """The combined static check: one-line findings, hook for further checks."""
 from asmevo import static_checks
-from asmevo.static_checks import Finding, check_code_object, register_check, run_static_checks
+from asmevo.static_checks import StaticFinding, check_code_object, register_check, run_static_checks
 import corpus
 from isatools import program
 
@@ -20,7 +20,7 @@ def test_findings_are_one_line_and_ordered():
 
 def test_registered_check_runs(monkeypatch):
     monkeypatch.setattr(static_checks, "_EXTRA_CHECKS", {})
-    register_check("abi", lambda ins, desc: [Finding("abi", "demo", 0, None, "demo finding")])
+    register_check("abi", lambda ins, desc: [StaticFinding("abi", "demo", 0, None, "demo finding")])
     ins, labels = program("s_endpgm")
     assert [f.check for f in run_static_checks(ins, labels=labels)] == ["abi"]
 

@@ -8,7 +8,8 @@ from asmevo.rebuild import rebuild_source
 from asmevo.recover import recover
 from asmevo.suites import load_suite
 from asmevo.timing import NotVerified, time_candidate
-from asmevo.verify import ReferenceCache, suite_launches, verify
+from asmevo.launches import suite_launches
+from asmevo.verify import ReferenceCache, verify
 
 SUITE = load_suite("kernelbench")
 RELU = SUITE.problem("19_ReLU")
@@ -141,6 +142,5 @@ def test_candidate_stuck_in_a_loop_fails_fast_on_its_budget():
 
 
 def test_verification_runs_the_emulator_checked():
-    from asmevo.verify import _strict
-    dev = _strict(get_device("emu"))
-    assert dev.checked and _strict(dev) is dev
+    dev = get_device("emu").verifying()
+    assert dev.checked and dev.verifying() is dev

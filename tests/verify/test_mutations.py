@@ -211,7 +211,7 @@ def test_preamble_must_load_what_the_hardware_preloads(proofs):
 
 
 def test_barrier_proof_only_for_launches_with_distinct_buffers(proofs):
-    from asmevo.verify import launch_from_dict
+    from asmevo.launches import launch_from_dict
     x = {"buffer": "x", "dtype": "float32", "shape": [4], "init": "zeros"}
     y = dict(x, buffer="y")
     spec = {"kernel": "k", "grid": [1], "block": [64]}

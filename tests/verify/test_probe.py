@@ -13,7 +13,8 @@ from asmevo.device.probe import probe_workgroups
 from asmevo.errors import LaunchSpecError
 from asmevo.patch import patch
 from asmevo.suites import load_suite
-from asmevo.verify import launch_from_dict, suite_launches, verify
+from asmevo.launches import launch_from_dict, suite_launches
+from asmevo.verify import verify
 
 PROBLEM = load_suite("kernelbench").problem("2_Standard_matrix_multiplication_")
 PROBE = PROBLEM.shape("p_1152x32x1048576")

@@ -4,7 +4,9 @@ from asmevo.codeobj import CodeObject
 from asmevo.rebuild import rebuild_source
 from asmevo.recover import recover
 from asmevo.suites import load_suite
-from asmevo.verify import launch_from_dict, static_differences, verify
+from asmevo.launches import launch_from_dict
+from asmevo.static_checks import static_differences
+from asmevo.verify import verify
 
 from .fakes import RELU_CO, RELU_SPEC, ScriptedDevice
 

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from asmevo.timing import (NotVerified, Timing, UnitMismatch, decide, interleaved, time_candidate)
-from asmevo.verify import Verdict, launch_from_dict, sha256
+from asmevo.launches import launch_from_dict
+from asmevo.verify import Verdict, sha256
 
 from .fakes import RELU_SPEC, TimedScriptedDevice, variant
 

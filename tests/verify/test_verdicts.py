@@ -5,9 +5,12 @@ import json
 import numpy as np
 import pytest
 
+from asmevo.abi import abi_differences
 from asmevo.errors import AsmEvoError, EmulationError
-from asmevo.verify import (SPECIAL_SETS, Verdict, abi_differences, input_sets, launch_from_dict, resource_findings,
-                           verify)
+from asmevo.input_sets import SPECIAL_SETS, input_sets
+from asmevo.launches import launch_from_dict
+from asmevo.static_checks import resource_findings
+from asmevo.verify import Verdict, verify
 
 from .fakes import RELU_SPEC, ScriptedDevice, relu, variant
 
@@ -181,7 +184,7 @@ def test_reference_cache_runs_k0_once_per_input_set():
 
 
 def test_known_findings_of_k0_are_tolerated_but_new_kinds_in_k1_are_not():
-    from asmevo.verify import VerifyLaunch
+    from asmevo.launches import VerifyLaunch
     race = {"kind": "lds_race", "pc": 0x1700, "wave": 1, "message": "shipped race"}
     oob = {"kind": "out_of_bounds", "pc": 0x1704, "wave": 1, "message": "load past x"}
 
