@@ -1,10 +1,10 @@
-"""Content-addressed artifacts: the blob store, artifact records and lineage."""
+"""Content-addressed artifacts: the blob store, artifact records and derivation."""
 from __future__ import annotations
 
 import functools
 
 from .home import Home, asmevo_home, configure_prefect
-from .lineage import Lineage, lineage
+from .derivation import Derivation, derivation
 from .records import Record
 from .store import Store, StoreError, canonical_json, sha256
 
@@ -19,5 +19,5 @@ def default_store() -> Store:
     return _store_at(str(asmevo_home().store))
 
 
-__all__ = ["Home", "Lineage", "Record", "Store", "StoreError", "asmevo_home", "canonical_json", "configure_prefect",
-           "default_store", "lineage", "sha256"]
+__all__ = ["Home", "Derivation", "Record", "Store", "StoreError", "asmevo_home", "canonical_json", "configure_prefect",
+           "default_store", "derivation", "sha256"]

@@ -1,9 +1,13 @@
-"""Buffer comparison policy for differential verification.
+"""Buffer comparison: a candidate's buffers against K0's (differential verification) and a kernel's
+outputs against a suite reference (`asmevo suite check`).
 
-Integers are compared exactly. Floats are compared bit for bit unless a tolerance is declared
-(`atol`/`rtol` in the numpy `allclose` sense, or `max_ulp`); an element then passes when it meets
-any declared criterion. Under a tolerance NaN positions must still match exactly and infinities
-must be equal. The first failing element is reported with both values.
+K0 vs K1: integers are compared exactly. Floats are compared bit for bit unless a tolerance is
+declared (`atol`/`rtol` in the numpy `allclose` sense, or `max_ulp`); an element then passes when it
+meets any declared criterion. Under a tolerance NaN positions must still match exactly and
+infinities must be equal. The first failing element is reported with both values.
+
+Against a reference (numpy values, possibly wider than the kernel's type): `{exact: true}` (equal
+values, any NaN matches any NaN), `{atol, rtol}` (in float64) or `{max_ulp: N}`; NaNs must coincide.
 """
 from __future__ import annotations
 
@@ -190,3 +194,56 @@ def compare_buffers(expected: dict[str, np.ndarray], actual: dict[str, np.ndarra
         if diff is not None:
             return diff
     return None
+
+
+# ---- against a suite reference ---------------------------------------------------------------
+
+def _values(a: np.ndarray, dtype: str | None) -> np.ndarray:
+    """Values for comparison: bfloat16 storage (uint16) is widened to float32."""
+    if dtype == "bfloat16":
+        return (np.asarray(a).astype(np.uint32) << 16).view(np.float32)
+    return np.asarray(a)
+
+
+def _reference_mismatch(a: np.ndarray, e: np.ndarray, tolerance: dict) -> np.ndarray | str:
+    """Elements of `a` outside `tolerance` of the reference `e` (or why they cannot be compared)."""
+    if tolerance.get("exact"):
+        e = e.astype(a.dtype)
+        if a.dtype.kind == "f":
+            return (_bits(a) != _bits(e)) & ~(np.isnan(a) & np.isnan(e))
+        return a != e
+    if "max_ulp" in tolerance:
+        if a.dtype.kind != "f":
+            return f"max_ulp tolerance needs a float buffer, got {a.dtype}"
+        e = e.astype(a.dtype)
+        nan = np.isnan(a) | np.isnan(e)
+        return np.where(nan, np.isnan(a) != np.isnan(e), ulp_distance(e, a) > tolerance["max_ulp"])
+    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    nan = np.isnan(a64) | np.isnan(e64)
+    with np.errstate(invalid="ignore"):
+        close = np.abs(a64 - e64) <= tolerance.get("atol", 0.0) + tolerance.get("rtol", 0.0) * np.abs(e64)
+        close |= a64 == e64  # equal infinities
+    return np.where(nan, np.isnan(a64) != np.isnan(e64), ~close)
+
+
+def compare_to_reference(actual: dict[str, np.ndarray], expected: dict[str, np.ndarray], tolerance: dict,
+                         dtypes: dict[str, str] | None = None) -> tuple[bool, str]:
+    """Compare every expected buffer; the message names the first mismatch (buffer, index, both
+    values). `dtypes` names buffer dtypes whose storage differs from the value type (bfloat16 stored
+    as uint16)."""
+    dtypes = dtypes or {}
+    for name, exp in expected.items():
+        if name not in actual:
+            return False, f"{name}: output buffer missing"
+        act, exp = np.asarray(actual[name]), np.asarray(exp)
+        if act.shape != exp.shape:
+            return False, f"{name}: shape {list(act.shape)} != expected {list(exp.shape)}"
+        a, e = _values(act, dtypes.get(name)), _values(exp, dtypes.get(name))
+        bad = _reference_mismatch(a, e, tolerance)
+        if isinstance(bad, str):
+            return False, f"{name}: {bad}"
+        if bad.any():
+            count, idx = _first(bad, a.shape)
+            return False, (f"{name}{list(idx)}: got {a[idx]!r}, expected {e[idx]!r} "
+                           f"({count} of {bad.size} elements outside {tolerance})")
+    return True, "ok"

@@ -39,7 +39,7 @@ _STALL_REASON = {"waitcnt vmem_load": "memory-latency bound (vmcnt waits)",
 
 
 @dataclass
-class Window:
+class HotWindow:
     """A hot address range [start, end): `kind` loop or block; `share` of the kernel's cycles;
     `count` executions of its first instruction (summed over waves); `lines` in the recovered `.s`."""
 
@@ -66,7 +66,7 @@ class Profile:
     kernel: str
     estimate: CycleEstimate
     instructions: list[Instruction]
-    windows: list[Window]
+    windows: list[HotWindow]
     line_of: dict[int, int] = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -130,7 +130,7 @@ def _breakdown(instructions: list[Instruction], e: CycleEstimate) -> dict[str, f
 
 
 def hot_windows(instructions: list[Instruction], e: CycleEstimate, line_of: dict[int, int] | None = None,
-                *, top: int = 8, min_share: float = 0.01) -> list[Window]:
+                *, top: int = 8, min_share: float = 0.01) -> list[HotWindow]:
     """Loop bodies and basic blocks ranked by their share of cycles (a block that spans the same
     range as a loop is reported once, as the loop)."""
     cfg = build_cfg(instructions)
@@ -154,7 +154,7 @@ def hot_windows(instructions: list[Instruction], e: CycleEstimate, line_of: dict
         if line_of:
             found = [line_of[i.address] for i in body if i.address in line_of]
             lines = (min(found), max(found)) if found else None
-        windows.append(Window(kind, body[0].address, last.address + max(last.size, 4), cycles, cycles / total,
+        windows.append(HotWindow(kind, body[0].address, last.address + max(last.size, 4), cycles, cycles / total,
                               e.per_pc[body[0].address].count, max(breakdown, key=lambda k: breakdown[k]),
                               breakdown, lines))
     windows.sort(key=lambda w: (-w.cycles, w.kind != "loop", w.start))

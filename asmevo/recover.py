@@ -36,7 +36,7 @@ _IDENT_RE = re.compile(r"^[A-Za-z_.$][\w.$]*$")
 
 
 @dataclass(slots=True)
-class Item:
+class TextItem:
     """One run of text bytes: an instruction (text) or raw words (text None)."""
 
     address: int
@@ -84,12 +84,12 @@ def _symbols(co: CodeObject) -> list[dict]:
     return [s for s in co.symbols if s["section"] is not None]
 
 
-def disassemble_text(co: CodeObject) -> list[Item]:
+def disassemble_text(co: CodeObject) -> list[TextItem]:
     """The text section as Items, from the code object's listing; raises when it does not cover
     the text."""
     text = co.text
     base = text["address"]
-    items = [Item(ins.address, ins.encoding, None if ins.is_data else ins.text(), "" if ins.is_data else ins.text())
+    items = [TextItem(ins.address, ins.encoding, None if ins.is_data else ins.text(), "" if ins.is_data else ins.text())
              for ins in co.listing.instructions]
     covered = sum(len(i.encoding) for i in items)
     if covered != text["size"] or (items and items[0].address != base):
@@ -97,7 +97,7 @@ def disassemble_text(co: CodeObject) -> list[Item]:
     return items
 
 
-def _prepare_branches(items: list[Item]) -> None:
+def _prepare_branches(items: list[TextItem]) -> None:
     """Give SOPP branches their target address and a numeric operand (labels come at render)."""
     for item in items:
         if item.text is None or not item.text.startswith(("s_branch", "s_cbranch")):  # every branch mnemonic
@@ -109,7 +109,7 @@ def _prepare_branches(items: list[Item]) -> None:
             item.text = f"{mnemonic} {simm}"
 
 
-def _check_encodings(items: list[Item], co: CodeObject) -> list[dict]:
+def _check_encodings(items: list[TextItem], co: CodeObject) -> list[dict]:
     """Re-encode every instruction in one llvm-mc call; mismatches become raw words."""
     index = [i for i, item in enumerate(items) if item.text is not None]
     check = [items[i].text for i in index]
@@ -133,7 +133,7 @@ def _func_align(address: int, text_addr: int, text_align_log2: int) -> int:
     return k
 
 
-def _is_padding(item: Item) -> bool:
+def _is_padding(item: TextItem) -> bool:
     return item.encoding == _S_NOP_0_BYTES and item.text is not None
 
 
@@ -160,7 +160,7 @@ _GETPC_RE = re.compile(r"^s_getpc_b64 s\[(\d+):(\d+)\]$")
 _PC_WINDOW = 8
 
 
-def pc_relative_pairs(items: list[Item]) -> list[tuple[Item, Item, int, int]]:
+def pc_relative_pairs(items: list[TextItem]) -> list[tuple[TextItem, TextItem, int, int]]:
     """`s_getpc_b64 s[a:b]` followed by `s_add_u32 sa, sa, lit` (32-bit literal) and
     `s_addc_u32 sb, sb, hi` (literal, or inline 0 / -1 for a near target): (lo item, hi item,
     pc value, target address) per such pair, as used for calls and computed jumps."""
@@ -223,7 +223,7 @@ class _Plan:
         return self.funcs[addr]["name"] if addr in self.funcs and addr not in self.labels else self.labels[addr]
 
 
-def _plan(co: CodeObject, items: list[Item], symbols: list[dict], warnings: list[str]) -> _Plan:
+def _plan(co: CodeObject, items: list[TextItem], symbols: list[dict], warnings: list[str]) -> _Plan:
     """Labels for K0's local text symbols, branch targets and pc-relative targets; pc-relative
     literals become relocations against them."""
     lo_text, hi_text = co.text["address"], co.text["address"] + co.text["size"]
@@ -272,7 +272,7 @@ def _plan(co: CodeObject, items: list[Item], symbols: list[dict], warnings: list
     return plan
 
 
-def _item_text(item: Item, plan: _Plan) -> str:
+def _item_text(item: TextItem, plan: _Plan) -> str:
     """The instruction as written in the source (`.long ...` for raw words)."""
     if item.text is None:
         return ".long " + ", ".join(f"0x{w:08x}" for w in struct.unpack(f"<{item.size // 4}I", item.encoding))
@@ -281,7 +281,7 @@ def _item_text(item: Item, plan: _Plan) -> str:
     return item.symbolic or item.text
 
 
-def _padding_run(items: list[Item], i: int, plan: _Plan) -> int:
+def _padding_run(items: list[TextItem], i: int, plan: _Plan) -> int:
     """End index of the run of unlabeled `s_nop 0` starting at `i`."""
     j = i
     while j < len(items) and _is_padding(items[j]) and items[j].address not in plan.labels \
@@ -290,7 +290,7 @@ def _padding_run(items: list[Item], i: int, plan: _Plan) -> int:
     return j
 
 
-def _emit_text(em: _Emitter, co: CodeObject, items: list[Item], plan: _Plan, align_log2: int) -> list[list[int]]:
+def _emit_text(em: _Emitter, co: CodeObject, items: list[TextItem], plan: _Plan, align_log2: int) -> list[list[int]]:
     """Emit the text; returns [address, source line (0 for elided padding), size] per item."""
     kernels = set(co.kernel_names)
     text_addr = co.text["address"]
@@ -402,7 +402,7 @@ def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]
     return infos
 
 
-def _render(co: CodeObject, items: list[Item], path: str | Path, raw: list[dict]) -> Recovered:
+def _render(co: CodeObject, items: list[TextItem], path: str | Path, raw: list[dict]) -> Recovered:
     """The source and recovery info for `items` (raw words already marked)."""
     name = Path(path).stem
     align_log2 = max(0, (co.text["align"] or 1).bit_length() - 1)

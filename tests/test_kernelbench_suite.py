@@ -16,7 +16,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from asmevo.errors import AsmEvoError
-from asmevo.suites import SuiteError, compare_to_reference, load_suite
+from asmevo.compare import compare_to_reference
+from asmevo.suites import SuiteError, load_suite
 from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
 
 SUITE = load_suite("kernelbench")

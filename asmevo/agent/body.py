@@ -19,7 +19,7 @@ from .source import KernelSource
 
 
 @dataclass(frozen=True)
-class Item:
+class BodyItem:
     """One body line: an instruction (`ins` set), a label definition (`label` set) or other text."""
 
     text: str
@@ -27,15 +27,15 @@ class Item:
     label: str = ""
 
 
-def make_item(text: str) -> Item:
+def make_item(text: str) -> BodyItem:
     """An instruction item from instruction text (canonical spelling)."""
-    return Item(instruction_line(text), parse_line(text))
+    return BodyItem(instruction_line(text), parse_line(text))
 
 
 class Body:
     """An immutable arrangement of a kernel body's items and analyses of it."""
 
-    def __init__(self, items: list[Item], offset: int, xnack: bool = True, kernarg: int | None = None,
+    def __init__(self, items: list[BodyItem], offset: int, xnack: bool = True, kernarg: int | None = None,
                  preload: bool = False):
         self.items = items
         self.offset = offset
@@ -51,14 +51,14 @@ class Body:
             raw = src.line(n)
             code = strip_comment(raw)
             if (label := label_of(code)) is not None:
-                items.append(Item(raw, label=label))
+                items.append(BodyItem(raw, label=label))
             elif code and not code.startswith("."):
-                items.append(Item(raw, parse_line(code)))
+                items.append(BodyItem(raw, parse_line(code)))
             else:
-                items.append(Item(raw))
+                items.append(BodyItem(raw))
         return cls(items, lo, xnack, kernarg, preload)
 
-    def replace(self, items: list[Item]) -> "Body":
+    def replace(self, items: list[BodyItem]) -> "Body":
         return Body(items, self.offset, self.xnack, self.kernarg, self.preload)
 
     @cached_property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..isa.exec_bound import exec_within_launch
 from ..isa.operands import Operand
-from .body import Body, Item, make_item
+from .body import Body, BodyItem, make_item
 from .ops_rename import free_sgprs, free_vgprs, needs_literal, rename_scalar
 
 # Single-SGPR constant definitions; none of them writes SCC, so one can go before a block's branch.
@@ -47,7 +47,7 @@ def hoist_constant(body: Body, i: int) -> Body | None:
     blocks = {cfg.block_of[k] for k in copies}
     common = frozenset.intersection(*(dom[b] for b in blocks))
     home = max(common, key=lambda d: len(dom[d]))
-    items: list[Item] = list(cur.items)
+    items: list[BodyItem] = list(cur.items)
     drop = {cur.pos[k] for k in copies}
     kept = next((k for k in copies if cfg.block_of[k] == home), None)
     if kept is not None:
@@ -100,7 +100,7 @@ def fuse_constant_fma(body: Body, i: int) -> Body | None:
         return None
     k1 = pair[1]
     sites = [(i, pair[0])]
-    items: list[Item] = list(body.items)
+    items: list[BodyItem] = list(body.items)
     if needs_literal(k1):
         free = free_vgprs(body, [1])
         if free is None or not exec_within_launch(body.instructions, body.infos, body.cfg, body.start):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..isa.instruction import Instruction
-from .body import Body, Item, make_item
+from .body import Body, BodyItem, make_item
 from .ops_sched import scalar_load
 
 _MAX_SGPR = 101  # s0..s101 are addressable on gfx9
@@ -95,7 +95,7 @@ def hoist_kernarg_load(body: Body, i: int) -> Body | None:
         if any(_reached_uses(body, b, j, reg) & uses for b, j in sources):
             return None
         readers |= uses
-    items: list[Item] = list(body.items)
+    items: list[BodyItem] = list(body.items)
     for j in readers:  # a reader may redefine the register: its destinations keep their names
         text = _renamed_text(body.instructions[j], mapping, len(body.infos[j].dst))
         if text is None:

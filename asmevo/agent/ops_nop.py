@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..isa.hazards import MAX_WAIT, check_hazards
-from .body import Body, Item, make_item
+from .body import Body, BodyItem, make_item
 from .ops_sched import independent
 
 _MOVABLE = ("valu", "vopc", "salu")
@@ -54,7 +54,7 @@ def _fillers(body: Body, i: int) -> list[int]:
 
 def _moved(body: Body, i: int, j: int, n: int) -> Body:
     """The nop at i shrunk by one wait state and instruction j moved next to it (inside the gap)."""
-    items: list[Item] = list(body.items)
+    items: list[BodyItem] = list(body.items)
     filler, nop = items[body.pos[j]], body.pos[i]
     shrunk = [make_item(f"s_nop {n - 1}")] if n else []
     if j > i:

@@ -27,7 +27,7 @@ import re
 
 from ..isa.operands import Operand
 from ..isa.table import instr_info
-from .body import Body, Item, make_item
+from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs, free_vgprs
 from .ops_sched import is_load
 
@@ -168,7 +168,7 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     items = body.items
     m_text = exit_.operands[2].text
 
-    def stage(prefetch: list[Item], uses: list[Item]) -> list[Item]:
+    def stage(prefetch: list[BodyItem], uses: list[BodyItem]) -> list[BodyItem]:
         return [*(items[body.pos[j]] for j in a_part), make_item(f"s_mov_b64 {saved}, exec"),
                 make_item(f"s_andn2_b64 exec, exec, {m_text}"), *prefetch, make_item(f"s_mov_b64 exec, {saved}"),
                 make_item(f"s_waitcnt vmcnt({len(loads)})"), *uses, items[body.pos[blk.end - 2]]]
@@ -179,7 +179,7 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     copies = [make_item(f"v_mov_b32_e32 v{r}, v{r - d[0] + new}") for d, new in moves for r in d]
     loop = [*stage([make_item(t) for t in other_loads], first_uses), make_item(f"s_cbranch_execz {exit_label}"),
             *stage([items[body.pos[j]] for j in loads], [*second_uses, *late_lanes]), items[body.pos[blk.end - 1]],
-            Item(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"),
+            BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"),
             make_item(f"s_mov_b64 exec, {late}"), *copies, make_item("s_mov_b64 exec, 0")]
     head = body.pos[cfg.blocks[b - 1].end - 1] + 1
     prologue = [make_item(f"s_mov_b64 {late}, 0"), *(make_item(instrs[j].text()) for j in loads)]

@@ -15,7 +15,7 @@ import re
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import Reg
-from .body import Body, Item, make_item
+from .body import Body, BodyItem, make_item
 from .ops_nop import fill_block
 
 _MAX_PAIR = 100  # s[100:101] is the last pair below the gfx9 trap/flat-scratch/XNACK-mask registers
@@ -116,7 +116,7 @@ def _rewritten(body: Body, texts: dict[int, str | None], still_live: set[Reg], b
     range ran to the block's end (`still_live`) is read after it."""
     if still_live & body.live_out[block] or any(t is None for t in texts.values()) or len(texts) < 2:
         return None
-    items: list[Item] = list(body.items)
+    items: list[BodyItem] = list(body.items)
     for j, text in texts.items():
         items[body.pos[j]] = make_item(text)
     return body.replace(items)

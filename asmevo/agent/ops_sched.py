@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..isa.regs import RegInfo
 from ..isa.table import instr_info
-from .body import Body, Item, make_item
+from .body import Body, BodyItem, make_item
 from .ops_waitcnt import is_wait, relax_at
 
 _MEMORY = ("smem", "flat", "mubuf", "ds")
@@ -99,7 +99,7 @@ def hoist_past_wait(body: Body, i: int) -> Body | None:
 def _move(body: Body, i: int, j: int, relax: bool = True) -> Body:
     """Instruction i moved before instruction j (j < i); waits crossed are relaxed."""
     src, dst = body.pos[i], body.pos[j]
-    items: list[Item] = list(body.items)
+    items: list[BodyItem] = list(body.items)
     item = items.pop(src)
     items.insert(dst, item)
     cur = body.replace(items)

@@ -5,7 +5,7 @@ vmcnt/LDS lgkmcnt events, out-of-order SMEM; every result is checked against it.
 from __future__ import annotations
 
 from ..isa.waitcnt import COUNTER_MAX, check_waitcnt, decode_waitcnt
-from .body import Body, Item, make_item
+from .body import Body, BodyItem, make_item
 
 _ORDER = ("vmcnt", "expcnt", "lgkmcnt")
 
@@ -16,7 +16,7 @@ def wait_text(limits: dict[str, int]) -> str | None:
     return "s_waitcnt " + " ".join(parts) if parts else None
 
 
-def is_wait(item: Item) -> bool:
+def is_wait(item: BodyItem) -> bool:
     return item.ins is not None and item.ins.mnemonic == "s_waitcnt"
 
 
@@ -64,7 +64,7 @@ def relax(body: Body, k: int) -> Body | None:
     return None if new.same_code(body) else new
 
 
-def _is_end(item: Item) -> bool:
+def _is_end(item: BodyItem) -> bool:
     return item.ins is not None and (item.ins.is_branch or item.ins.mnemonic.startswith("s_endpgm"))
 
 
@@ -108,7 +108,7 @@ def sink(body: Body, k: int) -> Body | None:
 
 
 def _block_end_position(body: Body, b: int) -> int:
-    """Item position at the end of block b (before its branch or s_endpgm)."""
+    """BodyItem position at the end of block b (before its branch or s_endpgm)."""
     last = body.pos[body.cfg.blocks[b].end - 1]
     return last if _is_end(body.items[last]) else last + 1
 

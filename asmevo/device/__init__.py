@@ -2,7 +2,7 @@
 kernarg packing, and launch specs."""
 from __future__ import annotations
 
-from .base import Buffer, Device, DeviceError, LaunchResult, Module, Timing
+from .base import Buffer, Device, DeviceError, LaunchResult, Module
 
 DEVICES = ("emu", "hip")
 
@@ -21,4 +21,4 @@ def get_device(name: str = "emu", **options) -> Device:
     raise DeviceError(f"unknown device {name!r} (valid: {', '.join(DEVICES)})")
 
 
-__all__ = ["Buffer", "Device", "DeviceError", "LaunchResult", "Module", "Timing", "get_device"]
+__all__ = ["Buffer", "Device", "DeviceError", "LaunchResult", "Module", "get_device"]

@@ -1,8 +1,7 @@
 """The Device interface everything above the runtime uses: load a code object, manage buffers,
-launch a kernel (kernargs packed here, once, for every device) and time launches."""
+launch a kernel (kernargs packed here, once, for every device). Timing is `asmevo.timing`'s."""
 from __future__ import annotations
 
-import statistics
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,22 +51,6 @@ class LaunchResult:
     findings: list[dict] = field(default_factory=list)
     report: Any = None
     elapsed_ms: float | None = None
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Repeated measurements of one launch; `unit` is "ms" on hardware, "model_cycles" on the emulator."""
-
-    unit: str
-    samples: tuple[float, ...]
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def best(self) -> float:
-        return min(self.samples)
 
 
 class Device(ABC):
@@ -128,12 +111,6 @@ class Device(ABC):
         """Launch `kernel` with explicit `args` (Buffers for pointers, kernarg.Scalar for values)."""
         k, geometry, kernarg = self.prepare(module, kernel, grid, block, dynamic_lds, args)
         return self._launch(module, k, geometry, kernarg)
-
-    def time(self, module: Module, kernel: str, grid, block, dynamic_lds: int, args: list, *,
-             warmup: int = 3, iterations: int = 20) -> Timing:
-        """Time repeated launches in `self.timing_unit`. Callers gate timing on a correct run first;
-        the launches reuse the buffers as they are. Devices without a timing model raise."""
-        raise DeviceError(f"the {self.name} device has no {self.timing_unit} timing model")
 
     @staticmethod
     def _host_bytes(buf: Buffer, array: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..codeobj import CodeObject, Kernel
-from .base import Buffer, Device, DeviceError, LaunchResult, Module, Timing
+from .base import Buffer, Device, DeviceError, LaunchResult, Module
 from .kernarg import Geometry
 
 HIP_LAUNCH_PARAM_BUFFER_POINTER = 0x01
@@ -156,13 +156,3 @@ class HipDevice(Device):
             return LaunchResult(kernel.name, geometry, False, time.perf_counter() - start,
                                 [{"kind": "hip", "pc": None, "wave": None, "message": str(exc)}])
         return LaunchResult(kernel.name, geometry, True, time.perf_counter() - start, elapsed_ms=elapsed)
-
-    def time(self, module: Module, kernel: str, grid, block, dynamic_lds: int, args: list, *,
-             warmup: int = 3, iterations: int = 20) -> Timing:
-        k, geometry, kernarg = self.prepare(module, kernel, grid, block, dynamic_lds, args)
-        function = self._function(module, k.name)
-        packed = _KernargBuffer(kernarg)
-        for _ in range(warmup):
-            self._dispatch(function, geometry, packed)
-        self._check(self.hip.hipDeviceSynchronize(), "kernel execution")
-        return Timing("ms", tuple(self._timed(function, geometry, packed) for _ in range(iterations)))

@@ -20,7 +20,7 @@ import numpy as np
 from ..codeobj import CodeObject
 from ..compare import Difference, TolerancePolicy, compare_buffer
 from ..emu import run_kernel
-from ..emu.memory import Buffer as HeapBuffer
+from ..emu.memory import HeapBuffer
 from ..emu.memory import SparseMemory
 from .base import Buffer, Module
 from .emu import EmuDevice, launch_outcome

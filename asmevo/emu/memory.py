@@ -38,7 +38,7 @@ Fill = Callable[[int, int], np.ndarray]
 
 
 @dataclass(frozen=True)
-class Buffer:
+class HeapBuffer:
     """One allocation: device `address`, `nbytes`, the host-side `name`, and where it starts in
     the heap (`start`)."""
 
@@ -57,7 +57,7 @@ class Memory:
         self.layout = layout
         self.heap = self._new_heap(capacity)
         self.top = GUARD
-        self._buffers: list[Buffer] = []
+        self._buffers: list[HeapBuffer] = []
         # heap ranges [start, end) of the buffers, in allocation (= address) order
         self._starts = np.zeros(0, np.int64)
         self._ends = np.zeros(0, np.int64)
@@ -78,7 +78,7 @@ class Memory:
         self._clear(start, end)
         self.top = -(-end // 4) * 4 + GUARD
         address = BASE + start if self.layout == "packed" else self._map_crossing(start, nbytes)
-        buf = Buffer(name, address, nbytes, start)
+        buf = HeapBuffer(name, address, nbytes, start)
         self._buffers.append(buf)
         self._starts = np.append(self._starts, start)
         self._ends = np.append(self._ends, end)
@@ -147,7 +147,7 @@ class Memory:
         off = self._span(address, nbytes)
         return self.heap[off:off + nbytes].tobytes()
 
-    def buffers(self) -> list[Buffer]:
+    def buffers(self) -> list[HeapBuffer]:
         return list(self._buffers)
 
     def guard_violations(self) -> list[str]:
@@ -267,7 +267,7 @@ class SparseMemory(Memory):
                 self.heap[a:b] = 0 if fill is None else fill(a - buf.start, b - buf.start)
         self._pages.add(page)
 
-    def touched(self, buf: Buffer) -> list[tuple[int, int]]:
+    def touched(self, buf: HeapBuffer) -> list[tuple[int, int]]:
         """The byte ranges [lo, hi) of `buf` (relative to its start) that lie on materialized pages,
         in order; adjacent pages merge into one range."""
         end = buf.start + buf.nbytes

@@ -1,4 +1,5 @@
-"""Benchmark suites: format loader and tolerance checks (see FORMAT.md)."""
-from .manifest import Problem, Shape, Suite, SuiteError, compare_to_reference, load_suite
+"""Benchmark suites: the format loader (see FORMAT.md); references are compared with
+`asmevo.compare.compare_to_reference`."""
+from .manifest import Problem, Shape, Suite, SuiteError, load_suite
 
-__all__ = ["Problem", "Shape", "Suite", "SuiteError", "compare_to_reference", "load_suite"]
+__all__ = ["Problem", "Shape", "Suite", "SuiteError", "load_suite"]

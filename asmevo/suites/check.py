@@ -18,7 +18,8 @@ import numpy as np
 from ..device import get_device
 from ..device.launch import LaunchSpec, ScalarArg, StructArg, make_inputs, run_launch
 from ..errors import AsmEvoError
-from .manifest import Problem, Shape, Suite, compare_to_reference
+from ..compare import compare_to_reference
+from .manifest import Problem, Shape, Suite
 
 CHECK_ROLES = ("verify", "heldout")
 

@@ -1,11 +1,11 @@
-"""The content-addressed store: raw bytes by sha256, immutable records, lineage, no eviction."""
+"""The content-addressed store: raw bytes by sha256, immutable records, derivation, no eviction."""
 from __future__ import annotations
 
 import hashlib
 
 import pytest
 
-from artifacts import Record, Store, StoreError, canonical_json, lineage
+from artifacts import Record, Store, StoreError, canonical_json, derivation
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_lineage_is_the_derivation_tree(store):
     built = store.put(b"k1")
     store.add_record(Record(kind="code_object", sha256=built, stage="rebuild",
                             inputs={"source": rec, "launch": external}))
-    tree = lineage(store, built)
+    tree = derivation(store, built)
     assert tree.record.stage == "rebuild"
     assert tree.inputs["source"].inputs["k0"].record.stage == "input"
     assert tree.inputs["launch"] is None
