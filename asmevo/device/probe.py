@@ -22,6 +22,7 @@ from ..compare import Difference, TolerancePolicy, compare_buffer
 from ..emu import run_kernel
 from ..emu.memory import HeapBuffer
 from ..emu.memory import SparseMemory
+from ..emu.trace import LaunchTrace
 from .base import Buffer, Module
 from .emu import EmuDevice, launch_outcome
 from .launch import LaunchSpec, launch_args, lazy_fill
@@ -56,9 +57,11 @@ def probe_workgroups(total: int, count: int, seed: int) -> list[int]:
     return sorted(chosen)
 
 
-def run_probe(device: EmuDevice, data: bytes, spec: LaunchSpec, seed: int) -> ProbeRun:
-    """Run `spec`'s probe (spec.probe workgroups) of `data` with the inputs of `seed`, under the
-    emulator settings of `device` (budget, checked, layout, faithful)."""
+def run_probe(device: EmuDevice, data: bytes, spec: LaunchSpec, seed: int, *, workgroups: list[int] | None = None,
+              trace: LaunchTrace | None = None) -> ProbeRun:
+    """Run `spec`'s probe (spec.probe workgroups, or the given `workgroups`) of `data` with the inputs
+    of `seed`, under the emulator settings of `device` (budget, checked, layout, faithful); `trace`
+    records the run for the timing model."""
     module = Module(CodeObject(data))
     kernel = module.kernel(spec.kernel)
     spec.check(kernel)
@@ -68,10 +71,11 @@ def run_probe(device: EmuDevice, data: bytes, spec: LaunchSpec, seed: int) -> Pr
     heap = {b.name: b for b in memory.buffers()}
     args = launch_args(spec, kernel, {n: Buffer(n, heap[n].address, heap[n].nbytes) for n in heap})
     _, geometry, kernarg = device.prepare(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
-    workgroups = probe_workgroups(prod(geometry.grid), spec.probe, seed)
+    if workgroups is None:
+        workgroups = probe_workgroups(prod(geometry.grid), spec.probe, seed)
     report = run_kernel(module.code_object, kernel.name, grid=geometry.grid, block=geometry.block,
                         dynamic_lds=geometry.dynamic_lds, kernarg=kernarg, memory=memory, budget=device.budget,
-                        checked=device.checked, faithful=device.faithful, workgroups=workgroups)
+                        checked=device.checked, faithful=device.faithful, workgroups=workgroups, trace=trace)
     findings, ok = launch_outcome(report, memory)
     return ProbeRun(spec, memory, heap, workgroups, findings, ok, report.instructions)
 

@@ -16,17 +16,20 @@ from .memory import Memory
 from .program import program_for
 from .report import Finding, RunReport
 from .state import Machine
+from .trace import LaunchTrace
 
 __all__ = ["run_kernel", "RunReport", "Finding", "Memory"]
 
 
 def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, int], block: tuple[int, int, int],
                dynamic_lds: int, kernarg: bytes, memory: Memory, budget: int = 50_000_000,
-               checked: bool = False, faithful: bool = False, workgroups: Sequence[int] | None = None) -> RunReport:
+               checked: bool = False, faithful: bool = False, workgroups: Sequence[int] | None = None,
+               trace: LaunchTrace | None = None) -> RunReport:
     """Emulate one launch of `kernel`: `grid` in workgroups, `block` in work-items. Global memory is
     `memory` (buffers the kernargs point to must be allocated there). `faithful` rounds half of the
     f32 transcendental results away from the nearest value (`valu.faithful`). `workgroups` (flat ids,
     x fastest) runs only those workgroups of the grid, as if the others had not touched memory.
+    `trace` records every wave's CFG edges and the global-memory traffic per instruction.
     Returns the run report; findings (strictness violations) make `report.ok` False."""
     k = code_object.kernel(kernel)
     grid = tuple(int(v) for v in grid) + (1,) * (3 - len(grid))
@@ -56,6 +59,9 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
                         lds_bytes=lds, scratch_bytes=desc.private_segment_fixed_size, memory=memory,
                         checked=checked, wave_base=first * wpg, entry=entry, faithful=faithful)
             init_batch(m, k, first, grid, block, addrs, kernarg)
+            if trace is not None:
+                m.trace = trace
+                trace.begin_batch(first * wpg, count * wpg)
             run_batch(m, prog, stats)
             report.findings.extend(m.findings)
             if stats.stopped:

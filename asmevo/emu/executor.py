@@ -34,6 +34,8 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
     ops = prog.ops
     pc_counts = stats.pc_counts
     checked = m.checked
+    trace = m.trace
+    starts = trace.block_of if trace is not None else None
     while True:
         if not groups:
             if not parked:
@@ -58,6 +60,8 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
             return
         stats.instructions += n
         m.clock = stats.instructions
+        if starts is not None and pc in starts:
+            trace.enter(g.waves, starts[pc])
         stats.lane_instructions += g.exec_info(m)[2]
         pc_counts[pc] = pc_counts.get(pc, 0) + n
         if op.chk_reads:

@@ -93,6 +93,10 @@ class Memory:
     def touch(self, off: np.ndarray, size: int) -> None:
         """Make the heap bytes [off, off + size) readable and writable (dense memory: always are)."""
 
+    def buffer_index(self, off: np.ndarray) -> np.ndarray:
+        """Index (allocation order) of the buffer each in-bounds heap offset lies in."""
+        return np.maximum(np.searchsorted(self._starts, off, side="right") - 1, 0)
+
     def _inside(self, off: np.ndarray, size: int) -> np.ndarray:
         """Per offset: does [off, off + size) lie inside one buffer?"""
         if not len(self._starts):

@@ -104,6 +104,7 @@ class Machine:
             self.lds_init = np.zeros(self.lds.shape, bool)  # LDS bytes written by this workgroup
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, int]] = set()
+        self.trace = None  # an asmevo.emu.trace.LaunchTrace when the launch is traced
 
     # ---- findings -----------------------------------------------------------------------------
     def find(self, kind: str, pc: int, waves, message: str) -> None:

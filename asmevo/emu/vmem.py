@@ -153,6 +153,9 @@ def global_access(m, g, ins, mask, a, size, data):
     sel_off = m.memory.offsets(sel_a)
     ok = m.memory.in_bounds(sel_off, size)
     all_ok = bool(ok.all())
+    if m.trace is not None:
+        inside = sel_off if all_ok else sel_off[ok]
+        m.trace.access(ins.address, m.memory.buffer_index(inside), inside, size)
     if not all_ok:
         bad = np.nonzero(mask.reshape(-1))[0][np.nonzero(~ok)[0][0]] // 64
         m.find("out_of_bounds", ins.address, g.waves[bad],

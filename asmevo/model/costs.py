@@ -1,0 +1,98 @@
+"""What one instruction costs a wave and the machine, in GPU clock cycles.
+
+Compute instructions take their latency and throughput from the instruction table (LLVM's gfx940
+scheduling model, in 4-cycle issue slots: a wave64 instruction occupies a SIMD16 for 4 cycles).
+Memory latencies are `Latencies`; every number is cited in docs/cycle_model.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..isa.instruction import Instruction
+from ..isa.table import InstrInfo, instr_info
+
+SLOT = 4  # cycles per issue slot: one wave64 instruction on a SIMD16 (ROCm HIP "hardware implementation")
+
+
+@dataclass(frozen=True)
+class Latencies:
+    """Memory-system latencies in cycles from issue to completion (docs/cycle_model.md cites each).
+
+    `hbm`: a vector load that misses the caches (pyhip mem_latency.md: 500-800 on MI308X).
+    `l2`: a vector load hitting L2; `l1`: hitting the CU's vector L1 (Chips and Cheese, MI300X).
+    `store`: a vector store until vmcnt counts it done (the write-back L2 acknowledges it).
+    `smem`: a scalar load from the scalar cache (LLVM WriteSMEM, 5 slots).
+    `lds`: an LDS access (pyhip: 50-55 cycles). `launch_us`: fixed cost of a kernel launch
+    (dispatch and completion signalling), in microseconds.
+    """
+
+    hbm: float = 650.0
+    l2: float = 230.0
+    l1: float = 120.0
+    store: float = 300.0
+    smem: float = 5 * SLOT
+    lds: float = 52.0
+    launch_us: float = 4.0
+
+
+DEFAULT_LATENCIES = Latencies()
+BRANCH_SLOTS = 8        # LLVM SISchedule WriteBranch (a heuristic; no CDNA3 measurement exists)
+BARRIER_SLOTS = 8       # a workgroup barrier's release, as a branch (assumption: waves arrive together)
+LDS_BYTES_PER_CYCLE = 128  # per CU: 32 banks x 4 B (ROCm Compute Profiler "Pipeline descriptions")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """How one instruction occupies a wave and the machine.
+
+    `cls`: its class (valu, trans, mfma, salu, smem, vmem_load, vmem_store, lds, branch, waitcnt,
+    nop, barrier, sleep). `issue`: cycles the wave is busy issuing it. `latency`: cycles from issue
+    until its register results can be read (memory: until its counter retires it, the memory
+    model's). `unit`: cycles it holds the SIMD unit of its class. `counters`: waitcnt counters it
+    increments. `bytes`: bytes per lane (vector memory, LDS) it moves."""
+
+    cls: str
+    issue: float
+    latency: float
+    unit: float
+    counters: tuple[str, ...] = ()
+    bytes: int = 0
+
+
+def _memory_cost(info: InstrInfo, ins: Instruction, lat: Latencies) -> Cost:
+    counters = tuple(c for c, _ in info.counters)
+    if info.family == "ds":
+        busy = max(SLOT, 64 * info.access_bytes / LDS_BYTES_PER_CYCLE)
+        return Cost("lds", SLOT, lat.lds + busy, busy, counters, info.access_bytes)
+    if info.family == "smem":
+        return Cost("smem", SLOT, lat.smem, SLOT, counters, info.access_bytes)
+    store = info.is_store or (info.memory == "atomic" and ins.modifier("sc0") is None and ins.modifier("glc") is None)
+    if store:
+        return Cost("vmem_store", SLOT, lat.store, SLOT, counters, info.access_bytes)
+    return Cost("vmem_load", SLOT, lat.hbm, SLOT, counters, info.access_bytes)
+
+
+def cost(ins: Instruction, lat: Latencies = DEFAULT_LATENCIES) -> Cost:
+    """The cost of one instruction (vector loads at the cache-miss latency; the launch model
+    replaces it with each instruction's measured mix of hits and misses)."""
+    info = instr_info(ins.mnemonic)
+    base = info.base
+    if info.mfma is not None:
+        return Cost("mfma", SLOT, SLOT * info.latency, SLOT * info.throughput)
+    if info.counters and info.family in ("flat", "mubuf", "ds", "smem"):
+        return _memory_cost(info, ins, lat)
+    if base == "s_waitcnt":
+        return Cost("waitcnt", SLOT, 0, 0)
+    if base == "s_barrier":
+        return Cost("barrier", SLOT * BARRIER_SLOTS, 0, 0)
+    if base == "s_nop":
+        n = int(ins.operands[0].value) if ins.operands and ins.operands[0].kind == "imm" else 0
+        return Cost("nop", SLOT * (n + 1), 0, 0)  # N+1 wait states, one issue slot each (CDNA3 ISA S_NOP)
+    if base == "s_sleep":
+        n = int(ins.operands[0].value) if ins.operands and ins.operands[0].kind == "imm" else 0
+        return Cost("sleep", max(SLOT, 64 * n), 0, 0)  # CDNA3 ISA S_SLEEP: 64 x N clocks
+    if ins.is_branch or base in ("s_setpc_b64", "s_swappc_b64"):
+        return Cost("branch", SLOT * BRANCH_SLOTS, SLOT * BRANCH_SLOTS, SLOT)
+    if info.family in ("salu", "sopp", "smem"):
+        return Cost("salu", SLOT, SLOT * info.latency, SLOT, tuple(c for c, _ in info.counters))
+    return Cost("trans" if info.trans else "valu", SLOT * info.throughput, SLOT * info.latency, SLOT * info.throughput)

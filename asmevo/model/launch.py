@@ -1,0 +1,287 @@
+"""The model of a whole launch from a traced sample of its workgroups (docs/cycle_model.md).
+
+Every sampled wave carries its own CFG path (edge counts); each block is scheduled per incoming
+edge (`schedule.edge_schedules`), so a wave's length is its edge counts times the edge lengths,
+stores drained at its end. Sampled workgroups stand for the workgroups of their grid class
+(`weights`). The launch then takes the longest of:
+
+- latency: the busiest CU's rounds of resident workgroups, each round as long as a mean
+  workgroup, plus the slowest workgroup's excess (the kernel ends when its last wave ends);
+- SIMD issue: the busiest of VALU, MFMA and scalar issue per SIMD over every wave of the launch;
+- CU memory paths: LDS bytes and vector-memory cache lines per CU;
+- L2 and HBM bandwidth: cache lines over L2 bandwidth; bytes HBM must supply (each buffer's
+  touched bytes, once) over achievable HBM bandwidth;
+
+plus a fixed launch overhead. A vector load's latency mixes L2 hits and HBM misses by how often
+the launch re-reads its buffer (requested bytes / buffer bytes).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..codeobj import Kernel
+from ..errors import AsmEvoError
+from ..isa.cfg import build_cfg
+from ..isa.instruction import Instruction
+from ..target import GPU
+from .costs import DEFAULT_LATENCIES, LDS_BYTES_PER_CYCLE, Cost, Latencies, cost
+from .schedule import edge_schedules
+
+L2_BYTES_PER_CYCLE_PER_XCD = 16 * 128  # 16 channels x 128 B/clk per XCD (CDNA3 white paper)
+VMEM_BYTES_PER_CYCLE_PER_CU = 64       # vector L1 -> CU path, 64 B/clk (CDNA3 white paper)
+LINE_BYTES = 128
+_UNIT_OF = {"valu": "valu", "trans": "valu", "mfma": "mfma", "salu": "salu", "smem": "salu", "branch": "salu",
+            "vmem_load": "vmem", "vmem_store": "vmem", "lds": "lds"}
+
+
+class ModelError(AsmEvoError):
+    """The timing model cannot cost this launch."""
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident waves from the kernel's resources: per SIMD, workgroups per CU, and the limiter."""
+
+    vgprs: int
+    sgprs: int
+    lds_bytes: int
+    waves_per_workgroup: int
+    workgroups_per_cu: int
+    waves_per_simd: float
+    limiter: str
+
+
+def occupancy(kernel: Kernel, block: tuple[int, int, int], dynamic_lds: int, gpu: GPU) -> Occupancy:
+    """Workgroups of `kernel` one CU holds at once: the unified VGPR file ((g+1) x 8 per lane,
+    512 per SIMD lane), SGPRs ((g+1) x 8 rounded to 16, 800 per SIMD), wave slots (8 per SIMD),
+    LDS (fixed + dynamic in 512-byte granules, 64 KiB per CU) and 16 workgroups per CU."""
+    f = kernel.descriptor.fields
+    vgprs = (f["granulated_workitem_vgpr_count"] + 1) * gpu.processor.vgpr_granule
+    sgprs = -(-(f["granulated_wavefront_sgpr_count"] + 1) * gpu.processor.sgpr_granule // gpu.sgpr_alloc_granule) \
+        * gpu.sgpr_alloc_granule
+    lds = kernel.descriptor.group_segment_fixed_size + dynamic_lds
+    lds = -(-lds // gpu.lds_alloc_granule) * gpu.lds_alloc_granule
+    wpg = -(-(block[0] * block[1] * block[2]) // gpu.processor.wave_size)
+    limits = {"waves": gpu.max_waves_per_simd, "vgprs": gpu.vgprs_per_lane // vgprs, "sgprs": gpu.sgprs_per_simd // sgprs}
+    per_simd_limiter = min(limits, key=lambda k: (limits[k], k != "waves"))
+    per_simd = limits[per_simd_limiter]
+    if per_simd == 0:
+        raise ModelError(f"kernel {kernel.name} cannot be resident ({vgprs} VGPRs, {sgprs} SGPRs)")
+    wg_limits = {per_simd_limiter: (per_simd * gpu.simds_per_cu) // wpg,
+                 "barriers": gpu.max_workgroups_per_cu if wpg > 1 else per_simd * gpu.simds_per_cu}
+    if lds:
+        wg_limits["lds"] = gpu.lds_bytes_per_cu // lds
+    limiter = min(wg_limits, key=lambda k: (wg_limits[k], k != per_simd_limiter))
+    wgs = wg_limits[limiter]
+    if wgs == 0:
+        raise ModelError(f"kernel {kernel.name}: a workgroup of {wpg} waves does not fit on a CU ({limiter})")
+    return Occupancy(vgprs, sgprs, lds, wpg, wgs, wgs * wpg / gpu.simds_per_cu, limiter)
+
+
+@dataclass
+class PcCost:
+    """Modelled cost of one instruction address over the whole launch (summed over waves)."""
+
+    count: float
+    cls: str
+    cycles: float
+    stall: float
+    cause: str
+
+
+@dataclass
+class TracedLaunch:
+    """A traced run of some workgroups of a launch, and the launch.
+
+    `edges`: the CFG edges (column order of `counts`); `counts[w, e]`: how often sampled wave w took
+    edge e; `wave_workgroup[w]`: its flat workgroup id; `weight[w]`: full-grid waves it stands for.
+    `memory[pc]`: (bytes, lines, {buffer index: bytes}) its global accesses moved in the sample;
+    `buffer_bytes`: the launch's buffer sizes by allocation index; `classes`: each sampled
+    workgroup's grid class (for the sampling error)."""
+
+    edges: list[tuple[int, int]]
+    counts: np.ndarray
+    wave_workgroup: np.ndarray
+    weight: np.ndarray
+    memory: dict[int, tuple[int, int, dict[int, int]]]
+    buffer_bytes: list[int]
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    dynamic_lds: int = 0
+    classes: dict[int, tuple] = field(default_factory=dict)
+
+    @property
+    def workgroups(self) -> int:
+        return math.prod(self.grid)
+
+    @property
+    def sampled_workgroups(self) -> int:
+        return len(np.unique(self.wave_workgroup))
+
+
+@dataclass
+class Estimate:
+    """The model's answer for one launch; times in cycles of `gpu` unless named `_us`."""
+
+    gpu: str
+    model_cycles: float
+    predicted_us: float
+    bound: str
+    terms: dict[str, float]
+    occupancy: Occupancy
+    mean_wave_cycles: float
+    max_wave_cycles: float
+    unit_cycles: dict[str, float]
+    stall_cycles: dict[str, float]
+    per_pc: dict[int, PcCost]
+    hbm_bytes: float
+    hbm_floor_us: float
+    compute_floor_us: float
+    sampled_workgroups: int
+    workgroups: int
+    sampling_error: float
+    unit: str = "model_us"
+
+    def to_json(self) -> dict:
+        return {"unit": self.unit, "gpu": self.gpu, "predicted_us": self.predicted_us,
+                "model_cycles": self.model_cycles, "bound": self.bound, "terms": self.terms,
+                "hbm_floor_us": self.hbm_floor_us, "compute_floor_us": self.compute_floor_us,
+                "hbm_bytes": self.hbm_bytes, "sampled_workgroups": self.sampled_workgroups,
+                "workgroups": self.workgroups, "sampling_error": self.sampling_error,
+                "mean_wave_cycles": self.mean_wave_cycles, "max_wave_cycles": self.max_wave_cycles,
+                "occupancy": self.occupancy.__dict__, "unit_cycles": self.unit_cycles,
+                "stall_cycles": self.stall_cycles}
+
+
+def _block_counts(cfg, edges, counts) -> np.ndarray:
+    """Per wave, executions of each block: [waves, blocks]."""
+    out = np.zeros((counts.shape[0], len(cfg.blocks)), np.float64)
+    for col, (_, b) in enumerate(edges):
+        out[:, b] += counts[:, col]
+    return out
+
+
+def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch, gpu: GPU,
+             latencies: Latencies = DEFAULT_LATENCIES) -> Estimate:
+    """Model the launch `run` samples on `gpu`."""
+    if not len(run.counts):
+        raise ModelError("cannot model a launch that ran no waves")
+    cfg = build_cfg(instructions)
+    block_of_pc = {ins.address: cfg.block_of[i] for i, ins in enumerate(instructions)}
+    blocks = _block_counts(cfg, run.edges, run.counts)                  # sampled [waves, blocks]
+    full_blocks = run.weight @ blocks                                    # full-grid executions per block
+    sample_blocks = blocks.sum(axis=0)
+
+    requested = np.zeros(len(run.buffer_bytes))
+    load_latency: dict[int, float] = {}
+    traffic = {"bytes": 0.0, "lines": 0.0}
+    scale_of = {}
+    for pc, (nbytes, lines, by_buffer) in run.memory.items():
+        b = block_of_pc.get(pc)
+        if b is None or not sample_blocks[b]:
+            continue
+        scale = full_blocks[b] / sample_blocks[b]
+        scale_of[pc] = scale
+        traffic["bytes"] += nbytes * scale
+        traffic["lines"] += lines * scale
+        for buf, n in by_buffer.items():
+            requested[buf] += n * scale
+    sizes = np.asarray(run.buffer_bytes, np.float64)
+    reuse = np.where(sizes > 0, requested / np.maximum(sizes, 1), 0.0)
+    for pc, (_, _, by_buffer) in run.memory.items():
+        total = sum(by_buffer.values())
+        if total:
+            hit = sum(n * (1 - 1 / max(reuse[buf], 1.0)) for buf, n in by_buffer.items()) / total
+            load_latency[pc] = hit * latencies.l2 + (1 - hit) * latencies.hbm
+
+    def cost_of(ins: Instruction) -> Cost:
+        c = cost(ins, latencies)
+        if c.cls == "vmem_load" and ins.address in load_latency:
+            return Cost(c.cls, c.issue, load_latency[ins.address], c.unit, c.counters, c.bytes)
+        return c
+
+    taken = {e: float(run.counts[:, col].sum()) for col, e in enumerate(run.edges)}
+    schedules = edge_schedules(cfg, taken, cost_of)
+    lengths = np.array([schedules[e].length if e in schedules else 0.0 for e in run.edges])
+    wave_cycles = run.counts @ lengths                                    # per sampled wave
+
+    # Per-instruction costs over the full grid, and per-wave unit occupancy.
+    full_edges = run.weight @ run.counts
+    per_pc: dict[int, PcCost] = {}
+    stalls: dict[str, float] = {}
+    units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0, "lds": 0.0, "vmem": 0.0}
+    lds_bytes = 0.0
+    for col, e in enumerate(run.edges):
+        sch = schedules.get(e)
+        n = float(full_edges[col])
+        if sch is None or not n:
+            continue
+        blk = cfg.blocks[e[1]]
+        for ins, slot in zip(instructions[blk.start:blk.end], sch.slots):
+            c = cost_of(ins)
+            pc = per_pc.setdefault(ins.address, PcCost(0.0, slot.cls, 0.0, 0.0, ""))
+            pc.count += n
+            pc.cycles += n * (slot.issue + slot.stall)
+            pc.stall += n * slot.stall
+            if slot.stall:
+                pc.cause = pc.cause or slot.cause
+                stalls[slot.cause] = stalls.get(slot.cause, 0.0) + n * slot.stall
+            unit = _UNIT_OF.get(c.cls)
+            if unit:
+                units[unit] += n * c.unit
+            if c.cls == "lds":
+                lds_bytes += n * 64 * c.bytes
+    for ins in instructions:
+        per_pc.setdefault(ins.address, PcCost(0.0, cost(ins, latencies).cls, 0.0, 0.0, ""))
+
+    occ = occupancy(kernel, run.block, run.dynamic_lds, gpu)
+    wg_ids = np.unique(run.wave_workgroup)
+    wg_cycles = np.array([wave_cycles[run.wave_workgroup == w].max() for w in wg_ids])
+    wg_weight = np.array([run.weight[run.wave_workgroup == w][0] for w in wg_ids])
+    mean_wg = float(np.average(wg_cycles, weights=wg_weight))
+    per_cu = -(-run.workgroups // gpu.cus)
+    rounds = -(-per_cu // occ.workgroups_per_cu)
+    simds = gpu.cus * gpu.simds_per_cu
+    hbm_bytes = float(np.minimum(requested, sizes).sum())
+    hbm_per_cycle = gpu.hbm_bytes_per_s / gpu.clock_hz
+    terms = {
+        "latency": rounds * mean_wg + float(wg_cycles.max()) - mean_wg,
+        "simd_issue": max(units["valu"], units["mfma"], units["salu"]) / simds,
+        "lds": lds_bytes / (LDS_BYTES_PER_CYCLE * gpu.cus),
+        "vmem_path": traffic["lines"] * LINE_BYTES / (VMEM_BYTES_PER_CYCLE_PER_CU * gpu.cus),
+        "l2_bandwidth": traffic["lines"] * LINE_BYTES / (L2_BYTES_PER_CYCLE_PER_XCD * gpu.xcds),
+        "hbm_bandwidth": hbm_bytes / hbm_per_cycle,
+    }
+    bound = max(terms, key=lambda k: terms[k])
+    overhead = gpu.us_to_cycles(latencies.launch_us)
+    cycles = terms[bound] + overhead
+    compute_floor = max(units["valu"], units["mfma"]) / simds
+    return Estimate(gpu.name, cycles, gpu.cycles_to_us(cycles), bound, terms, occ,
+                    float(np.average(wave_cycles, weights=run.weight)), float(wave_cycles.max()),
+                    {k: v / max(float(run.weight.sum()), 1.0) for k, v in units.items()}, stalls, per_pc,
+                    hbm_bytes, gpu.cycles_to_us(terms["hbm_bandwidth"]), gpu.cycles_to_us(compute_floor),
+                    run.sampled_workgroups, run.workgroups, sampling_error(run, wg_ids, wg_cycles, wg_weight))
+
+
+def sampling_error(run: TracedLaunch, wg_ids: np.ndarray, wg_cycles: np.ndarray, wg_weight: np.ndarray) -> float:
+    """Relative standard error of the extrapolated total workgroup time: per grid class, the
+    variance of its sampled workgroups' times scaled to the class (with the finite-population
+    correction); a class sampled once, or wholly, adds none."""
+    total = float((wg_cycles * wg_weight).sum())
+    if not total:
+        return 0.0
+    by_class: dict[tuple, list[float]] = {}
+    size: dict[tuple, float] = {}
+    for w, c, wt in zip(wg_ids, wg_cycles, wg_weight):
+        key = run.classes.get(int(w), ())
+        by_class.setdefault(key, []).append(float(c))
+        size[key] = size.get(key, 0.0) + float(wt)
+    var = 0.0
+    for key, xs in by_class.items():
+        n, big_n = len(xs), size[key]
+        if n > 1 and big_n > n:
+            var += big_n ** 2 * float(np.var(xs, ddof=1)) / n * (1 - n / big_n)
+    return math.sqrt(var) / total
