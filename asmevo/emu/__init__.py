@@ -51,17 +51,18 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
     nvgpr = max(prog.nvgpr, desc.accum_offset) if prog.indexed else prog.nvgpr
     per_batch = batch_waves(k, block, nvgpr, prog.nagpr, checked) // wpg
     stats = Stats(budget)
-    runs = [(0, nwg)] if workgroups is None else _runs(workgroups, nwg)
-    batches = [(first + i, min(per_batch, count - i)) for first, count in runs for i in range(0, count, per_batch)]
+    ids = np.arange(nwg, dtype=np.int64) if workgroups is None else _selected(workgroups, nwg)
     with np.errstate(all="ignore"):
-        for first, count in batches:
-            m = Machine(nwaves=count * wpg, nvgpr=nvgpr, nagpr=prog.nagpr, waves_per_group=wpg,
+        for at in range(0, len(ids), per_batch):
+            batch = ids[at:at + per_batch]
+            wave_ids = (batch[:, None] * wpg + np.arange(wpg)).reshape(-1)
+            m = Machine(nwaves=len(wave_ids), nvgpr=nvgpr, nagpr=prog.nagpr, waves_per_group=wpg,
                         lds_bytes=lds, scratch_bytes=desc.private_segment_fixed_size, memory=memory,
-                        checked=checked, wave_base=first * wpg, entry=entry, faithful=faithful)
-            init_batch(m, k, first, grid, block, addrs, kernarg)
+                        checked=checked, wave_ids=wave_ids, entry=entry, faithful=faithful)
+            init_batch(m, k, batch, grid, block, addrs, kernarg)
             if trace is not None:
                 m.trace = trace
-                trace.begin_batch(first * wpg, count * wpg)
+                trace.begin_batch(wave_ids)
             run_batch(m, prog, stats)
             report.findings.extend(m.findings)
             if stats.stopped:
@@ -71,20 +72,14 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
                            for pc, msg in sorted(prog.hazards(k).items()) if pc in stats.pc_counts)
     report.instructions = stats.instructions
     report.lane_instructions = stats.lane_instructions
-    report.waves = sum(count for _, count in runs) * wpg
+    report.waves = len(ids) * wpg
     report.pc_counts = stats.pc_counts
     return report
 
 
-def _runs(workgroups: Sequence[int], nwg: int) -> list[tuple[int, int]]:
-    """(first, count) runs of consecutive ids covering the distinct `workgroups`, in order."""
-    ids = sorted(set(int(w) for w in workgroups))
-    if not ids or ids[0] < 0 or ids[-1] >= nwg:
+def _selected(workgroups: Sequence[int], nwg: int) -> np.ndarray:
+    """The distinct `workgroups`, ascending (a batch may hold workgroups that are not neighbours)."""
+    ids = np.unique(np.asarray(list(workgroups), np.int64))
+    if not len(ids) or ids[0] < 0 or ids[-1] >= nwg:
         raise EmulationError(f"selected workgroup ids must be some of 0 .. {nwg - 1}")
-    runs: list[tuple[int, int]] = []
-    for w in ids:
-        if runs and runs[-1][0] + runs[-1][1] == w:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((w, 1))
-    return runs
+    return ids

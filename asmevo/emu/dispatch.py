@@ -56,9 +56,9 @@ def host_buffers(memory: Memory, kernel: Kernel, kernarg: bytes, grid, block, ld
     return {"kernarg": ka, "packet": pkt, "queue": queue}
 
 
-def init_batch(m: Machine, kernel: Kernel, wg_first: int, grid, block, addrs: dict[str, int],
+def init_batch(m: Machine, kernel: Kernel, workgroups: np.ndarray, grid, block, addrs: dict[str, int],
                kernarg: bytes) -> None:
-    """Initial state of the waves of workgroups [wg_first, wg_first + m.nwg)."""
+    """Initial state of the waves of `workgroups` (flat ids, one per batch workgroup)."""
     d = kernel.descriptor
     f = d.fields
     wpg = m.wpg
@@ -84,7 +84,7 @@ def init_batch(m: Machine, kernel: Kernel, wg_first: int, grid, block, addrs: di
         raw = (kernarg + b"\0" * (4 * (poff + plen)))[4 * poff:4 * (poff + plen)]
         s[:, nuser:nuser + plen] = np.frombuffer(raw, np.uint32)
         written += list(range(nuser, nuser + plen))
-    wg = wg_first + np.arange(W) // wpg
+    wg = np.repeat(np.asarray(workgroups, np.int64), wpg)
     gx, gy = grid[0], grid[1]
     ids = {"x": wg % gx, "y": (wg // gx) % gy, "z": wg // (gx * gy)}
     r = f["user_sgpr_count"]

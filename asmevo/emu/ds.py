@@ -50,7 +50,7 @@ def _track(m, g, ins, wave: np.ndarray, byte: np.ndarray, write: bool) -> None:
             i = int(np.nonzero(shared)[0][0])
             other = int(scratch[byte[i]])
         b = int(byte[i])
-        who = f"wave {m.wave_base + other}" if other >= 0 else "another wave"
+        who = f"wave {int(m.wave_ids[other])}" if other >= 0 else "another wave"
         m.find("lds_race", ins.address, wave[i],
                f"{ins.mnemonic}: LDS byte {b % m.lds_stride} {'written' if write else 'read'} while {who} "
                f"accessed it since the last barrier")
@@ -82,7 +82,7 @@ def _dma_order(m, ins, wv: np.ndarray, byte: np.ndarray, size: int, dma_seq: np.
         i = int(np.nonzero(pending)[0][0])
         m.find("waitcnt", ins.address, wv[i // size],
                f"{ins.mnemonic}: LDS byte {int(byte[i]) % m.lds_stride} is written by an LDS DMA load of wave "
-               f"{m.wave_base + int(w[i])} not yet retired by s_waitcnt vmcnt")
+               f"{int(m.wave_ids[int(w[i])])} not yet retired by s_waitcnt vmcnt")
 
 
 def _check_written(m, ins, wave: np.ndarray, byte: np.ndarray, size: int, write: bool) -> None:

@@ -196,7 +196,7 @@ class LaneValues:
         entry = entry_state(block, nv)
         self.W = entry.s.shape[0]
         self.machine = Machine(nwaves=self.W, nvgpr=nv, nagpr=1, waves_per_group=self.W, lds_bytes=0,
-                               scratch_bytes=0, memory=Memory(), checked=False, wave_base=0, entry=0)
+                               scratch_bytes=0, memory=Memory(), checked=False, wave_ids=np.arange(64), entry=0)
         self.group = Group(0, np.arange(self.W))
         self.block_in: dict[int, LaneState] = {0: entry}
         self._solve()

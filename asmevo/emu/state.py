@@ -60,13 +60,13 @@ class Machine:
     """State of `nwaves` waves (whole workgroups) executing one kernel together."""
 
     def __init__(self, *, nwaves: int, nvgpr: int, nagpr: int, waves_per_group: int, lds_bytes: int,
-                 scratch_bytes: int, memory: Memory, checked: bool, wave_base: int, entry: int,
+                 scratch_bytes: int, memory: Memory, checked: bool, wave_ids: np.ndarray, entry: int,
                  faithful: bool = False):
         self.W = nwaves
         self.memory = memory
         self.checked = checked
         self.faithful = faithful  # f32 transcendentals faithfully, not correctly, rounded (valu.faithful)
-        self.wave_base = wave_base
+        self.wave_ids = wave_ids  # the launch-wide number of each wave (workgroup id x waves per group + index)
         self.entry = entry
         self.v = np.zeros((max(nvgpr, 1), nwaves, 64), np.uint32)
         self.a = np.zeros((max(nagpr, 1), nwaves, 64), np.uint32)
@@ -114,7 +114,7 @@ class Machine:
             return
         self._seen.add(key)
         w = int(np.asarray(waves).ravel()[0]) if np.size(waves) else 0
-        self.findings.append(Finding(kind, pc, self.wave_base + w, message))
+        self.findings.append(Finding(kind, pc, int(self.wave_ids[w]), message))
 
     # ---- scratch --------------------------------------------------------------------------------
     @property

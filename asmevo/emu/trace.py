@@ -41,10 +41,11 @@ class LaunchTrace:
         self.buffer_bytes: list[int] = []  # the launch's buffers by allocation index (set by the runner)
 
     # ---- recording (called by the emulator) ---------------------------------------------------
-    def begin_batch(self, wave_base: int, nwaves: int) -> None:
+    def begin_batch(self, wave_ids: np.ndarray) -> None:
+        """A new batch of waves (their launch-wide numbers) starts."""
         self._flush()
-        self._waves = np.arange(wave_base, wave_base + nwaves, dtype=np.int64)
-        self._last = np.full(nwaves, ENTRY, np.int64)
+        self._waves = np.asarray(wave_ids, np.int64)
+        self._last = np.full(len(self._waves), ENTRY, np.int64)
         self._counts = {}
 
     def enter(self, waves: np.ndarray, block: int) -> None:
