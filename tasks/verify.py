@@ -12,7 +12,8 @@ from .policy import Output, stage
 
 @stage("verify", ("tasks.verify",))
 def verify(k0: str, candidate: str, launches: list[str], config: dict) -> Output:
-    """Verify `candidate` against `k0` on `launches`. config: device, trials, special."""
+    """Verify `candidate` against `k0` on `launches`. config: device, trials, special; on hardware also
+    hardware (the identity, cache key only): the emulator decides, the GPU confirms in an isolated child."""
     with tempfile.TemporaryDirectory(prefix="asmevo-verify-") as base_dir:
         verdict = verify_candidate(code_object(k0), code_object(candidate),
                                    [verify_launch(sha, base_dir) for sha in launches],

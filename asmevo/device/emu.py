@@ -22,6 +22,7 @@ class EmuDevice(Device):
 
     name = "emu"
     timing_unit = "model_cycles"
+    sandboxed = True
     apertures = Apertures(PRIVATE_APERTURE_HI, SHARED_APERTURE_HI)
 
     def __init__(self, *, budget: int = 50_000_000, checked: bool = False, layout: str = "packed",
