@@ -4,13 +4,15 @@
  * (one line each, appended to $ASMEVO_STUB_LOG so a killed process leaves its log), keeps "device"
  * memory in host memory (copies and fills are real memcpy/memset), and models one serial timeline per
  * stream: an operation starts when the stream is free and when the host enqueued it, a kernel lasts
- * $ASMEVO_STUB_KERNEL_NS (else its host run time), a fill lasts bytes * $ASMEVO_STUB_FILL_PS_PER_BYTE
+ * $ASMEVO_STUB_KERNEL_NS nanoseconds (a comma-separated list: one entry per module in load order, the
+ * last repeating; unset: the kernel's host run time), a fill lasts bytes * $ASMEVO_STUB_FILL_PS_PER_BYTE
  * picoseconds (default 1), and an event's time is when the work before it on its stream ends.
  * Synchronising waits (sleeps) until the modelled time has passed on the host clock.
  *
  * Kernels: `relu_f32` (kernargs: x at 0, y at 8, int32 n at 16) computes y = x > 0 ? x : 0; every other
  * kernel leaves memory alone. $ASMEVO_STUB_FAULT=name:k raises SIGSEGV on the k-th launch of `name`
- * in this process; $ASMEVO_STUB_HANG=name:k makes that launch never finish (synchronising never returns).
+ * in this process; $ASMEVO_STUB_HANG=name:k makes that launch never finish (synchronising never returns);
+ * $ASMEVO_STUB_WRONG=k makes the k-th module loaded in this process compute y[0] wrong.
  * Other knobs: $ASMEVO_STUB_GPUS (device count, default 1; 0 gives hipErrorNoDevice from hipInit),
  * $ASMEVO_STUB_ARCH (gcnArchName, default gfx942:sramecc+:xnack-), $ASMEVO_STUB_HIP_VERSION (what
  * hipRuntimeGetVersion reports, default 70253211). Like ROCm 6.x clr, launches with gridDimY or gridDimZ
@@ -122,11 +124,11 @@ static int env_int(const char *name, int dflt) {
 /* ---- objects ------------------------------------------------------------------------------------ */
 typedef struct { int id; int64_t busy_until; int hung; } Stream;
 typedef struct { int id; int64_t time; int recorded; Stream *stream; } Event;
-typedef struct { int id; size_t size; uint64_t fnv; int loaded; } Module;
+typedef struct { int id, ordinal; size_t size; uint64_t fnv; int loaded; } Module;
 typedef struct { Module *module; char name[256]; } Function;
 
 static Stream null_stream = {0, 0, 0};
-static int next_id = 1, initialised = 0;
+static int next_id = 1, modules_loaded = 0;
 static __thread int current_device = 0;
 
 #define MAX_ALLOCS 4096
@@ -154,7 +156,6 @@ static void hex(char *out, const unsigned char *data, size_t n) {
 hipError_t hipInit(unsigned flags) {
   say("hipInit flags=%u", flags);
   if (env_int("ASMEVO_STUB_GPUS", 1) == 0) return hipErrorNoDevice;
-  initialised = 1;
   return hipSuccess;
 }
 
@@ -231,6 +232,7 @@ hipError_t hipModuleLoadData(Module **out, const void *image) {
   }
   Module *m = calloc(1, sizeof *m);
   m->id = next_id++;
+  m->ordinal = ++modules_loaded;
   m->size = h->e_shoff + (size_t)h->e_shnum * h->e_shentsize;
   m->fnv = 1469598103934665603ULL;
   for (size_t i = 0; i < m->size; ++i) m->fnv = (m->fnv ^ ((const unsigned char *)image)[i]) * 1099511628211ULL;
@@ -381,7 +383,20 @@ static int launches_of(const char *name, const char *knob) {
   return atoi(colon + 1);
 }
 
-static void relu_f32(const unsigned char *kernarg, size_t size) {
+static int64_t kernel_ns(int ordinal) {
+  /* The modelled duration of a kernel of the `ordinal`-th loaded module, or -1 (use the host time). */
+  const char *v = getenv("ASMEVO_STUB_KERNEL_NS");
+  if (!v || !*v) return -1;
+  int64_t value = -1;
+  for (int i = 1; *v; ++i) {
+    value = strtoll(v, (char **)&v, 10);
+    if (i == ordinal || *v != ',') break;
+    ++v;
+  }
+  return value;
+}
+
+static void relu_f32(const unsigned char *kernarg, size_t size, int wrong) {
   if (size < 20) return;
   float *x, *y;
   int n;
@@ -390,6 +405,7 @@ static void relu_f32(const unsigned char *kernarg, size_t size) {
   memcpy(&n, kernarg + 16, 4);
   if (n < 0 || find_alloc(x, (size_t)n * 4) < 0 || find_alloc(y, (size_t)n * 4) < 0) raise(SIGSEGV);
   for (int i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
+  if (wrong && n > 0) y[0] = 12345.0f;
 }
 
 hipError_t hipModuleLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -425,9 +441,10 @@ hipError_t hipModuleLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned
     return hipSuccess;
   }
   int64_t t0 = now_ns();
-  if (strcmp(f->name, "relu_f32") == 0) relu_f32(kernarg, size);
+  if (strcmp(f->name, "relu_f32") == 0)
+    relu_f32(kernarg, size, env_int("ASMEVO_STUB_WRONG", 0) == f->module->ordinal);
   int64_t ran = now_ns() - t0;
-  int64_t modelled = env_int("ASMEVO_STUB_KERNEL_NS", -1);
+  int64_t modelled = kernel_ns(f->module->ordinal);
   int64_t start = t0 > st->busy_until ? t0 : st->busy_until;
   st->busy_until = start + (modelled >= 0 ? modelled : ran);
   return hipSuccess;
