@@ -75,6 +75,8 @@ class StubHip:
         """Set the environment (isolated children inherit it) and forget cached runtime reports."""
         from asmevo.device import gpus
 
+        for key in [k for k in os.environ if k.startswith("ASMEVO_STUB_")]:
+            monkeypatch.delenv(key)
         for key, value in self.env.items():
             monkeypatch.setenv(key, value)
         gpus.runtime_report.cache_clear()

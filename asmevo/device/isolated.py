@@ -3,7 +3,7 @@
 On a GPU memory fault ROCr prints "Memory access fault by GPU node-N ..." and aborts the whole process
 (rocr-runtime runtime.cpp, VMFaultHandler); a kernel that never ends blocks the thread waiting for it.
 So every hardware launch runs here: `run_isolated("pkg.module:function", *args, timeout=...)` starts
-`python -m asmevo.device.isolated`, calls the function there with the pickled arguments plus a
+a Python child running `main`, calls the function there with the pickled arguments plus a
 `progress(note)` callable, and returns its pickled result.
 
 * Each `progress` note restarts the watchdog: a child silent for `timeout` seconds is killed and
@@ -34,6 +34,7 @@ ISOLATED_ENV = "ASMEVO_ISOLATED"
 TIMEOUT_ENV = "ASMEVO_HIP_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0  # seconds without progress before a child counts as hung
 TAIL_LINES = 3
+CHILD = "import sys; from asmevo.device.isolated import main; sys.exit(main(sys.argv[1:]))"
 
 
 class ChildFailure(AsmEvoError):
@@ -102,7 +103,7 @@ def run_isolated(target: str, *args: Any, timeout: float | None = None, env: dic
     with tempfile.TemporaryDirectory(prefix="asmevo-child-") as tmp:
         out_path = Path(tmp) / "output"
         with open(out_path, "wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "asmevo.device.isolated", str(to_child_r), str(from_child_w)],
+            proc = subprocess.Popen([sys.executable, "-c", CHILD, str(to_child_r), str(from_child_w)],
                                     pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=out, env=_child_env(env))
         os.close(to_child_r)
@@ -182,6 +183,3 @@ def main(argv: list[str]) -> int:
     sender.send(("result", result))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
