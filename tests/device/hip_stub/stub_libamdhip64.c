@@ -2,7 +2,8 @@
  *
  * It exports the C symbols hip-python binds for the calls asmevo/device/hip.py makes, logs every call
  * (one line each, appended to $ASMEVO_STUB_LOG so a killed process leaves its log), keeps "device"
- * memory in host memory (copies and fills are real memcpy/memset), and models one serial timeline per
+ * memory in host memory (copies are real memcpy; fills, which AsmEvo uses only to evict caches, are modelled
+ * in time and not written, so a 512 MiB flush costs nothing here), and models one serial timeline per
  * stream: an operation starts when the stream is free and when the host enqueued it, a kernel lasts
  * $ASMEVO_STUB_KERNEL_NS nanoseconds (a comma-separated list: one entry per module in load order, the
  * last repeating; unset: the kernel's host run time), a fill lasts bytes * $ASMEVO_STUB_FILL_PS_PER_BYTE
@@ -302,7 +303,6 @@ hipError_t hipMemsetAsync(void *dst, int value, size_t n, Stream *s) {
   Stream *st = stream_of(s);
   say("hipMemsetAsync %p value=%d bytes=%zu stream=%d", dst, value, n, st->id);
   if (find_alloc(dst, n) < 0) return hipErrorInvalidValue;
-  memset(dst, value, n);
   int64_t start = now_ns() > st->busy_until ? now_ns() : st->busy_until;
   st->busy_until = start + (int64_t)n * env_int("ASMEVO_STUB_FILL_PS_PER_BYTE", 1) / 1000;
   return hipSuccess;
