@@ -1,10 +1,11 @@
 """The machine's GPUs as HIP sees them, their identity for cache keys, and exclusive use of one GPU.
 
 `runtime_report()` asks HIP, in an isolated child, for versions and every visible GPU (cached per
-process). `hardware_identity(device_id)` is what makes a hardware timing comparable: host, GPU
-name, gfx target with features, HIP runtime, driver, ROCm and hip-python versions; without a
-device id it is the identity of the GPU pool (ASMEVO_GPUS, else every visible GPU), which must
-hold one kind of GPU. `gpu_lease(device_id)` holds a machine-wide lock on one GPU (an flock on a
+process). `hardware_identity()` is what makes hardware results comparable, and keys their caches:
+the GPU name, gfx target with features, HIP runtime, driver, ROCm and hip-python versions of the GPU
+pool (ASMEVO_GPUS, else every visible GPU), which must hold one kind of GPU. With a device id it
+also names that GPU (index, PCI bus id) and the host, for provenance. `require_identity` refuses
+to run a stage keyed by another identity (a Dask worker on other hardware). `gpu_lease(device_id)` holds a machine-wide lock on one GPU (an flock on a
 file named by its PCI bus id, so threads, Dask workers and separate runs all serialise on it); with
 no device id it takes the first free GPU of the pool.
 """
@@ -75,18 +76,28 @@ def gpu(device_id: int) -> dict:
 
 
 def hardware_identity(device_id: int | None = None) -> dict:
-    """What a hardware timing depends on (see the module doc); a device id adds its index and PCI bus id."""
+    """What hardware results depend on (see the module doc); a device id adds it, its PCI bus id and the host."""
     report = runtime_report()
-    base = {"host": socket.gethostname(), "hip_runtime": report["hip_runtime"], "driver": report["driver"],
-            "rocm": report["rocm"], "hip_python": report["hip_python"]}
+    base = {"hip_runtime": report["hip_runtime"], "driver": report["driver"], "rocm": report["rocm"],
+            "hip_python": report["hip_python"]}
     if device_id is not None:
         g = gpu(device_id)
-        return {**base, "gpu": g["name"], "target": g["arch"], "device_id": device_id, "pci_bus_id": g["pci_bus_id"]}
+        return {**base, "gpu": g["name"], "target": g["arch"], "device_id": device_id, "pci_bus_id": g["pci_bus_id"],
+                "host": socket.gethostname()}
     kinds = sorted({(gpu(i)["name"], gpu(i)["arch"]) for i in pool()})
     if len(kinds) != 1:
         raise DeviceError(f"the GPUs in use differ ({'; '.join(' '.join(k) for k in kinds)}): choose one kind "
                           f"with {GPUS_ENV} or HIP_VISIBLE_DEVICES")
     return {**base, "gpu": kinds[0][0], "target": kinds[0][1]}
+
+
+def require_identity(expected: dict) -> None:
+    """Raise DeviceError unless this machine's GPU pool has the `expected` identity."""
+    here = hardware_identity()
+    if here != expected:
+        changed = ", ".join(f"{k} {here.get(k)!r} (run: {expected.get(k)!r})" for k in sorted(set(here) | set(expected))
+                            if here.get(k) != expected.get(k))
+        raise DeviceError(f"this machine's GPUs differ from the run's hardware identity: {changed}")
 
 
 def require_gpu_for(target: TargetId, device_id: int | None = None) -> None:

@@ -32,8 +32,12 @@ def test_identity_of_one_gpu_and_of_the_pool(machine, monkeypatch):
     machine("gfx942:sramecc+:xnack-", "gfx942:sramecc+:xnack-")
     one = gpus.hardware_identity(1)
     assert one["device_id"] == 1 and one["pci_bus_id"] == "0000:11:00.0" and one["target"] == "gfx942:sramecc+:xnack-"
+    assert one["host"]
     pool = gpus.hardware_identity()
-    assert "device_id" not in pool and {"host", "gpu", "target", "hip_runtime", "driver", "rocm", "hip_python"} <= set(pool)
+    assert set(pool) == {"gpu", "target", "hip_runtime", "driver", "rocm", "hip_python"}  # no host: machines alike share
+    gpus.require_identity(pool)
+    with pytest.raises(DeviceError, match="differ from the run's hardware identity: rocm '7.2.2' \\(run: '6.4.4'\\)"):
+        gpus.require_identity({**pool, "rocm": "6.4.4"})
     machine("gfx942:sramecc+:xnack-", "gfx90a:sramecc+:xnack-")
     with pytest.raises(DeviceError, match="the GPUs in use differ"):
         gpus.hardware_identity()

@@ -8,7 +8,7 @@ from asmevo.errors import AsmEvoError
 from flows.config import RunConfig
 from flows.gpu_worker import pinned_gpu
 
-IDENTITY = {"host": "h", "gpu": "AMD Instinct MI300X", "target": "gfx942:sramecc+:xnack-", "hip_runtime": "7.2.53211",
+IDENTITY = {"gpu": "AMD Instinct MI300X", "target": "gfx942:sramecc+:xnack-", "hip_runtime": "7.2.53211",
             "driver": 70253211, "rocm": "7.2.2", "hip_python": "7.2.2.562.43"}
 
 
