@@ -27,6 +27,7 @@ class ScriptedDevice(Device):
     """`behaviours[sha256(code)] = fn(buffers) -> list[finding dicts]`; fn may raise EmulationError."""
 
     name = "scripted"
+    sandboxed = True  # a stand-in for the emulator: verification runs on it directly
 
     def __init__(self):
         self.behaviours = {}
