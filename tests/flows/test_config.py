@@ -35,8 +35,8 @@ def test_dask_workers_are_pinned_one_gpu_each():
     assert pinned_gpu("tcp://worker-a", [0, 1]) is None and pinned_gpu(0, []) is None
 
 
-def test_local_dask_on_hip_preloads_the_pinning():
-    from flows.runtime import task_runner
+def test_local_dask_on_hip_preloads_the_pinning(prefect_api):
+    from flows.runtime import task_runner  # imports Prefect: after the session's API server is up
 
     assert task_runner(2, "local", "hip").cluster_kwargs["preload"] == ["flows.gpu_worker"]
     assert "preload" not in task_runner(2, "local", "emu").cluster_kwargs
