@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .device.hip import INSTALL
 from .errors import AsmEvoError
 
 SUPPORTED_PROCESSORS = ("gfx942",)  # the emulator's and the suites' target (MI300X)
-HIP_FIX = "pip install 'hip-python~=X.Y.Z', X.Y.Z being your ROCm version; see docs/hardware.md"
 SMOKE_SOURCE = ("__kernel void smoke(__global int* out) {\n"
                 "  int i = __builtin_amdgcn_workgroup_id_x() * 64 + __builtin_amdgcn_workitem_id_x();\n"
                 "  out[i] = 3 * i + 1;\n}\n")
@@ -92,9 +92,9 @@ def check_hip() -> tuple[list[Check], Check]:
     try:
         versions = hip_python_versions()
     except ImportError:
-        return ([Check("hip-python", False, "not installed", HIP_FIX),
+        return ([Check("hip-python", False, "not installed", INSTALL),
                  Check("rocm", rocm is not None, rocm or "no release file under $ROCM_PATH or /opt/rocm")],
-                Check("device hip", False, "not usable: hip-python is not installed", HIP_FIX))
+                Check("device hip", False, "not usable: hip-python is not installed", INSTALL))
     lines = [Check("hip-python", True, f"{versions['hip_python']} (built for ROCm {versions['built_for_rocm']}, "
                                        f"HIP {versions['built_for_hip']})")]
     try:

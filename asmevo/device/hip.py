@@ -40,7 +40,7 @@ HIP_LAUNCH_PARAM_BUFFER_POINTER = 0x01
 HIP_LAUNCH_PARAM_BUFFER_SIZE = 0x02
 HIP_LAUNCH_PARAM_END = 0x03
 UNAVAILABLE = "hip device unavailable: {}"
-INSTALL = "pip install 'hip-python~=X.Y.Z' with X.Y.Z your ROCm version (see docs/hardware.md)"
+INSTALL = "pip install 'hip-python~=X.Y.Z', X.Y.Z being your ROCm version; see docs/hardware.md"
 
 # name -> (argument counts accepted, values returned after the hipError_t) for each HIP function the
 # device calls; hipGetDeviceProperties is (prop, dev) -> (err,) up to hip-python 7.x and
@@ -178,8 +178,6 @@ class Dispatch:
 
     def __init__(self, device: "HipDevice", function: Any, kernel: Kernel, geometry: Geometry, kernarg: bytes):
         self.device = device
-        self.function = function
-        self.geometry = geometry
         # clr refuses an `extra` kernarg size != 0 for a kernel without explicit arguments
         # (hip_module.cpp: expectsArgs); HIP fills the hidden ones itself, so pass no `extra` then.
         self.packed = _KernargBuffer(kernarg) if explicit_args(kernel.metadata) else None
@@ -244,8 +242,7 @@ class HipDevice(Device):
         if self.device_id >= count:
             self._hip = None
             raise DeviceError(UNAVAILABLE.format(f"GPU {self.device_id} does not exist: HIP sees {count} GPU(s)"))
-        self._props = self._properties(self.device_id)
-        self._bind()
+        self._props = self._properties(self.device_id)  # binds this thread to the GPU
         self._stream = self.call("hipStreamCreate")
 
     def _check_versions(self) -> None:

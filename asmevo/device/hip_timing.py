@@ -99,7 +99,7 @@ def time_child(device_id: int, codes: list[bytes], spec: LaunchSpec, protocol: d
             cleanup.append(lambda: device.free(flush))
         samples, warmup_launches = _sample(device, dispatches, flush, proto, progress)
         progress("releasing")
-        return {"samples": samples, "warmup_launches": warmup_launches, "runtime": device.describe()}
+        return {"samples": samples, "warmup_launches": warmup_launches}
 
     return run_then_release(body, cleanup)
 
@@ -177,22 +177,22 @@ def read_clocks() -> dict | None:
     return None
 
 
-def _crash_message(exc: ChildFailure, device_id: int) -> str:
+def _failure(exc: ChildFailure, device_id: int) -> AsmEvoError:
+    """The error a lost timing child stands for: TimingCrashed naming the kernel(s) in flight, or a
+    DeviceError when no kernel had run yet (the GPU or its runtime failed)."""
     note = exc.note or ""
     if note.startswith("K") and "first run" in note:
-        who = note.split()[0]
-    elif note.startswith(("warm-up", "timed batch")):
-        who = "a kernel (every one timed was in flight)"
-    else:
-        raise DeviceError(f"GPU {device_id} failed before any kernel ran: {exc}") from None
-    return f"{who} crashed or hung on GPU {device_id}: {exc}"
+        return TimingCrashed(f"{note.split()[0]} crashed or hung on GPU {device_id}: {exc}")
+    if note.startswith(("warm-up", "timed batch")):
+        return TimingCrashed(f"a kernel (every one timed was in flight) crashed or hung on GPU {device_id}: {exc}")
+    return DeviceError(f"GPU {device_id} failed before any kernel ran: {exc}")
 
 
 def measure(codes: list[bytes], spec: LaunchSpec, *, device_id: int | None = None,
             protocol: Protocol = Protocol(), timeout: float | None = None) -> dict:
     """Time `codes` (K0 first) on `spec` on a leased GPU in an isolated child: {"samples" (ms, one list
-    per code), "warmup_launches", "runtime", "hardware" (identity of the GPU used), "clocks" (before
-    and after), "protocol"}. A crash or hang raises TimingCrashed; a GPU that cannot start, DeviceError."""
+    per code), "warmup_launches", "hardware" (identity of the GPU used), "clocks" (before and after),
+    "protocol"}. A crash or hang raises TimingCrashed; a GPU that cannot start, DeviceError."""
     require_gpu_for(CodeObject(codes[0]).target, device_id)
     with gpu_lease(device_id) as gid:
         before = read_clocks()
@@ -200,7 +200,7 @@ def measure(codes: list[bytes], spec: LaunchSpec, *, device_id: int | None = Non
             result = run_isolated("asmevo.device.hip_timing:time_child", gid, codes, spec, protocol.to_json(),
                                   timeout=timeout)
         except ChildFailure as exc:
-            raise TimingCrashed(_crash_message(exc, gid)) from None
+            raise _failure(exc, gid) from None
         after = read_clocks()
     return {**result, "hardware": hardware_identity(gid), "clocks": {"before": before, "after": after},
             "protocol": protocol.to_json()}
