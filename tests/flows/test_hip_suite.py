@@ -1,7 +1,8 @@
 """A suite run on the hip device, through real hip-python into the HIP runtime stub: verification is
 confirmed on the GPU and the bench shape timed in ms; a candidate that faults on the GPU is a `crashed`
 verdict for its kernel while the run finishes the others; cached hardware results are keyed by the
-hardware identity, so another machine (here: another GPU target) recomputes them; with no usable GPU
+hardware identity, so another machine (here: another GPU target) recomputes them while the
+emulator-only stages stay cached; with no usable GPU
 the CLI stops before Prefect starts, with one error line."""
 from __future__ import annotations
 
@@ -53,9 +54,6 @@ def test_suite_on_hip(flows, stub_hip, tmp_path):
     assert run["config"]["hardware"]["gpu"] == "AMD Instinct MI300X (stub)"
     launched = {line.split()[1] for line in stub.calls("hipModuleLaunchKernel")}
     assert launched == {"relu_f32", "leaky_relu_kernel"}
-
-    again = flows.run_suite(str(suite), device="hip", progress=False)
-    assert again["cache"]["hits"] == again["cache"]["stage_calls"]  # same machine: every stage cached
 
     stub_hip(arch="gfx942:sramecc-:xnack-")  # another machine
     other = flows.run_suite(str(suite), device="hip", progress=False)

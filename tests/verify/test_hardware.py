@@ -1,11 +1,11 @@
 """Verification with the hip device, through real hip-python into the HIP runtime stub: the emulator
 decides first; only an equivalent candidate runs on the GPU, in an isolated child, and a fault, a hang
-or a wrong result there becomes the verdict while the caller goes on."""
+or a wrong result there becomes the verdict while the caller goes on (a hang is the same child
+failure, cut at the timeout: tests/device/test_hip_timing.py, test_isolated.py)."""
 from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -56,17 +56,6 @@ def test_hardware_failures_are_verdicts(stub_hip, knobs, kind, reason):
     stub_hip(**knobs)
     v = run()
     assert v.kind == kind and reason in v.reason and v.evidence["stage"] == "hardware"
-    stub_hip()
-    assert run().kind == "equivalent"  # the caller is unharmed
-
-
-def test_a_hang_is_a_crashed_verdict_at_the_timeout(stub_hip, monkeypatch):
-    stub_hip(hang="relu_f32:2")
-    monkeypatch.setenv("ASMEVO_HIP_TIMEOUT", "2")
-    began = time.monotonic()
-    v = run()
-    assert v.kind == "crashed" and "no progress for 2 s during K1 on relu" in v.reason
-    assert time.monotonic() - began < 20
 
 
 def test_no_usable_gpu_is_an_error_before_the_emulator_runs(stub_hip):
