@@ -5,9 +5,10 @@ process). `hardware_identity()` is what makes hardware results comparable, and k
 the GPU name, gfx target with features, HIP runtime, driver, ROCm and hip-python versions of the GPU
 pool (ASMEVO_GPUS, else every visible GPU), which must hold one kind of GPU. With a device id it
 also names that GPU (index, PCI bus id) and the host, for provenance. `require_identity` refuses
-to run a stage keyed by another identity (a Dask worker on other hardware). `gpu_lease(device_id)` holds a machine-wide lock on one GPU (an flock on a
-file named by its PCI bus id, so threads, Dask workers and separate runs all serialise on it); with
-no device id it takes the first free GPU of the pool.
+to run a stage keyed by another identity (a Dask worker on other hardware). `gpu_lease(device_id)`
+holds a machine-wide lock on one GPU (an flock on a file named by its PCI bus id, so threads, Dask
+workers and separate runs all serialise on it); with no device id it takes the first free GPU of
+the pool.
 """
 from __future__ import annotations
 
