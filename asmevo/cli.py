@@ -24,6 +24,7 @@ COMMAND_MODULES: list[str] = [
     "runs",
     "serve",
     "optimize",
+    "doctor",
 ]
 
 

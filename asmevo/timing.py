@@ -2,28 +2,32 @@
 
 A `Timing` carries its unit (`ms` from hardware events, `model_cycles` from the cycle model)
 and its provenance (device, launch, configuration); comparing Timings of different units raises.
-On hardware K0 and K1 run interleaved (A B A B ...) after warm-up, with an L2 flush before every
-timed launch, and a speedup counts only above `1 + max(eps, k * CV)`. On the emulator both are
-costed once by the deterministic cycle model.
+On the emulator K0 and K1 are costed once each by the deterministic cycle model. On hardware they are
+timed as pairs in random order by the protocol of `asmevo.device.hip_timing` (device-side cache
+flush, events around the launch only, one synchronisation per batch, time-based warm-up), in an
+isolated child on a leased GPU. The decision is on the paired ratios r = t1 / t0: the speedup is
+1 / median(r), its interval a percentile bootstrap of that median, and a speedup is accepted when it
+exceeds `1 + eps` and its whole interval lies above 1 (`decide`).
 """
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
 from .codeobj import CodeObject
 from .cycle_model import model_launch
 from .device import Device
-from .device.launch import launch_args, make_inputs, run_launch
+from .device.hip_timing import Protocol, measure
+from .device.launch import make_inputs, run_launch
 from .errors import AsmEvoError
 from .launches import VerifyLaunch
 from .verify import Verdict, sha256
 
 UNITS = ("ms", "model_cycles")
-FLUSH_BYTES = 512 << 20  # larger than MI300X's 256 MB Infinity Cache and 8 x 4 MB L2
+CONFIDENCE = 0.95
+RESAMPLES = 2000
 
 
 class UnitMismatch(AsmEvoError):
@@ -99,84 +103,56 @@ class Timing:
 
 @dataclass(frozen=True)
 class SpeedupDecision:
-    """K1 against K0: the speedup, the noise-gated threshold it had to beat, and the decision."""
+    """K1 against K0: the speedup (1 / median of the paired ratios t1/t0), its `interval` at
+    `confidence`, the `threshold` it had to exceed (1 + eps), and the decision."""
 
     baseline: Timing
     candidate: Timing
     speedup: float
     threshold: float
     accepted: bool
+    interval: tuple[float, float]
+    confidence: float
 
     @property
     def unit(self) -> str:
         return self.baseline.unit
 
     def to_json(self) -> dict:
-        return {"unit": self.unit, "speedup": self.speedup, "threshold": self.threshold, "accepted": self.accepted,
+        return {"unit": self.unit, "speedup": self.speedup, "interval": list(self.interval),
+                "confidence": self.confidence, "threshold": self.threshold, "accepted": self.accepted,
                 "baseline": self.baseline.to_json(), "candidate": self.candidate.to_json()}
 
 
-def decide(baseline: Timing, candidate: Timing, *, eps: float = 0.01, k: float = 3.0) -> SpeedupDecision:
-    """Accept a speedup only above `1 + max(eps, k * CV)`, CV the larger of the two timings'."""
-    speedup = candidate.speedup_over(baseline)
-    threshold = 1.0 + max(eps, k * max(baseline.cv, candidate.cv))
-    return SpeedupDecision(baseline, candidate, speedup, threshold, speedup > threshold)
+def median_interval(values: np.ndarray, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                    seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap interval of the median of `values` (seeded: the same samples give the same
+    interval); a single value is its own interval."""
+    if len(values) == 1:
+        return float(values[0]), float(values[0])
+    rng = np.random.default_rng(seed)
+    medians = np.median(values[rng.integers(0, len(values), (resamples, len(values)))], axis=1)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return float(low), float(high)
 
 
-class PairTimer(Protocol):
-    """What interleaved timing needs: flush caches, and time one launch of K0 (0) or K1 (1) in ms."""
-
-    def flush(self) -> None: ...
-
-    def run(self, which: int) -> float: ...
-
-
-def interleaved(timer: PairTimer, *, warmup: int = 5, repetitions: int = 30) -> tuple[list[float], list[float]]:
-    """Warm up both kernels, then time A B A B ... with a flush before every timed launch."""
-    if warmup < 0 or repetitions < 1:
-        raise AsmEvoError(f"bad timing configuration warmup={warmup} repetitions={repetitions}")
-    for _ in range(warmup):
-        timer.run(0)
-        timer.run(1)
-    samples: tuple[list[float], list[float]] = ([], [])
-    for _ in range(repetitions):
-        for which in (0, 1):
-            timer.flush()
-            samples[which].append(timer.run(which))
-    return samples
-
-
-class DevicePairTimer:
-    """PairTimer over a hardware Device: K0 and K1 loaded once, shared input buffers, event-timed
-    launches (`LaunchResult.elapsed_ms`), and a flush that overwrites a FLUSH_BYTES buffer."""
-
-    def __init__(self, device: Device, k0: CodeObject, k1: CodeObject, launch: VerifyLaunch,
-                 flush_bytes: int = FLUSH_BYTES):
-        self.device = device
-        self.spec = launch.spec
-        self.modules = (device.load(k0.data), device.load(k1.data))
-        inputs = make_inputs(self.spec)
-        self.buffers = {}
-        for name, buf in self.spec.buffers.items():
-            self.buffers[name] = device.alloc(buf.nbytes, name)
-            device.copy_in(self.buffers[name], inputs[name])
-        self.args = launch_args(self.spec, self.modules[0].kernel(self.spec.kernel), self.buffers)
-        self.flush_buffer = device.alloc(flush_bytes, "l2_flush")
-        self.flush_data = np.zeros(flush_bytes, np.uint8)
-
-    def flush(self) -> None:
-        self.device.copy_in(self.flush_buffer, self.flush_data)
-
-    def run(self, which: int) -> float:
-        s = self.spec
-        result = self.device.launch(self.modules[which], s.kernel, s.grid, s.block, s.dynamic_lds, self.args)
-        if not result.ok or result.elapsed_ms is None:
-            raise AsmEvoError(f"timed launch of K{which} failed: {result.findings or 'no event time'}")
-        return result.elapsed_ms
-
-    def close(self) -> None:
-        for buf in [*self.buffers.values(), self.flush_buffer]:
-            self.device.free(buf)
+def decide(baseline: Timing, candidate: Timing, *, eps: float = 0.01, confidence: float = CONFIDENCE) -> SpeedupDecision:
+    """Accept K1 when its speedup exceeds `1 + eps` and the whole interval of the speedup lies above 1.
+    Samples are paired by position (sample i of both came from repetition i); one sample each (the
+    deterministic cycle model) gives a degenerate interval."""
+    baseline._same_unit(candidate)
+    if len(baseline.samples) != len(candidate.samples):
+        raise AsmEvoError(f"paired timing needs as many samples of K1 as of K0, got {len(candidate.samples)} and "
+                          f"{len(baseline.samples)}")
+    if eps < 0 or not 0 < confidence < 1:
+        raise AsmEvoError(f"bad decision parameters eps={eps} confidence={confidence}")
+    ratios = np.asarray(candidate.samples) / np.asarray(baseline.samples)
+    low, high = median_interval(ratios, confidence)
+    speedup, interval = 1.0 / float(np.median(ratios)), (1.0 / high, 1.0 / low)
+    threshold = 1.0 + eps
+    return SpeedupDecision(baseline, candidate, speedup, threshold, speedup > threshold and interval[0] > 1.0,
+                           interval, confidence)
 
 
 def _gate(verdict: Verdict, k0: CodeObject, k1: CodeObject) -> None:
@@ -187,13 +163,13 @@ def _gate(verdict: Verdict, k0: CodeObject, k1: CodeObject) -> None:
 
 
 def time_candidate(verdict: Verdict, k0: CodeObject, k1: CodeObject, launch: VerifyLaunch, device: Device, *,
-                   warmup: int = 5, repetitions: int = 30, eps: float = 0.01, k: float = 3.0,
-                   flush_bytes: int = FLUSH_BYTES) -> SpeedupDecision:
-    """Time K1 against K0 on `launch` if `verdict` says K1 is equivalent; otherwise NotVerified."""
+                   eps: float = 0.01, protocol: Protocol = Protocol(), timeout: float | None = None) -> SpeedupDecision:
+    """Time K1 against K0 on `launch` if `verdict` says K1 is equivalent; otherwise NotVerified. On hardware
+    (`device.sandboxed` False) `protocol` applies and a crash or hang raises TimingCrashed."""
     _gate(verdict, k0, k1)
     base = {"device": device.name, "launch": launch.label, "kernel": launch.spec.kernel,
             "grid": list(launch.spec.grid), "block": list(launch.spec.block)}
-    if device.timing_unit == "model_cycles":
+    if device.sandboxed:
         timings = []
         for which, co in enumerate((k0, k1)):
             _, result = run_launch(device, co.data, launch.spec, make_inputs(launch.spec))
@@ -204,13 +180,39 @@ def time_candidate(verdict: Verdict, k0: CodeObject, k1: CodeObject, launch: Ver
             timings.append(Timing("model_cycles", (float(est.model_cycles),), {
                 **base, "code_sha256": sha256(co.data), "config": {"model": "asmevo.cycle_model",
                                                                    "machine": est.machine, "bound": est.bound}}))
-        return decide(timings[0], timings[1], eps=eps, k=k)
-    timer = DevicePairTimer(device, k0, k1, launch, flush_bytes)
-    try:
-        a, b = interleaved(timer, warmup=warmup, repetitions=repetitions)
-    finally:
-        timer.close()
-    config = {"warmup": warmup, "repetitions": repetitions, "interleaved": True, "flush_bytes": flush_bytes}
-    t0 = Timing(device.timing_unit, tuple(a), {**base, "code_sha256": sha256(k0.data), "config": config})
-    t1 = Timing(device.timing_unit, tuple(b), {**base, "code_sha256": sha256(k1.data), "config": config})
-    return decide(t0, t1, eps=eps, k=k)
+        return decide(timings[0], timings[1], eps=eps)
+    run = measure([k0.data, k1.data], launch.spec, device_id=getattr(device, "device_id", None), protocol=protocol,
+                  timeout=timeout)
+    t0, t1 = (Timing("ms", tuple(samples), {**base, "code_sha256": sha256(co.data), **_hardware_provenance(run)})
+              for co, samples in zip((k0, k1), run["samples"]))
+    return decide(t0, t1, eps=eps)
+
+
+def _hardware_provenance(run: dict) -> dict:
+    return {"config": run["protocol"], "hardware": run["hardware"], "clocks": run["clocks"],
+            "warmup_launches": run["warmup_launches"]}
+
+
+def time_on_hardware(k0: CodeObject, k1: CodeObject | None, launch: VerifyLaunch, device_id: int | None = 0, *,
+                     verdict: Verdict | None = None, eps: float = 0.01, timeout: float | None = None,
+                     **protocol) -> dict:
+    """`asmevo time ... --device hip`: K0 alone, or K0 and K1 (which needs an equivalent `verdict` about
+    these two objects) timed on GPU `device_id` (None: the first free GPU of the pool). The JSON object:
+    unit "ms", launch, hardware identity, clocks, protocol, one entry per kernel (code_sha256, median,
+    samples) and, with K1, the paired speedup, its interval, the threshold and the decision."""
+    if k1 is not None:
+        if verdict is None:
+            raise NotVerified("K1 is not timed on hardware without an equivalent verdict against K0")
+        _gate(verdict, k0, k1)
+    codes = [k0] if k1 is None else [k0, k1]
+    run = measure([co.data for co in codes], launch.spec, device_id=device_id, protocol=Protocol(**protocol),
+                  timeout=timeout)
+    timings = [Timing("ms", tuple(samples)) for samples in run["samples"]]
+    out = {"unit": "ms", "device": "hip", "launch": launch.label, "kernel": launch.spec.kernel,
+           "kernels": [{"code_sha256": sha256(co.data), "median": t.median, "samples": list(t.samples)}
+                       for co, t in zip(codes, timings)], **_hardware_provenance(run)}
+    if k1 is not None:
+        d = decide(timings[0], timings[1], eps=eps)
+        out.update(speedup=d.speedup, interval=list(d.interval), confidence=d.confidence, threshold=d.threshold,
+                   accepted=d.accepted)
+    return out

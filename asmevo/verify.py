@@ -11,6 +11,12 @@ uninitialized-register reads, which K1 may repeat but not add to). A launch spec
 (giant shapes) runs only some workgroups on sparse memory, on the random trials
 (`asmevo.device.probe`). The emulator runs in checked mode. Cheap static checks run first. The
 answer is a `Verdict` record.
+
+Verification always runs on the emulator. Given a hardware device (one that is not sandboxed), the
+emulator's verdict decides, and only an equivalent candidate then runs on the GPU, in an isolated
+child on a leased GPU, as a confirmation (`confirm_on_hardware`): K0 and K1 on every launch that is
+not a probe and every input set, compared under the same policy. A difference there makes the verdict
+`different`, a K1 that faults, hangs or fails to launch `crashed`, a K0 that does `invalid`.
 """
 from __future__ import annotations
 
@@ -24,10 +30,13 @@ import numpy as np
 
 from .codeobj import CodeObject
 from .compare import compare_buffers
-from .device import Device, get_device
+from .device import Device, DeviceError, get_device
+from .device.base import run_then_release
+from .device.gpus import gpu_lease, hardware_identity, require_gpu_for
+from .device.isolated import ChildFailure, run_isolated
 from .device.launch import LaunchSpec, run_launch
 from .device.probe import ProbeRun, probe_difference, run_probe
-from .errors import AsmEvoError
+from .errors import AsmEvoError, LaunchSpecError
 from .input_sets import SPECIAL_SETS, input_sets
 from .launches import VerifyLaunch
 from .static_checks import static_differences
@@ -149,13 +158,25 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
     """Verify `k1` against `k0` on every launch (see the module docstring). Input sets run in
     rounds (set 1 on every launch, then set 2, ...) so a wrong candidate fails early; `reference`
     reuses K0's results across calls. On the emulator K1 may execute at most BUDGET_FACTOR times
-    K0's instructions per launch."""
+    K0's instructions per launch. With a hardware `device` an equivalent verdict is confirmed there."""
     if not launches:
         raise AsmEvoError("verification needs at least one launch spec")
     if trials < 1:
         raise AsmEvoError(f"trials must be >= 1, got {trials}")
+    target = device or get_device("emu")
+    if not target.sandboxed:
+        require_gpu_for(k0.target, getattr(target, "device_id", None))  # fail before the emulator's work
+    verdict = _emulated(k0, k1, launches, trials, special, target if target.sandboxed else get_device("emu"),
+                        static, reference)
+    if target.sandboxed or not verdict.equivalent:
+        return verdict
+    return confirm_on_hardware(verdict, k0, k1, launches, target, trials=trials, special=special)
+
+
+def _emulated(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], trials: int, special: bool,
+              device: Device, static: bool, reference: ReferenceCache | None) -> Verdict:
     start = time.perf_counter()
-    dev = (device or get_device("emu")).verifying()
+    dev = device.verifying()
     sets_per_launch = trials + (len(SPECIAL_SETS) if special else 0)
     k0_sha = sha256(k0.data)
 
@@ -208,3 +229,75 @@ def verify(k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch], *, tria
                 return verdict("different", f"{vl.label} ({set_label}): {diff.describe()}",
                                {**where, "difference": asdict(diff)}, n_set)
     return verdict("equivalent", "every buffer agrees on every launch and input set", {}, sets_per_launch)
+
+
+def confirm_on_hardware(verdict: Verdict, k0: CodeObject, k1: CodeObject, launches: list[VerifyLaunch],
+                        device: Device, *, trials: int = 3, special: bool = True,
+                        timeout: float | None = None) -> Verdict:
+    """Run an emulator-verified K1 and K0 on the GPU (see the module docstring); the verdict that results.
+    A GPU that cannot start raises DeviceError."""
+    start = time.perf_counter()
+    real = [vl for vl in launches if not vl.spec.probe]
+    with gpu_lease(getattr(device, "device_id", None)) as gid:
+        try:
+            found = run_isolated("asmevo.verify:hardware_check", gid, k0.data, k1.data, real, trials, special,
+                                 timeout=timeout)
+        except ChildFailure as exc:
+            note = exc.note or ""
+            if not note.startswith(("K0 ", "K1 ")):
+                raise DeviceError(f"GPU {gid} failed before any kernel ran: {exc}") from None
+            found = {"kind": "invalid" if note.startswith("K0 ") else "crashed",
+                     "reason": f"{note.split()[0]} crashed on hardware: {exc}", "evidence": {"step": note}}
+        identity = hardware_identity(gid)
+    seconds = verdict.seconds + time.perf_counter() - start
+    if found["kind"] == "equivalent":
+        hardware = {"gpu": identity, "launches": [vl.label for vl in real], "input_sets": found["sets"],
+                    "seconds": round(time.perf_counter() - start, 3)}
+        return Verdict("equivalent", f"{verdict.reason}; confirmed on GPU {gid} ({identity['gpu']})",
+                       {**verdict.evidence, "hardware": hardware}, verdict.trials, verdict.launches, seconds,
+                       verdict.k0_sha256, verdict.k1_sha256)
+    return Verdict(found["kind"], f"hardware confirmation on GPU {gid}: {found['reason']}",
+                   {"stage": "hardware", **found["evidence"], "gpu": identity, "emulator": verdict.reason},
+                   verdict.trials, verdict.launches, seconds, verdict.k0_sha256, verdict.k1_sha256)
+
+
+def hardware_check(device_id: int, k0: bytes, k1: bytes, launches: list[VerifyLaunch], trials: int,
+                   special: bool, *, progress: Callable[[str], None]) -> dict:
+    """(Runs in the isolated child.) K0 then K1 on every launch and input set on GPU `device_id`:
+    {"kind": "equivalent", "sets": n} or the first failure {"kind", "reason", "evidence"}."""
+    from .device.hip import HipDevice
+
+    progress(f"initialising GPU {device_id}")
+    device = HipDevice(device_id=device_id)
+    device.unload(device.load(k0))  # a target the GPU cannot run is the environment's error, not K0's
+
+    def body() -> dict:
+        done = 0
+        for vl in launches:
+            decoders = _decoders(vl.spec)
+            for label, inputs in input_sets(vl.spec, trials, special):
+                where = {"launch": vl.label, "inputs": label}
+                progress(f"K0 on {vl.label} ({label})")
+                try:
+                    out0, r0 = run_launch(device, k0, vl.spec, {k: v.copy() for k, v in inputs.items()})
+                except LaunchSpecError as exc:
+                    return {"kind": "invalid", "reason": f"K0 cannot run {vl.label} ({label}): {exc}", "evidence": where}
+                if not r0.ok:
+                    return {"kind": "invalid", "reason": f"K0 failed on {vl.label} ({label}): "
+                            f"{_findings_text(r0.findings)}", "evidence": where}
+                progress(f"K1 on {vl.label} ({label})")
+                try:
+                    out1, r1 = run_launch(device, k1, vl.spec, inputs)
+                except AsmEvoError as exc:
+                    return {"kind": "crashed", "reason": f"K1 failed on {vl.label} ({label}): {exc}", "evidence": where}
+                if not r1.ok:
+                    return {"kind": "crashed", "reason": f"K1 failed on {vl.label} ({label}): "
+                            f"{_findings_text(r1.findings)}", "evidence": where}
+                diff = compare_buffers(out0, out1, vl.tolerance, decoders)
+                if diff is not None:
+                    return {"kind": "different", "reason": f"{vl.label} ({label}): {diff.describe()}",
+                            "evidence": {**where, "difference": asdict(diff)}}
+                done += 1
+        return {"kind": "equivalent", "sets": done}
+
+    return run_then_release(body, [device.close])

@@ -11,7 +11,10 @@ STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit")
 
 @dataclass(frozen=True)
 class RunConfig:
-    """What a run does to every kernel; together with the inputs it determines every cache key."""
+    """What a run does to every kernel; together with the inputs it determines every cache key. On
+    hardware, `hardware` is the GPU pool's identity (`asmevo.device.hardware_identity()`): it enters the
+    keys of every stage whose result depends on the GPU, so a cache never crosses machines, and
+    `protocol` is the timing protocol (`asmevo.device.hip_timing.Protocol` fields)."""
 
     agent: str = "none"
     budget: int = 0
@@ -20,19 +23,25 @@ class RunConfig:
     trials: int = 3
     special: bool = True
     top: int = 8
+    hardware: dict | None = None
+    protocol: dict | None = None
 
     def __post_init__(self):
         if self.agent not in ("none", *AGENTS):
             raise AsmEvoError(f"unknown agent {self.agent!r} (valid: none, {', '.join(AGENTS)})")
         if (self.agent == "none") != (self.budget == 0):
             raise AsmEvoError("an agent needs a budget of at least 1 edit; agent none (baselines) takes budget 0")
+        if (self.device == "emu") != (self.hardware is None):
+            raise AsmEvoError("a hardware run needs the hardware identity, an emulator run none")
 
     def stage(self, name: str) -> dict:
         """The config a stage is called with (part of its cache key)."""
+        hw = {} if self.hardware is None else {"hardware": self.hardware}
+        timing = {} if self.hardware is None else {"protocol": self.protocol or {}}
         return {"recover": {}, "rebuild": {"shrink": False}, "profile": {"top": self.top},
-                "verify": {"device": self.device, "trials": self.trials, "special": self.special},
-                "time": {"device": self.device, "warmup": 5, "repetitions": 30},
-                "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device}}[name]
+                "verify": {"device": self.device, "trials": self.trials, "special": self.special, **hw},
+                "time": {"device": self.device, **timing, **hw},
+                "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device, **hw}}[name]
 
     def to_json(self) -> dict:
         return asdict(self)

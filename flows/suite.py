@@ -10,12 +10,18 @@ from prefect import flow
 from prefect.futures import as_completed
 from prefect.runtime import flow_run
 
+from asmevo.device import hardware_identity
 from asmevo.suites import load_suite
 
 from .config import RunConfig
 from .pipeline import KernelJob, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
 from .report import build_report, publish
 from .runs import Run, new_run_id, now
+
+
+def _hardware(device: str) -> dict | None:
+    """The GPU pool's identity on hardware (DeviceError when no GPU can be used), None on the emulator."""
+    return None if device == "emu" else hardware_identity()
 
 
 def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOutcome]) -> str:
@@ -45,7 +51,7 @@ def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tu
 def optimize_kernel(k0: str, launches: list[str], agent: str = "none", budget: int = 0, device: str = "emu",
                     seed: int = 0) -> dict:
     """Evaluate one code object (`k0`, a path) on launch spec files; returns its result row."""
-    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed)
+    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed, hardware=_hardware(device))
     job = ingest_files(Path(k0).stem, k0, launches, device)
     rows, cache = _run_kernels([job], config, progress=False)
     return {**rows[0], "cache": cache}
@@ -57,7 +63,7 @@ def run_suite(suite: str, agent: str = "none", budget: int = 0, device: str = "e
     """Run every problem of `suite` (or those named in `problems`); writes runs/<run-id>/ and the
     reports, publishes them, and returns the run record as a dict."""
     started = time.perf_counter()
-    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed)
+    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed, hardware=_hardware(device))
     loaded = load_suite(suite)
     chosen = [loaded.problem(name) for name in problems] if problems else list(loaded.problems)
     run = Run(run_id=run_id or new_run_id(loaded.name), suite=suite, config=config.to_json(), kernels=len(chosen),

@@ -9,6 +9,7 @@ from pathlib import Path
 from artifacts import Record, default_store
 from asmevo.agent.optimize import optimize as optimize_kernel
 from asmevo.device import get_device
+from asmevo.device.gpus import require_identity
 
 from .inputs import verify_launch
 from .policy import Output, stage
@@ -20,7 +21,10 @@ MODULES = ("tasks.optimize",)
 @stage("edit", MODULES)
 def optimize(k0: str, launches: list[str], heldout: list[str], config: dict) -> Output:
     """Run the agent on `k0` over the verify `launches`; `heldout` only re-verifies the winner.
-    config: agent, budget, seed, device."""
+    config: agent, budget, seed, device; on hardware also hardware (the identity: part of the cache key,
+    and checked against this machine's GPUs)."""
+    if "hardware" in config:
+        require_identity(config["hardware"])
     store = default_store()
     with tempfile.TemporaryDirectory(prefix="asmevo-edit-") as tmp:
         path = Path(tmp) / "k0.co"

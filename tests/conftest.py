@@ -23,3 +23,6 @@ def code_object(tmp_path_factory):
         return cache[kind]
 
     return get
+
+
+from hipstub import stub_hip, stub_root  # noqa: E402,F401  (the HIP runtime test double's fixtures)

@@ -43,7 +43,12 @@ def run_parameters(args: argparse.Namespace) -> dict:
     problems = [name.strip() for name in args.problems.split(",") if name.strip()] if args.problems else None
     for name in problems or []:
         suite.problem(name)
-    RunConfig(agent=args.agent, budget=args.budget, device=args.device, seed=args.seed)
+    hardware = None
+    if args.device != "emu":
+        from ..device import hardware_identity
+
+        hardware = hardware_identity()  # one `error:` line now, before Prefect starts, when no GPU is usable
+    RunConfig(agent=args.agent, budget=args.budget, device=args.device, seed=args.seed, hardware=hardware)
     return {"suite": args.suite, "agent": args.agent, "budget": args.budget, "device": args.device,
             "seed": args.seed, "problems": problems}
 
@@ -59,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from flows.suite import run_suite
 
     api_ready()
-    result = run_suite.with_options(task_runner=task_runner(args.workers, args.dask))(
+    result = run_suite.with_options(task_runner=task_runner(args.workers, args.dask, args.device))(
         **parameters, run_id=args.run_id)
     report = build_report(load_run(result["run_id"]))
     cache = result["cache"]

@@ -3,12 +3,14 @@ kernarg packing, and launch specs."""
 from __future__ import annotations
 
 from .base import Buffer, Device, DeviceError, LaunchResult, Module
+from .gpus import hardware_identity
 
 DEVICES = ("emu", "hip")
 
 
 def get_device(name: str = "emu", **options) -> Device:
-    """A new device: `emu` (options: budget, checked, layout, faithful) or `hip` (option: device_id)."""
+    """A new device: `emu` (options: budget, checked, layout, faithful) or `hip` (option: device_id, default
+    None: any free GPU of the pool)."""
     if name == "emu":
         try:
             from .emu import EmuDevice
@@ -21,4 +23,4 @@ def get_device(name: str = "emu", **options) -> Device:
     raise DeviceError(f"unknown device {name!r} (valid: {', '.join(DEVICES)})")
 
 
-__all__ = ["Buffer", "Device", "DeviceError", "LaunchResult", "Module", "get_device"]
+__all__ = ["Buffer", "Device", "DeviceError", "LaunchResult", "Module", "get_device", "hardware_identity"]

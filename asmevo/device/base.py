@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,8 +41,7 @@ class Module:
 @dataclass
 class LaunchResult:
     """One launch. `findings` are dicts (kind, pc, wave, message); `ok` is False when a finding or a
-    device error made the launch fail. `report` is the emulator's RunReport (None on hardware);
-    `elapsed_ms` is the event-timed duration on hardware (None on the emulator)."""
+    device error made the launch fail. `report` is the emulator's RunReport (None on hardware)."""
 
     kernel: str
     geometry: Geometry
@@ -50,15 +49,19 @@ class LaunchResult:
     wall_time_s: float
     findings: list[dict] = field(default_factory=list)
     report: Any = None
-    elapsed_ms: float | None = None
 
 
 class Device(ABC):
     """A place to run kernels. Subclasses implement memory, loading and `_launch` (the dispatch of
-    an already packed kernarg segment); validation and packing are shared here."""
+    an already packed kernarg segment); validation and packing are shared here.
+
+    `sandboxed` says whether the device contains whatever a kernel does (the emulator: a wild access
+    is a finding). Code runs on a device that is not sandboxed (hardware) only after the emulator
+    verified it, and only in an isolated child process (`asmevo.device.isolated`)."""
 
     name: str = "device"
     timing_unit: str = "ms"
+    sandboxed: bool = False
     apertures: Apertures = Apertures()
     supports_probes: bool = False  # can run a few workgroups of a giant launch (`asmevo.device.probe`)
 
@@ -79,6 +82,10 @@ class Device(ABC):
     def load(self, code_object: bytes) -> Module:
         """Load a code object's bytes."""
 
+    def unload(self, module: Module) -> None:
+        """Release a loaded module; using it afterwards is an error. Devices holding nothing per
+        module need not override this."""
+
     @abstractmethod
     def alloc(self, nbytes: int, name: str) -> Buffer:
         """Allocate `nbytes` of device memory (contents unspecified until copied in)."""
@@ -94,6 +101,10 @@ class Device(ABC):
     @abstractmethod
     def copy_out(self, buf: Buffer) -> bytes:
         """The buffer's current contents."""
+
+    def read(self, buf: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """The buffer's contents as a new array of `dtype` and `shape` (exactly `buf.nbytes` bytes)."""
+        return np.frombuffer(self.copy_out(buf), dtype=dtype).reshape(shape).copy()
 
     @abstractmethod
     def _launch(self, module: Module, kernel: Kernel, geometry: Geometry, kernarg: bytes) -> LaunchResult:
@@ -118,3 +129,26 @@ class Device(ABC):
         if data.nbytes != buf.nbytes:
             raise DeviceError(f"buffer {buf.name} holds {buf.nbytes} bytes, got an array of {data.nbytes}")
         return data
+
+
+def run_then_release(body: Callable[[], object], cleanup: list[Callable[[], None]]) -> object:
+    """`body()`, then every clean-up step in reverse order even when one fails. A clean-up failure is
+    raised after all steps ran, unless `body` failed: its error is the one that propagates."""
+    try:
+        result = body()
+    except BaseException:
+        _release(cleanup, strict=False)
+        raise
+    _release(cleanup, strict=True)
+    return result
+
+
+def _release(cleanup: list[Callable[[], None]], *, strict: bool) -> None:
+    first = None
+    for step in reversed(cleanup):
+        try:
+            step()
+        except AsmEvoError as exc:
+            first = first or exc
+    if first is not None and strict:
+        raise first

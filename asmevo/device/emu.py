@@ -22,6 +22,7 @@ class EmuDevice(Device):
 
     name = "emu"
     timing_unit = "model_cycles"
+    sandboxed = True
     apertures = Apertures(PRIVATE_APERTURE_HI, SHARED_APERTURE_HI)
     supports_probes = True
 

@@ -9,7 +9,8 @@ exactly its size. Hidden arguments (code-object v4 and v5) are filled from the l
 * `hidden_grid_dims` = 3, as HIP's hipModuleLaunchKernel dispatches every launch as a 3-D range.
 * `hidden_global_offset_*` = 0; `hidden_dynamic_lds_size` = the launch's dynamic LDS bytes.
 * `hidden_private_base` / `hidden_shared_base` = high 32 bits of the device's scratch and LDS
-  apertures: the emulator's own on the emu device, the gfx9 KFD values otherwise.
+  apertures: the emulator's own on the emu device, the gfx9 KFD values otherwise (on hardware the
+  HIP runtime writes its own; AMDGPUUsage documents these two as used by GFX8 only).
 * Runtime-service pointers (queue, hostcall/printf buffer, heap, default queue, completion
   action, multigrid sync) = 0: the emulator offers none of these services, so a kernel that
   dereferences one faults visibly; on hardware the HIP runtime overwrites them with its own.
@@ -23,9 +24,11 @@ from dataclasses import dataclass
 
 from ..errors import LaunchSpecError
 
-# High 32 bits of the gfx9 apertures (KFD: LDS at 0x2000_0000_0000_0000, scratch 0x2000_0001_0000_0000).
-GFX9_SHARED_BASE_HI = 0x2000_0000
-GFX9_PRIVATE_BASE_HI = 0x2000_0001
+# High 32 bits of the gfx9 apertures. Linux KFD (amdkfd/kfd_flat_memory.c) places them at
+# MAKE_LDS_APP_BASE_V9() = 1 << 48 and MAKE_SCRATCH_APP_BASE_V9() = 2 << 48; 0x2000_0000 and 0x2000_0001
+# are its GFX8 (VI) values.
+GFX9_SHARED_BASE_HI = 0x0001_0000
+GFX9_PRIVATE_BASE_HI = 0x0002_0000
 MAX_LDS_BYTES = 65536
 MAX_WORKGROUP_SIZE = 1024
 

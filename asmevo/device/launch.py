@@ -44,7 +44,7 @@ import yaml
 
 from ..codeobj import CodeObject, Kernel
 from ..errors import LaunchSpecError
-from .base import Device, LaunchResult
+from .base import Device, LaunchResult, run_then_release
 from .dtypes import DType, encode_scalar, get_dtype
 from .kernarg import (Geometry, KernargImage, Scalar, check_geometry, check_image, explicit_args,
                       make_geometry)
@@ -432,8 +432,9 @@ def check_launch_size(spec: LaunchSpec) -> None:
     """Refuse a launch whose buffers would not fit in host memory, before allocating anything."""
     total, limit = sum(b.nbytes for b in spec.buffers.values()), max_launch_bytes()
     if total > limit and spec.probe:
-        raise LaunchSpecError(f"launch of {spec.kernel} is a probe ({total / 2**30:.2f} GiB of buffers): on the "
-                              f"emulator only verification runs it, as {spec.probe} workgroups on sparse memory")
+        raise LaunchSpecError(f"launch of {spec.kernel} is a probe ({total / 2**30:.2f} GiB of buffers, more than "
+                              f"the {limit / 2**30:.2f} GiB this host allows): only the emulator's verification runs "
+                              f"it, as {spec.probe} workgroups on sparse memory")
     if total > limit:
         raise LaunchSpecError(f"launch of {spec.kernel} needs {total / 2**30:.2f} GiB of buffers, more than the "
                               f"{limit / 2**30:.2f} GiB allowed on this host: use a smaller shape (suite 'bench' "
@@ -474,25 +475,29 @@ def launch_args(spec: LaunchSpec, kernel: Kernel, buffers: dict) -> list:
 
 def run_launch(device: Device, code_object: str | Path | bytes, spec: LaunchSpec,
                inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], LaunchResult]:
-    """Allocate and fill every buffer, launch, and read every buffer back (freed afterwards)."""
+    """Allocate and fill every buffer, launch, and read every buffer back; the module is unloaded and
+    the buffers freed afterwards, even when a step fails. After a failed launch on a device that is not
+    sandboxed (hardware) nothing is read back: the outputs are empty."""
     data = code_object if isinstance(code_object, bytes) else CodeObject.from_path(code_object).data
     module = device.load(data)
-    spec.check(module.kernel(spec.kernel))
-    buffers = spec.buffers
-    missing = sorted(set(buffers) - set(inputs))
-    if missing:
-        raise LaunchSpecError(f"no input for buffer(s) {', '.join(missing)}")
-    allocated = {}
-    try:
+    cleanup = [lambda: device.unload(module)]
+
+    def body() -> tuple[dict[str, np.ndarray], LaunchResult]:
+        spec.check(module.kernel(spec.kernel))
+        buffers = spec.buffers
+        missing = sorted(set(buffers) - set(inputs))
+        if missing:
+            raise LaunchSpecError(f"no input for buffer(s) {', '.join(missing)}")
+        allocated = {}
         for name, buf in buffers.items():
             _check_array(buf, inputs[name], "input")
             allocated[name] = device.alloc(buf.nbytes, name)
+            cleanup.append(lambda b=allocated[name]: device.free(b))
             device.copy_in(allocated[name], inputs[name])
         args = launch_args(spec, module.kernel(spec.kernel), allocated)
         result = device.launch(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
-        outputs = {name: np.frombuffer(device.copy_out(allocated[name]), dtype=buf.dtype.storage)
-                   .reshape(buf.shape).copy() for name, buf in buffers.items()}
-    finally:
-        for buf in allocated.values():
-            device.free(buf)
-    return outputs, result
+        if not result.ok and not device.sandboxed:
+            return {}, result
+        return {name: device.read(allocated[name], buf.dtype.storage, buf.shape) for name, buf in buffers.items()}, result
+
+    return run_then_release(body, cleanup)

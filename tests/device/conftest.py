@@ -11,6 +11,7 @@ from asmevo.toolchain import find_toolchain
 
 HIP_SOURCE = r"""
 #define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
 struct S { int a; float b; double c; };
 extern "C" __global__ void vadd(const float* a, const float* b, float* c, int n) {
   int i = __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() + __builtin_amdgcn_workitem_id_x();
@@ -28,6 +29,8 @@ extern "C" __global__ void implicit(unsigned long long* out) {
   for (int k = 0; k < 32; ++k) out[k] = p[k];
 }
 extern "C" __global__ __attribute__((amdgpu_flat_work_group_size(1, 256))) void small(float* out) { out[0] = 1; }
+__device__ unsigned asmevo_sink;
+extern "C" __global__ void noargs() { asmevo_sink = __builtin_amdgcn_workgroup_size_x(); }
 """
 
 CL_SOURCE = "__kernel __attribute__((reqd_work_group_size(64, 2, 1))) void reqd(__global float* out, int n) { out[0] = n; }\n"

@@ -95,6 +95,7 @@ def test_synthetic_lds_and_aperture_hidden_args():
                    {".offset": 12, ".size": 8, ".value_kind": "hidden_none"}]}
     got = pack_kernargs(m, [], GEOM)
     assert got == struct.pack("<3I", 512, GFX9_PRIVATE_BASE_HI, GFX9_SHARED_BASE_HI) + b"\0" * 12
+    assert (GFX9_SHARED_BASE_HI << 32, GFX9_PRIVATE_BASE_HI << 32) == (1 << 48, 2 << 48)  # KFD's gfx9 apertures
     got = pack_kernargs(m, [], GEOM, Apertures(private_base_hi=7, shared_base_hi=9))
     assert struct.unpack_from("<3I", got) == (512, 7, 9)
     m[".args"].append({".offset": 16, ".size": 4, ".value_kind": "hidden_something_new"})

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from asmevo.codeobj import CodeObject
-from asmevo.device.base import Buffer, Device, LaunchResult, Module
+from asmevo.device.base import Buffer, Device, DeviceError, LaunchResult, Module
 from asmevo.device.dtypes import get_dtype
 from asmevo.device.launch import LaunchSpec, make_inputs, run_launch
 from asmevo.errors import LaunchSpecError
@@ -216,3 +216,49 @@ def test_run_launch_packs_copies_and_reads_back(kernels):
         run_launch(device, kernels["hip5"].read_bytes(), bad, inputs)
     with pytest.raises(LaunchSpecError, match="no input for buffer\\(s\\) c"):
         run_launch(device, kernels["hip5"], spec, {"a": inputs["a"], "b": inputs["b"]})
+
+
+class FlakyDevice(VaddDevice):
+    """A hardware-like device (not sandboxed) that records unloads and reads, can fail its launch,
+    and can fail to free the first buffer it is asked to free."""
+
+    sandboxed = False
+
+    def __init__(self, launch_ok=True, fail_free=False):
+        super().__init__()
+        self.launch_ok, self.fail_free, self.unloaded, self.reads = launch_ok, fail_free, 0, 0
+
+    def unload(self, module):
+        self.unloaded += 1
+
+    def copy_out(self, buf):
+        self.reads += 1
+        return super().copy_out(buf)
+
+    def free(self, buf):
+        super().free(buf)
+        if self.fail_free:
+            self.fail_free = False
+            raise DeviceError(f"hipFree({buf.name}) failed")
+
+    def _launch(self, module, kernel, geometry, kernarg):
+        if not self.launch_ok:
+            return LaunchResult(kernel.name, geometry, False, 0.0, [{"kind": "hip", "message": "fault"}])
+        return super()._launch(module, kernel, geometry, kernarg)
+
+
+def test_run_launch_releases_everything_and_keeps_the_first_error(kernels):
+    spec = LaunchSpec.from_dict(VADD)
+    device = FlakyDevice(fail_free=True)
+    with pytest.raises(DeviceError, match="hipFree\\(c\\) failed"):  # freed last-allocated first
+        run_launch(device, kernels["hip5"], spec, make_inputs(spec))
+    assert device.mem == {} and device.unloaded == 1  # the other frees and the unload still ran
+    failed = FlakyDevice(launch_ok=False)
+    outputs, result = run_launch(failed, kernels["hip5"], spec, make_inputs(spec))
+    assert not result.ok and outputs == {} and failed.reads == 0  # nothing read back after a failed launch
+    clobbered = FlakyDevice(fail_free=True)
+    inputs = make_inputs(spec)
+    inputs["b"] = inputs["b"][:-1]  # fails after `a` is allocated; freeing `a` fails too
+    with pytest.raises(LaunchSpecError, match="buffer 'b'"):
+        run_launch(clobbered, kernels["hip5"], spec, inputs)
+    assert clobbered.mem == {} and clobbered.unloaded == 1

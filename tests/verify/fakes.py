@@ -27,6 +27,7 @@ class ScriptedDevice(Device):
     """`behaviours[sha256(code)] = fn(buffers) -> list[finding dicts]`; fn may raise EmulationError."""
 
     name = "scripted"
+    sandboxed = True  # a stand-in for the emulator: verification runs on it directly
 
     def __init__(self):
         self.behaviours = {}
@@ -66,28 +67,3 @@ class ScriptedDevice(Device):
 
 def relu(b):
     b["y"][:] = np.maximum(b["x"], np.float32(0))
-
-
-class TimedScriptedDevice(ScriptedDevice):
-    """A scripted 'hardware' device: each launch reports `times[sha256(code)]()` as elapsed_ms and
-    the order of launches and flushes is logged."""
-
-    timing_unit = "ms"
-
-    def __init__(self):
-        super().__init__()
-        self.times = {}
-        self.log = []
-
-    def time_as(self, co: CodeObject, fn) -> None:
-        self.times[hashlib.sha256(co.data).hexdigest()] = fn
-
-    def copy_in(self, buf: Buffer, array: np.ndarray) -> None:
-        if buf.name == "l2_flush":
-            self.log.append("flush")
-        super().copy_in(buf, array)
-
-    def _launch(self, module, kernel, geometry, kernarg) -> LaunchResult:
-        key = hashlib.sha256(module.code_object.data).hexdigest()
-        self.log.append(key[:8])
-        return LaunchResult(kernel.name, geometry, True, 0.0, [], elapsed_ms=self.times[key]())

@@ -113,5 +113,5 @@ def test_probe_catches_byte_offsets_narrowed_to_32_bits():
 def test_running_a_probe_outside_verification_says_why_not(monkeypatch):
     monkeypatch.setenv("ASMEVO_MAX_LAUNCH_BYTES", str(1 << 30))
     spec = LaunchSpec.load(PROBE.launch_path)
-    with pytest.raises(LaunchSpecError, match="is a probe .* only verification runs it"):
+    with pytest.raises(LaunchSpecError, match="is a probe .* only the emulator.s verification runs it"):
         make_inputs(spec)

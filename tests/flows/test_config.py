@@ -1,0 +1,42 @@
+"""Run configuration on hardware: the hardware identity and the timing protocol enter the cache keys of
+the stages whose results depend on the GPU; Dask workers are pinned one GPU each."""
+from __future__ import annotations
+
+import pytest
+
+from asmevo.errors import AsmEvoError
+from flows.config import RunConfig
+from flows.gpu_worker import pinned_gpu
+
+IDENTITY = {"gpu": "AMD Instinct MI300X", "target": "gfx942:sramecc+:xnack-", "hip_runtime": "7.2.53211",
+            "driver": 70253211, "rocm": "7.2.2", "hip_python": "7.2.2.562.43"}
+
+
+def test_hardware_identity_keys_the_hardware_stages():
+    hip = RunConfig(device="hip", hardware=IDENTITY, protocol={"pairs": 50})
+    for stage in ("verify", "time", "edit"):
+        assert hip.stage(stage)["hardware"] == IDENTITY
+    assert hip.stage("time")["protocol"] == {"pairs": 50}
+    for stage in ("recover", "rebuild", "profile"):
+        assert "hardware" not in hip.stage(stage)  # emulator- and toolchain-only stages share caches
+    emu = RunConfig()
+    assert emu.stage("time") == {"device": "emu"} and "hardware" not in emu.stage("verify")
+
+
+def test_hardware_and_device_must_agree():
+    with pytest.raises(AsmEvoError, match="hardware run needs the hardware identity"):
+        RunConfig(device="hip")
+    with pytest.raises(AsmEvoError):
+        RunConfig(device="emu", hardware=IDENTITY)
+
+
+def test_dask_workers_are_pinned_one_gpu_each():
+    assert [pinned_gpu(i, [0, 2]) for i in range(4)] == [0, 2, 0, 2]
+    assert pinned_gpu("tcp://worker-a", [0, 1]) is None and pinned_gpu(0, []) is None
+
+
+def test_local_dask_on_hip_preloads_the_pinning(prefect_api):
+    from flows.runtime import task_runner  # imports Prefect: after the session's API server is up
+
+    assert task_runner(2, "local", "hip").cluster_kwargs["preload"] == ["flows.gpu_worker"]
+    assert "preload" not in task_runner(2, "local", "emu").cluster_kwargs
