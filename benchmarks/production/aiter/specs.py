@@ -4,8 +4,9 @@
     python benchmarks/production/aiter/specs.py && python benchmarks/production/aiter/build.py --update
 
 Each kernel takes AITer's host-packed `struct __attribute__((packed)) KernelArgs` (see the problem's
-`source`, a host file of the wheel) as the whole kernarg area; `layout()` transcribes such a struct field by
-field (`p1`/`p2`/`p3` are AITer's 4/8/12-byte pads) and the launch spec carries it as a `struct` arg.
+`source`, a host file of the wheel) as the whole kernarg area; `layout()` (asmevo.calibrate.aiter_launches,
+shared with the calibration rows) transcribes such a struct field by field and the launch spec carries it as
+a `struct` arg.
 Grids and blocks are those the host code launches with.
 """
 from __future__ import annotations
@@ -17,49 +18,12 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+
+from asmevo.calibrate.aiter_launches import bf16gemm, buf, cdiv, layout, null, ptr, slot  # noqa: E402
 VERSION = "0.1.7.post2.dev18"
 CO = f"cache:aiter/extract-{VERSION}/aiter_meta/hsa/gfx942/"
 HOST = f"cache:aiter/host-{VERSION}/aiter_meta/"
-SIZES = {"ptr": 8, "p1": 4, "p2": 8, "p3": 12, "u32": 4, "i32": 4, "f32": 4}
-SCALAR_DTYPES = {"u32": "uint32", "i32": "int32", "f32": "float32"}
-cdiv = lambda a, b: -(-a // b)  # noqa: E731
-
-
-def buf(name: str, dtype: str, shape, init: str = "random") -> dict:
-    return {"buffer": name, "dtype": dtype, "shape": [int(s) for s in shape], "init": init}
-
-
-def layout(fields: list[tuple], size: int | None = None) -> dict:
-    """A struct arg from C-order fields: ("ptr", buffer-dict or name), ("ptr", None, field name) for a null
-    pointer, ("u32"|"i32"|"f32", name, value), or a pad ("p1"|"p2"|"p3"). `size` pads the struct to the
-    kernel's kernarg segment size."""
-    out, off = [], 0
-    for f in fields:
-        kind = f[0]
-        if kind == "ptr" and f[1] is None:
-            out.append({"offset": off, "scalar": 0, "dtype": "uint64", "name": f[2]})
-        elif kind == "ptr":
-            ref = f[1] if isinstance(f[1], dict) else {"buffer": f[1]}
-            out.append({"offset": off, **ref})
-        elif kind in SCALAR_DTYPES:
-            out.append({"offset": off, "scalar": f[2], "dtype": SCALAR_DTYPES[kind], "name": f[1]})
-        off += SIZES[kind]
-    return {"struct": out, "size": size or off}
-
-
-def slot(kind: str, name: str, value) -> list[tuple]:
-    """One 16-byte slot as AITer writes most fields: a value then its pad."""
-    return [(kind, name, value), ("p2" if kind == "ptr" else "p3",)]
-
-
-def ptr(b) -> list[tuple]:
-    return [("ptr", b), ("p2",)]
-
-
-def null(name: str) -> list[tuple]:
-    return [("ptr", None, name), ("p2",)]
-
-
 # ---- launch builders: shape parameters -> (grid, block, struct arg) -------------------------------------
 
 def topksoftmax(tokens):
@@ -82,17 +46,6 @@ def layer_norm(rows):
                 *ptr(buf("residual_in", "bfloat16", [rows, n])),
                 *null("ptr_OutYScale"), *null("ptr_XScale")])
     return [cdiv(rows, 2), 1, 1], [256, 1, 1], s
-
-
-def bf16gemm(m, n, k, splitk):
-    s = layout([*ptr(buf("D", "float32", [m, n], "zeros")), *null("ptr_C"),
-                *ptr(buf("A", "bfloat16", [m, k])), *ptr(buf("B", "bfloat16", [n, k])),
-                *slot("f32", "alpha", 1.0), *slot("f32", "beta", 0.0),
-                *slot("u32", "stride_D0", 0), *slot("u32", "stride_D1", 0), *slot("u32", "stride_C0", n * 4),
-                *slot("u32", "stride_C1", 0), *slot("u32", "stride_A0", k * 2), *slot("u32", "stride_A1", 0),
-                *slot("u32", "stride_B0", k * 2), *slot("u32", "stride_B1", 0), *slot("u32", "M", m),
-                *slot("u32", "N", n), *slot("u32", "K", k), ("u32", "splitk", splitk), ("p2",)], size=288)
-    return [cdiv(n, 64), cdiv(m, 32), splitk], [256, 1, 1], s
 
 
 def paged_attention(batch, kv_heads, max_blocks, num_blocks):
