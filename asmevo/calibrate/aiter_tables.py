@@ -44,6 +44,8 @@ from pathlib import Path
 import numpy as np
 
 from . import aiter_launches as L
+from ..codeobj import CodeObject
+from ..emu.program import program_for
 from .aiter_wheel import CACHE, EXTRACT, code_object, extract, fetch_wheel, host_file
 from .moe_routing import route
 
@@ -65,8 +67,9 @@ OLD_A8W8 = {(128, 1280, 8192): (3, 13.85), (192, 128, 5120): (8, 18.90), (192, 1
 
 @dataclass
 class CalibrationRow:
-    """One measured row: `launch` is a probe launch-spec mapping of `code_object` at the row's shape, or None
-    with the `reason`; `note` flags doubtful data."""
+    """One measured row: `launch` is a probe launch-spec mapping of `code_object` at the row's shape (None
+    when no launch reproduces the measurement); `reason` says why the row cannot run on the emulator yet
+    (no launch, or an instruction the emulator lacks); `note` flags doubtful data."""
 
     table: str
     kernel: str
@@ -79,6 +82,7 @@ class CalibrationRow:
     reason: str | None = None
     note: str | None = None
     family: str = ""
+    problem: str | None = None  # the `aiter` suite problem of this family (its known_findings apply)
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -115,6 +119,22 @@ def _kernel_lists() -> list[Path]:
     return sorted(EXTRACT / n for n in names)
 
 
+@functools.lru_cache(maxsize=None)
+def unsupported_instructions(path: Path) -> tuple[str, ...]:
+    """Mnemonics (with their first address) of `path`'s instructions the emulator does not implement."""
+    program = program_for(CodeObject.from_path(path))
+    seen: dict[str, int] = {}
+    for addr, op in sorted(program.ops.items()):
+        if getattr(op.fn, "__name__", "") == "fail":  # compile_instruction's stand-in for an unsupported one
+            seen.setdefault(op.ins.mnemonic, addr)
+    return tuple(f"{m} at 0x{a:x}" for m, a in seen.items())
+
+
+def _unsupported_reason(path: Path) -> str | None:
+    missing = unsupported_instructions(path)
+    return f"the emulator does not implement {', '.join(missing)}" if missing else None
+
+
 def read_table(name: str) -> list[dict]:
     with open(host_file(TABLES[name]), newline="") as fh:
         return [{k: v.strip() for k, v in row.items()} for row in csv.DictReader(fh)]
@@ -138,7 +158,8 @@ def bf16_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
         co, info = objects[r["kernelName"]]
         launch = _spec(r["kernelName"], L.bf16gemm(m, n, k, max(splitk, 1), int(info["tileM"])), probe)
         rows.append(CalibrationRow("bf16_tuned_gemm.csv", r["kernelName"], shape, float(r["us"]), "fit", cu_num,
-                                   co, launch, family="bf16gemm_outf32_tn"))
+                                   co, launch, _unsupported_reason(co), family="bf16gemm_outf32_tn",
+                                   problem="bf16gemm"))
     return rows
 
 
@@ -170,7 +191,8 @@ def a8w8_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
         if reason is None:
             launch = _spec("gemm_kernel_func", L.a8w8_m128(m, n, k, ks, scale_init="ones"), probe)
         rows.append(CalibrationRow("asm_a8w8_gemm.csv", "gemm_kernel_func", shape, us, "fit", cu_num, co, launch,
-                                   reason, note, family="gemm_a8w8_m128", extra={"launch_splitK": ks}))
+                                   reason or _unsupported_reason(co), note, family="gemm_a8w8_m128",
+                                   problem="a8w8_gemm", extra={"launch_splitK": ks}))
     return rows
 
 
@@ -187,6 +209,12 @@ def routing_files(tokens: int, experts: int, topk: int, block: int, seed: int = 
             np.save(tmp, getattr(r, n))
             tmp.replace(d / f"{n}.npy")
     return {n: f"file:{d / n}.npy" for n in names}
+
+
+def valid_blocks(routing: dict[str, str], block: int) -> int:
+    """Blocks of sorted_expert_ids holding routed tokens (num_valid_ids[0] / block): the grid rows that do
+    work; the others exit early."""
+    return int(np.load(routing["num_valid_ids"][len("file:"):])[0]) // block
 
 
 def fmoe_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
@@ -207,21 +235,22 @@ def fmoe_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
                  "run_1stage": int(r["run_1stage"])}
         split = "heldout" if "doweight" in name else "fit"
         routing = routing_files(t, e, topk, block_m)
-        extra = {}
+        extra = {"valid_blocks": valid_blocks(routing, block_m)}
         if "fmoe_stage1_" in name:
-            family = "fmoe_stage1_g1u1"
+            family, problem = "fmoe_stage1_g1u1", "fmoe_stage1_fp8"
             qdtype = L.FP8 if "Fp8" in name else "int8"
             built = L.fmoe_stage1(t, dim, inter, e, topk, int(info["tile_m"]), int(info["tile_n"]), routing,
                                   qdtype=qdtype, doweight="doweight" in name, activation=act, ksplit=ksplit,
                                   scale_init="ones")
         else:
-            family = "fmoe_g1u1_1stage"
+            family, problem = "fmoe_g1u1_1stage", None
             persistent = int(info["tg_num_perCU"]) * cu_num if info["ps"] == "1" else 0
             built = L.fmoe_g1u1(t, dim, inter, e, topk, block_m, int(info["subGU_n"]), routing,
                                 persistent_tgs=persistent, blockscale="blockscale" in name, scale_init="ones")
             extra["persistent_workgroups"] = persistent
         rows.append(CalibrationRow("tuned_fmoe.csv", name, shape, float(r["us1"]), split, cu_num, co,
-                                   _spec(name, built, probe), family=family, extra=extra))
+                                   _spec(name, built, probe), _unsupported_reason(co), family=family,
+                                   problem=problem, extra=extra))
     return rows
 
 
