@@ -45,7 +45,12 @@ import numpy as np
 
 from . import aiter_launches as L
 from ..codeobj import CodeObject
+from ..device.emu import EmuDevice
+from ..device.launch import LaunchSpec
+from ..device.probe import ProbeRun, run_probe
 from ..emu.program import program_for
+from ..errors import AsmEvoError
+from ..suites import load_suite
 from .aiter_wheel import CACHE, EXTRACT, code_object, extract, fetch_wheel, host_file
 from .moe_routing import route
 
@@ -63,6 +68,10 @@ OLD_A8W8 = {(128, 1280, 8192): (3, 13.85), (192, 128, 5120): (8, 18.90), (192, 1
             (256, 8192, 1024): (0, 23.80), (320, 8192, 1024): (0, 23.82), (512, 8192, 1024): (0, 44.61),
             (1024, 8192, 1024): (0, 76.33), (2048, 8192, 1024): (0, 140.05), (4096, 8192, 1024): (0, 277.80),
             (8192, 8192, 1024): (0, 552.69), (16384, 8192, 1024): (0, 1095.12)}
+
+
+SPLITK_UNVERIFIED = ("gemm_a8w8_m128_splitK.co does not compute its GEMM on the emulator with this launch (C wrong "
+                     "at every tested shape; gemm_a8w8_m128_noSplitK.co matches numpy), so its timing is not trusted")
 
 
 @dataclass
@@ -190,6 +199,8 @@ def a8w8_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
         co = code_object("gemm_a8w8_m128_splitK.co" if ks > 0 else "gemm_a8w8_m128_noSplitK.co")
         if reason is None:
             launch = _spec("gemm_kernel_func", L.a8w8_m128(m, n, k, ks, scale_init="ones"), probe)
+        if reason is None and ks > 0:
+            reason = SPLITK_UNVERIFIED
         rows.append(CalibrationRow("asm_a8w8_gemm.csv", "gemm_kernel_func", shape, us, "fit", cu_num, co, launch,
                                    reason or _unsupported_reason(co), note, family="gemm_a8w8_m128",
                                    problem="a8w8_gemm", extra={"launch_splitK": ks}))
@@ -252,6 +263,25 @@ def fmoe_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
                                    _spec(name, built, probe), _unsupported_reason(co), family=family,
                                    problem=problem, extra=extra))
     return rows
+
+
+def known_findings(row: CalibrationRow) -> dict[str, str]:
+    """The strictness findings the row's shipped code is known to trigger: its `aiter` suite problem's."""
+    return load_suite("aiter").problem(row.problem).known_findings if row.problem else {}
+
+
+def run_row(row: CalibrationRow, device: EmuDevice | None = None, seed: int = 0) -> ProbeRun:
+    """K0 of a runnable row on a sample of its workgroups (`launch["probe"]`) on sparse memory."""
+    if row.launch is None or row.reason:
+        raise AsmEvoError(f"{row.table} {row.kernel} {row.shape}: not runnable ({row.reason})")
+    return run_probe(device or EmuDevice(checked=True), Path(row.code_object).read_bytes(),
+                     LaunchSpec.from_dict(row.launch), seed)
+
+
+def unexpected_findings(row: CalibrationRow, run: ProbeRun) -> list[dict]:
+    """Findings of `run` whose kind the row's suite problem does not list in known_findings."""
+    known = known_findings(row)
+    return [f for f in run.findings if f["kind"] not in known]
 
 
 def aiter_rows(cu_num: int, probe: int = 8) -> list[CalibrationRow]:

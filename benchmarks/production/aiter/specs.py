@@ -234,7 +234,12 @@ PROBLEMS = {
                                    "ds_read_b32 from 0x37bc) without an s_waitcnt vmcnt retiring those loads",
                         "lds_race": "at K = 256 the epilogue's first C staging writes (ds_write_b32 at 0x2fd8-0x3298) "
                                     "reuse LDS other waves read in the last loop iteration, with no s_barrier in "
-                                    "between"},
+                                    "between",
+                        "uninitialized": "(checked mode) s_and_b32 s61, s61, 0xffff at 0x213c masks a register "
+                                         "nothing wrote (s[60:63] is never used as a V#), and the epilogue's "
+                                         "v_add_f32_dpp row_newbcast (0x2f18-0x2f60) count as reading their "
+                                         "destinations v116-v119 in lanes not yet written; a row_newbcast source is "
+                                         "valid in every lane, so results do not depend on them"},
         shapes=[("v_m20_n128_k256", "verify", (20, 128, 256, 0)), ("v_m130_n256_k128", "verify", (130, 256, 128, 0)),
                 ("h_m40_n128_k384", "heldout", (40, 128, 384, 0)), ("bench", "bench", (1024, 8192, 1024, 0))]),
     "fmoe_stage1_fp8": dict(

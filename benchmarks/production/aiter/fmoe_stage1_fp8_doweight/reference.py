@@ -1,68 +1,10 @@
-"""Reference for AITer's MoE stage 1 (g1u1, per-token fp8): for every routed entry of moe_sorting's output (token t,
-top-k slot s, expert e of its 32-entry block), out[t, s] = silu(gate) * up with gate / up the first / second `inter`
-rows of x[t] . w1[e]^T, each scaled by x_scale[t] * w1_scale[e, row]; with `sorted_weights` passed (doweight), gate
-and up are first multiplied by the routing weight (aiter/fused_moe.py torch_moe_stage1: act_input * topk_weight
-before the activation). fp8 E4M3FNUZ x [tokens, dim] and w1 [E, 2 inter, dim], w1 stored as AITer's
-shuffle_weight(w1, layout=(16, 16)) leaves it: per expert, 16x32 tiles of (row tile, k tile), each stored as two
-16-column halves of 16 rows x 16 bytes. generate() draws the routing as AITer's MoE tuner does
-(asmevo.calibrate.moe_routing) and quantises x per token and w1 per channel."""
-import numpy as np
+"""Reference for fmoe_stage1_fp8_doweight: fmoe_stage1_fp8's reference, which multiplies gate and up by the routing
+weight when the spec passes `sorted_weights` (the doweight kernels' SW pointer)."""
+import importlib.util
+from pathlib import Path
 
-from asmevo.calibrate.moe_routing import fused_topk, moe_sorting
-from asmevo.device.dtypes import get_dtype
-from asmevo.suites.refutil import f32_to_bf16
-
-FP8 = get_dtype("float8_e4m3fnuz")
-BLOCK = 32
-FP8_MAX = 240.0
-
-
-def shuffle(w: np.ndarray) -> np.ndarray:
-    e, n, k = w.shape
-    return w.reshape(e, n // 16, 16, k // 32, 2, 16).transpose(0, 1, 3, 4, 2, 5).reshape(e, n, k)
-
-
-def unshuffle(w: np.ndarray) -> np.ndarray:
-    e, n, k = w.shape
-    return w.reshape(e, n // 16, k // 32, 2, 16, 16).transpose(0, 1, 4, 2, 3, 5).reshape(e, n, k)
-
-
-def _quantise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row (last axis) fp8 codes and float32 scales, as aiter's per-token quant: scale = max|x| / 240."""
-    scale = np.abs(x).max(axis=-1, keepdims=True) / FP8_MAX
-    return FP8.encode(x / scale), scale.astype(np.float32)
-
-
-def generate(launch, rng):
-    s = {f["buffer"]: f["shape"] for f in launch["args"][0]["struct"] if "shape" in f}
-    tokens, topk, _ = s["out"]
-    experts, two_inter, dim = s["w1"]
-    x, x_scale = _quantise(rng.standard_normal((tokens, dim)))
-    w1, w1_scale = _quantise(rng.standard_normal((experts, two_inter, dim)) / np.sqrt(dim))
-    weights, ids = fused_topk(rng.standard_normal((tokens, experts)), topk)
-    r = moe_sorting(ids, weights, experts, BLOCK)
-    out = {"x": x, "x_scale": x_scale, "w1": shuffle(w1), "w1_scale": w1_scale,
-           "sorted_token_ids": r.sorted_token_ids, "sorted_expert_ids": r.sorted_expert_ids,
-           "num_valid_ids": r.num_valid_ids}
-    if "sorted_weights" in s:
-        out["sorted_weights"] = r.sorted_weights
-    return out
-
-
-def reference(inputs, scalars):
-    out = np.zeros(inputs["out"].shape, np.float64)
-    tokens, _, inter = out.shape
-    x = FP8.decode(inputs["x"]).astype(np.float64) * inputs["x_scale"].astype(np.float64)
-    w1 = FP8.decode(unshuffle(inputs["w1"])).astype(np.float64) * inputs["w1_scale"].astype(np.float64)
-    ids, experts = inputs["sorted_token_ids"].view(np.uint32), inputs["sorted_expert_ids"]
-    weights = inputs.get("sorted_weights")
-    for i in range(int(inputs["num_valid_ids"][0])):
-        t, slot = int(ids[i] & 0xFFFFFF), int(ids[i] >> 24)
-        if t >= tokens:
-            continue
-        h = w1[experts[i // BLOCK]] @ x[t]
-        gate, up = h[:inter], h[inter:]
-        if weights is not None:
-            gate, up = gate * weights[i], up * weights[i]
-        out[t, slot] = gate / (1 + np.exp(-gate)) * up
-    return {"out": f32_to_bf16(out.astype(np.float32))}
+_spec = importlib.util.spec_from_file_location("fmoe_stage1_fp8_reference",
+                                               Path(__file__).resolve().parents[1] / "fmoe_stage1_fp8" / "reference.py")
+_base = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_base)
+generate, reference = _base.generate, _base.reference
