@@ -130,7 +130,8 @@ def fmoe_g1u1(tokens: int, dim: int, inter: int, experts: int, topk: int, block_
     (cdiv(inter, sub_gu), len(sorted_expert_ids), 1); 256 threads."""
     r = routing_buffers(tokens, experts, topk, block_m, routing)
     if blockscale:
-        xs, w1s, w2s = [dim // 128, tokens], [experts, 2 * inter // 128, dim // 128], [experts, dim // 128, inter // 128]
+        xs, w1s = [dim // 128, tokens], [experts, 2 * inter // 128, dim // 128]
+        w2s = [experts, dim // 128, inter // 128]
     else:
         xs, w1s, w2s = [tokens, 1], [experts, 2 * inter, 1], [experts, dim, 1]
     ps_deno = cdiv(inter, sub_gu)

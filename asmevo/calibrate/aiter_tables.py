@@ -201,7 +201,8 @@ def a8w8_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
         if old is not None and old[1] == us:
             ks = old[0]
             if ks != splitk:
-                note = f"launched with splitK {ks}, the value measured with (ROCm/aiter 3c5bf0092eff); the wheel says {splitk}"
+                note = (f"launched with splitK {ks}, the value measured with (ROCm/aiter 3c5bf0092eff); "
+                        f"the wheel says {splitk}")
         elif us in by_time:
             note = f"invalid: the time is that of {' and '.join(by_time[us])} in the measuring revision, copied"
             reason = "no measured configuration: the time is a copy of another shape's (note)"

@@ -143,6 +143,44 @@ def moe_stage1(tile_m: int, tile_n: int, doweight: bool):
 BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
 HAZARD = "the shipped assembly lacks wait states LLVM's gfx940 hazard recognizer requires ({rules}); the emulator " \
          "computes the architecturally intended result, which matches the reference"
+
+def moe_stage1_problem(doweight: bool) -> dict:
+    """fmoe_stage1_bf16_pertokenFp8[_doweight]_g1u1_32x128_3tg_pf3: the two-stage fused MoE's stage 1."""
+    tag = "_doweight" if doweight else ""
+    name = f"fmoe_stage1_bf16_pertokenFp8{tag}_g1u1_32x128_3tg_pf3"
+    weighted = ("gate and up each times the entry's routing weight (doweight_stage1), then " if doweight else "")
+    return dict(
+        builder=moe_stage1(32, 128, doweight), co=f"fmoe_2stages/{name}.co", kernel=f"_ZN5aiter{len(name)}{name}E",
+        source="csrc/py_itfs_cu/asm_moe_2stage.cu", family="fused-moe-stage1", dtype="bfloat16", outputs=["out"],
+        tolerance={"atol": 1e-2, "rtol": 1.6e-2},
+        tolerance_reason="fp8 products accumulated in fp32, per-token/per-channel scales, SiLU, bf16 output (O(1) "
+                         "values: x ~ N(0, 1), w1 ~ N(0, 1 / dim))",
+        description="MoE stage 1 of the two-stage fused MoE: per routed (token t, slot s, expert e), gate = x[t] . "
+                    "w1[e, :inter]^T and up = x[t] . w1[e, inter:]^T (fp8 e4m3fnuz codes times per-token / per-channel "
+                    f"scales), {weighted}out[t, s] = silu(gate) * up in bf16; x [tokens, dim], w1 [E, 2 inter, dim] "
+                    "pre-shuffled (16, 16), out [tokens, topk, inter]; 32-entry blocks of moe_sorting, 128-wide "
+                    "inter tiles",
+        why="moe_stage1_g1u1 (asm_moe_2stage.cu) from fused_moe.py asm_stage1 (per_Token): KernelArgs O, X, GU, XC = "
+            "num_valid_ids, XQ, GUQ, SMQ null, STP, SEP, dim, hidden_dim, token_cnt, eprt_cnt, strides in bytes (Xs = "
+            "GUs = dim, Os = topk inter 2, eGUs = 2 inter dim, eGUQs = 2 inter 4, eSMQs = inter 4), topk, splitk 0, "
+            f"activation 0 (silu), SW {'= sorted_weights' if doweight else 'null'}; grid (inter / 128, "
+            "len(sorted_expert_ids), 1), 256 threads; routing as the MoE tuner draws it (fused_topk of normal "
+            "scores, moe_sorting with block 32)",
+        known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
+                                                      "valu-sgpr-valu"),
+                        "out_of_bounds": "the w1 tile loads (buffer_load_dwordx4 through V# s[84:87], num_records "
+                                         "0xfffffff0, so unbounded) prefetch past the last expert's weights, and some "
+                                         "x loads by LDS DMA (buffer_load_dword ... lds through s[20:23]) fall "
+                                         "outside x: data the outputs do not depend on (they match the reference)",
+                        "lds_race": "ds_write_b64 stores of the gate/up staging overwrite LDS that other waves read "
+                                    "with ds_read_b128 in the same barrier phase (no s_barrier in between)",
+                        "waitcnt": "ds_read_b32 / ds_write_b64 touch LDS that another wave's LDS-DMA load (the next x "
+                                   "tile) has not yet retired by s_waitcnt vmcnt"},
+        shapes=[("v_t10_d128_i128_e2_k2", "verify", (10, 128, 128, 2, 2)),
+                ("v_t33_d128_i256_e1_k1", "verify", (33, 128, 256, 1, 1)),
+                ("h_t20_d128_i128_e2_k1", "heldout", (20, 128, 128, 2, 1)),
+                ("bench", "bench", (256, 7168, 512, 256, 8))])
+
 PROBLEMS = {
     "topksoftmax": dict(
         builder=topksoftmax, co="topksoftmax/topksoftmax_4x128x8.co", kernel="_ZN5aiter19topksoftmax_4x128x8E",
@@ -242,66 +280,8 @@ PROBLEMS = {
                                          "valid in every lane, so results do not depend on them"},
         shapes=[("v_m20_n128_k256", "verify", (20, 128, 256, 0)), ("v_m130_n256_k128", "verify", (130, 256, 128, 0)),
                 ("h_m40_n128_k384", "heldout", (40, 128, 384, 0)), ("bench", "bench", (1024, 8192, 1024, 0))]),
-    "fmoe_stage1_fp8": dict(
-        builder=moe_stage1(32, 128, False), co="fmoe_2stages/fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3.co",
-        kernel="_ZN5aiter48fmoe_stage1_bf16_pertokenFp8_g1u1_32x128_3tg_pf3E", source="csrc/py_itfs_cu/asm_moe_2stage.cu",
-        family="fused-moe-stage1", dtype="bfloat16", outputs=["out"], tolerance={"atol": 1e-2, "rtol": 1.6e-2},
-        tolerance_reason="fp8 products accumulated in fp32, per-token/per-channel scales, SiLU, bf16 output (O(1) "
-                         "values: x ~ N(0, 1), w1 ~ N(0, 1 / dim))",
-        description="MoE stage 1 (gate-up GEMM + SiLU(gate) * up) of the two-stage fused MoE: per routed (token, "
-                    "slot), out[token, slot] = silu(x q . w1q[e, :inter]^T * sx * sw) * (x q . w1q[e, inter:]^T * "
-                    "sx * sw), fp8 (e4m3fnuz) x [tokens, dim] and w1 [E, 2 inter, dim] (pre-shuffled (16, 16)), "
-                    "per-token / per-channel scales, bf16 out [tokens, topk, inter]; 32-token blocks of moe_sorting, "
-                    "128-wide inter tiles",
-        why="moe_stage1_g1u1 (asm_moe_2stage.cu) from fused_moe.py asm_stage1 (per_Token, no doweight): KernelArgs "
-            "O, X, GU, XC = num_valid_ids, XQ, GUQ, SMQ null, STP, SEP, dim, hidden_dim, token_cnt, eprt_cnt, strides "
-            "in bytes (Xs = GUs = dim, Os = topk inter 2, eGUs = 2 inter dim, eGUQs = 2 inter 4, eSMQs = inter 4), "
-            "topk, splitk 0, activation 0 (silu), SW null; grid (inter / 128, len(sorted_expert_ids), 1), 256 "
-            "threads; routing as the MoE tuner draws it (fused_topk of normal scores, moe_sorting with block 32)",
-        known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
-                                                      "valu-sgpr-valu"),
-                        "out_of_bounds": "the w1 tile loads (buffer_load_dwordx4 through V# s[84:87], num_records "
-                                         "0xfffffff0, so unbounded) prefetch past the last expert's weights, and some "
-                                         "x loads by LDS DMA (buffer_load_dword ... lds through s[20:23]) fall "
-                                         "outside x: data the outputs do not depend on (they match the reference)",
-                        "lds_race": "ds_write_b64 stores of the gate/up staging overwrite LDS that other waves read "
-                                    "with ds_read_b128 in the same barrier phase (no s_barrier in between)",
-                        "waitcnt": "ds_read_b32 / ds_write_b64 touch LDS that another wave's LDS-DMA load (the next x "
-                                   "tile) has not yet retired by s_waitcnt vmcnt"},
-        shapes=[("v_t10_d128_i128_e2_k2", "verify", (10, 128, 128, 2, 2)),
-                ("v_t33_d128_i256_e1_k1", "verify", (33, 128, 256, 1, 1)),
-                ("h_t20_d128_i128_e2_k1", "heldout", (20, 128, 128, 2, 1)),
-                ("bench", "bench", (256, 7168, 512, 256, 8))]),
-    "fmoe_stage1_fp8_doweight": dict(
-        builder=moe_stage1(32, 128, True), co="fmoe_2stages/fmoe_stage1_bf16_pertokenFp8_doweight_g1u1_32x128_3tg_pf3.co",
-        kernel="_ZN5aiter57fmoe_stage1_bf16_pertokenFp8_doweight_g1u1_32x128_3tg_pf3E", source="csrc/py_itfs_cu/asm_moe_2stage.cu",
-        family="fused-moe-stage1", dtype="bfloat16", outputs=["out"], tolerance={"atol": 1e-2, "rtol": 1.6e-2},
-        tolerance_reason="fp8 products accumulated in fp32, per-token/per-channel scales, SiLU, bf16 output (O(1) "
-                         "values: x ~ N(0, 1), w1 ~ N(0, 1 / dim))",
-        description="MoE stage 1 with the routing weight (gate-up GEMM + SiLU(gate) * up * w) of the two-stage fused MoE: per routed (token, "
-                    "slot), out[token, slot] = silu(x q . w1q[e, :inter]^T * sx * sw) * (x q . w1q[e, inter:]^T * "
-                    "sx * sw) * routing weight, fp8 (e4m3fnuz) x [tokens, dim] and w1 [E, 2 inter, dim] (pre-shuffled (16, 16)), "
-                    "per-token / per-channel scales, bf16 out [tokens, topk, inter]; 32-token blocks of moe_sorting, "
-                    "128-wide inter tiles",
-        why="moe_stage1_g1u1 (asm_moe_2stage.cu) from fused_moe.py asm_stage1 (per_Token, doweight_stage1: sorted_weights applied in stage 1): KernelArgs "
-            "O, X, GU, XC = num_valid_ids, XQ, GUQ, SMQ null, STP, SEP, dim, hidden_dim, token_cnt, eprt_cnt, strides "
-            "in bytes (Xs = GUs = dim, Os = topk inter 2, eGUs = 2 inter dim, eGUQs = 2 inter 4, eSMQs = inter 4), "
-            "topk, splitk 0, activation 0 (silu), SW = sorted_weights; grid (inter / 128, len(sorted_expert_ids), 1), 256 "
-            "threads; routing as the MoE tuner draws it (fused_topk of normal scores, moe_sorting with block 32)",
-        known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
-                                                      "valu-sgpr-valu"),
-                        "out_of_bounds": "the w1 tile loads (buffer_load_dwordx4 through V# s[84:87], num_records "
-                                         "0xfffffff0, so unbounded) prefetch past the last expert's weights, and some "
-                                         "x loads by LDS DMA (buffer_load_dword ... lds through s[20:23]) fall "
-                                         "outside x: data the outputs do not depend on (they match the reference)",
-                        "lds_race": "ds_write_b64 stores of the gate/up staging overwrite LDS that other waves read "
-                                    "with ds_read_b128 in the same barrier phase (no s_barrier in between)",
-                        "waitcnt": "ds_read_b32 / ds_write_b64 touch LDS that another wave's LDS-DMA load (the next x "
-                                   "tile) has not yet retired by s_waitcnt vmcnt"},
-        shapes=[("v_t10_d128_i128_e2_k2", "verify", (10, 128, 128, 2, 2)),
-                ("v_t33_d128_i256_e1_k1", "verify", (33, 128, 256, 1, 1)),
-                ("h_t20_d128_i128_e2_k1", "heldout", (20, 128, 128, 2, 1)),
-                ("bench", "bench", (256, 7168, 512, 256, 8))]),
+    "fmoe_stage1_fp8": moe_stage1_problem(doweight=False),
+    "fmoe_stage1_fp8_doweight": moe_stage1_problem(doweight=True),
     "fmha_fwd": dict(
         builder=fmha_fwd, co="fmha_v3_fwd/MI300/fwd_hd128_bf16_rtne.co", kernel="_ZN5aiter24fmha_fwd_hd128_bf16_rtneE",
         source="hsa/gfx942/fmha_v3_fwd/codegen.py", family="flash-attention-forward", dtype="bfloat16",
