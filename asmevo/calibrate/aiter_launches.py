@@ -70,7 +70,7 @@ def a8w8_m128(m: int, n: int, k: int, ks: int, scale_init: str = "random"):
     """gemm_a8w8_m128_{noSplitK,splitK} (`gemm_kernel_func`): the host that read asm_a8w8_gemm.csv,
     csrc/py_itfs_cu/asm_gemm_a8w8.cu gemm_a8w8_asm at ROCm/aiter 3c5bf0092eff (before the I8gemm
     heuristic replaced it): the KernelArgs of today's asm_gemm_a8w8.cu, lda = ldb = K, ldc = 2 N bytes,
-    ks = the table's splitK; grid ((N / 128) << ks, cdiv(M, 128)), 256 threads; the splitK object
+    ks = log2 of the K splits; grid ((N / 128) << ks, cdiv(M, 128)), 256 threads; the splitK object
     when ks > 0. B is pre-shuffled (shuffle_weight layout (32, 16)); C bf16, per-token/per-channel scales,
     bias."""
     s = layout([*ptr(buf("C", "bfloat16", [m, n], "zeros")), *ptr(buf("A", "int8", [m, k])),
@@ -97,7 +97,7 @@ def fmoe_stage1(tokens: int, dim: int, inter: int, experts: int, topk: int, tile
     moe_stage1_g1u1, called by aiter/fused_moe.py asm_stage1 (per-tensor scales repeated to per-token).
     X [tokens, dim] and w1 [E, 2 inter, dim] quantised per token / per channel (scales [tokens, 1],
     [E, 2 inter, 1]), w1 pre-shuffled (layout (16, 16)); out [tokens, topk, inter] bf16 = act(gate) * up
-    (times the routing weight when doweight). Strides in bytes: Xs = GUs = dim, eGUs = 2 inter dim,
+    (gate and up first times the routing weight when doweight). Strides in bytes: Xs = GUs = dim, eGUs = 2 inter dim,
     Os = topk inter 2, eGUQs = 2 inter 4, eSMQs = inter 4; SMQ null, SW the sorted weights when doweight.
     Grid (cdiv(inter, tile_n), len(sorted_expert_ids), 2^ksplit), 256 threads."""
     r = routing_buffers(tokens, experts, topk, tile_m, routing)

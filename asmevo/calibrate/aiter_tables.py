@@ -20,14 +20,16 @@ asm_a8w8_gemm.csv has no `cu_num` column; its rows are MI308X (cu_num 80) measur
   3c5bf0092eff: aiter/ops/gemm_op_a8w8.py `get_ASMGEMM_config`, keyed by (M, N, K, bias, outdtype), ->
   csrc/py_itfs_cu/asm_gemm_a8w8.cu `gemm_a8w8_asm(..., splitK)` launching
   `gemm_a8w8_m128_{noSplitK,splitK}.co`, both still shipped, with grid ((N / 128) << ks, cdiv(M, 128))).
-  That revision's table holds the same times for 21 of the wheel's 33 rows (OLD_A8W8 below).
-- With its split factors the tuner chose 80 workgroups for 128x1280x8192 (10 << 3), one per MI308X CU;
-  and in the 8192x1024 series (64 << 0 workgroups per 128-row tile) the time doubles from M = 192 to
-  M = 256, where the grid passes 80 workgroups: one wave of workgroups fills an 80-CU GPU, not a 304-CU
-  MI300X (which would hold 128 workgroups in one wave).
+  That revision's table holds the same times for 21 of the wheel's 34 rows (OLD_A8W8 below).
+- Its times fit 80 CUs and not 304. The tuner split 128x1280x8192 into 10 << 3 = 80 workgroups, one per
+  MI308X CU (13.85 us). Scaling M to 16384 multiplies the workgroups by 128: 128 waves of 80 would take
+  about 128 x 13.85 = 1773 us, and 1483.54 us is measured; 304 CUs would run 34 waves (about 470 us).
+  Likewise 16384x8192x1024 (8192 workgroups) takes 1095 us against 12.6 us for one wave of 64: 102 waves
+  of 80 CUs (about 1290 us), not 27 of 304 (about 340 us).
 - The wheel's `splitK` column no longer matches the times (128x1280x8192 says 0: 10 workgroups of a
-  128x128x8192 tile in 13.85 us would need 2.3x the MI300X per-CU int8 MFMA peak): rows keep the
-  wheel's value in `shape` and launch with the split of the revision that measured them.
+  128x128x8192 tile in 13.85 us would need 2.3x the per-CU int8 peak, 2614.9 TOPS / 304 CUs in AMD's
+  MI300X data sheet): rows keep the wheel's value in `shape` and launch with the split of the revision
+  that measured them.
 - Thirteen rows repeat a time the measuring revision has for other shapes: ten N=1536, K=5120 rows read
   1483.54 us (16384x1280x8192's), 192x1280x1024 and 192x1536x1024 read 13.90 us (192x1280x8192's and
   192x5120x1280's), and 192x5120x1280 now reads 12.70 us (192x8192x1024's; that revision measured it at
