@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
 from asmevo.calibrate import aiter_wheel  # noqa: E402
+
 MANIFEST = HERE / "manifest.json"
 CACHE_PREFIX = "cache:"
 
