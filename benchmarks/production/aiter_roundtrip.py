@@ -1,8 +1,8 @@
 """Round-trip every gfx942 code object of the AITer wheel (amd-aiter on PyPI).
 
-Fetches the pinned wheel with `pip download` into benchmarks/.cache/aiter (gitignored), checks
-its sha256, extracts the code objects whose ELF flags name gfx942, round-trips them in a process
-pool (one per CPU; batches of --batch files share an llvm-objdump run), and prints identical /
+Fetches the pinned wheel (asmevo.calibrate.aiter_wheel: `pip download` into benchmarks/.cache/aiter,
+gitignored, sha256-checked), extracts the code objects whose ELF flags name gfx942, round-trips them in
+a process pool (one per CPU; batches of --batch files share an llvm-objdump run), and prints identical /
 patch-only / failed counts, wall time and CPU-seconds (this process, the workers and their LLVM
 tools). Exit 0 iff none failed.
 
@@ -12,62 +12,19 @@ from __future__ import annotations
 
 import argparse
 import collections
-import hashlib
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
-import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from asmevo.calibrate.aiter_wheel import VERSION, AiterWheelError, extract, fetch_wheel  # noqa: E402
 from asmevo.roundtrip import roundtrip_many  # noqa: E402
-
-VERSION = "0.1.7.post2.dev18"
-WHEEL = f"amd_aiter-{VERSION}-py3-none-any.whl"
-SHA256 = "fe139d74438217c35e87e3b961166bac8db2d381eadccb371da2e63615f05a31"
-CACHE = ROOT / "benchmarks" / ".cache" / "aiter"
-EM_AMDGPU = 224
-MACH_GFX942 = 0x04C
-
-
-def fetch_wheel() -> Path:
-    wheel = CACHE / WHEEL
-    if not wheel.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", f"amd-aiter=={VERSION}",
-                        "-d", str(CACHE)], check=True)
-    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    if digest != SHA256:
-        sys.exit(f"error: {wheel} has sha256 {digest}, expected {SHA256}")
-    return wheel
-
-
-def _is_gfx942(data: bytes) -> bool:
-    return (len(data) > 64 and data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == EM_AMDGPU
-            and int.from_bytes(data[48:52], "little") & 0xFF == MACH_GFX942)
-
-
-def extract(wheel: Path) -> list[Path]:
-    """The wheel's gfx942 code objects, extracted once under the cache."""
-    out = CACHE / f"extract-{VERSION}"
-    done = out / ".done"
-    if not done.exists():
-        with zipfile.ZipFile(wheel) as zf:
-            for name in zf.namelist():
-                if name.endswith(".co"):
-                    data = zf.read(name)
-                    if _is_gfx942(data):
-                        dest = out / name
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        dest.write_bytes(data)
-        done.write_text("ok\n")
-    return sorted(out.rglob("*.co"))
 
 
 def _cpu_seconds() -> float:
@@ -87,7 +44,11 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     parser.add_argument("--json", help="write per-file results here")
     args = parser.parse_args()
-    files = extract(fetch_wheel())
+    try:
+        files = extract(fetch_wheel())
+    except AiterWheelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if args.limit:
         files = files[:args.limit]
     start, cpu0 = time.perf_counter(), _cpu_seconds()

@@ -4,8 +4,9 @@
     python benchmarks/production/aiter/specs.py && python benchmarks/production/aiter/build.py --update
 
 Each kernel takes AITer's host-packed `struct __attribute__((packed)) KernelArgs` (see the problem's
-`source`, a host file of the wheel) as the whole kernarg area; `layout()` transcribes such a struct field by
-field (`p1`/`p2`/`p3` are AITer's 4/8/12-byte pads) and the launch spec carries it as a `struct` arg.
+`source`, a host file of the wheel) as the whole kernarg area; `layout()` (asmevo.calibrate.aiter_launches,
+shared with the calibration rows) transcribes such a struct field by field and the launch spec carries it as
+a `struct` arg.
 Grids and blocks are those the host code launches with.
 """
 from __future__ import annotations
@@ -14,52 +15,20 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+
+from asmevo.calibrate.aiter_launches import (a8w8_m128, bf16gemm, buf, cdiv, fmoe_stage1, layout, null,  # noqa: E402
+                                             ptr, slot)
+from asmevo.calibrate.moe_routing import route  # noqa: E402
+
+ROUTING = ("sorted_token_ids", "sorted_weights", "sorted_expert_ids", "num_valid_ids")
 VERSION = "0.1.7.post2.dev18"
 CO = f"cache:aiter/extract-{VERSION}/aiter_meta/hsa/gfx942/"
 HOST = f"cache:aiter/host-{VERSION}/aiter_meta/"
-SIZES = {"ptr": 8, "p1": 4, "p2": 8, "p3": 12, "u32": 4, "i32": 4, "f32": 4}
-SCALAR_DTYPES = {"u32": "uint32", "i32": "int32", "f32": "float32"}
-cdiv = lambda a, b: -(-a // b)  # noqa: E731
-
-
-def buf(name: str, dtype: str, shape, init: str = "random") -> dict:
-    return {"buffer": name, "dtype": dtype, "shape": [int(s) for s in shape], "init": init}
-
-
-def layout(fields: list[tuple], size: int | None = None) -> dict:
-    """A struct arg from C-order fields: ("ptr", buffer-dict or name), ("ptr", None, field name) for a null
-    pointer, ("u32"|"i32"|"f32", name, value), or a pad ("p1"|"p2"|"p3"). `size` pads the struct to the
-    kernel's kernarg segment size."""
-    out, off = [], 0
-    for f in fields:
-        kind = f[0]
-        if kind == "ptr" and f[1] is None:
-            out.append({"offset": off, "scalar": 0, "dtype": "uint64", "name": f[2]})
-        elif kind == "ptr":
-            ref = f[1] if isinstance(f[1], dict) else {"buffer": f[1]}
-            out.append({"offset": off, **ref})
-        elif kind in SCALAR_DTYPES:
-            out.append({"offset": off, "scalar": f[2], "dtype": SCALAR_DTYPES[kind], "name": f[1]})
-        off += SIZES[kind]
-    return {"struct": out, "size": size or off}
-
-
-def slot(kind: str, name: str, value) -> list[tuple]:
-    """One 16-byte slot as AITer writes most fields: a value then its pad."""
-    return [(kind, name, value), ("p2" if kind == "ptr" else "p3",)]
-
-
-def ptr(b) -> list[tuple]:
-    return [("ptr", b), ("p2",)]
-
-
-def null(name: str) -> list[tuple]:
-    return [("ptr", None, name), ("p2",)]
-
-
 # ---- launch builders: shape parameters -> (grid, block, struct arg) -------------------------------------
 
 def topksoftmax(tokens):
@@ -82,17 +51,6 @@ def layer_norm(rows):
                 *ptr(buf("residual_in", "bfloat16", [rows, n])),
                 *null("ptr_OutYScale"), *null("ptr_XScale")])
     return [cdiv(rows, 2), 1, 1], [256, 1, 1], s
-
-
-def bf16gemm(m, n, k, splitk):
-    s = layout([*ptr(buf("D", "float32", [m, n], "zeros")), *null("ptr_C"),
-                *ptr(buf("A", "bfloat16", [m, k])), *ptr(buf("B", "bfloat16", [n, k])),
-                *slot("f32", "alpha", 1.0), *slot("f32", "beta", 0.0),
-                *slot("u32", "stride_D0", 0), *slot("u32", "stride_D1", 0), *slot("u32", "stride_C0", n * 4),
-                *slot("u32", "stride_C1", 0), *slot("u32", "stride_A0", k * 2), *slot("u32", "stride_A1", 0),
-                *slot("u32", "stride_B0", k * 2), *slot("u32", "stride_B1", 0), *slot("u32", "M", m),
-                *slot("u32", "N", n), *slot("u32", "K", k), ("u32", "splitk", splitk), ("p2",)], size=288)
-    return [cdiv(n, 64), cdiv(m, 32), splitk], [256, 1, 1], s
 
 
 def paged_attention(batch, kv_heads, max_blocks, num_blocks):
@@ -164,11 +122,65 @@ def flatmm_fp8(m, n, k):
     return [n // 256, cdiv(m, 128), 1], [256, 1, 1], s
 
 
+def moe_stage1(tile_m: int, tile_n: int, doweight: bool):
+    """A builder for an fmoe_stage1 kernel. Verify/heldout routing buffers are zeros that the problem's
+    generate() replaces with a routing drawn per trial; a bench launch (`launch_dir` given) reads the
+    tuner-style routing (asmevo.calibrate.moe_routing.route, seed 0) from .npy files beside its spec."""
+    def build(tokens, dim, inter, experts, topk, launch_dir: Path | None = None, shape: str = ""):
+        routing = {n: "zeros" for n in ROUTING}
+        if launch_dir is not None:
+            r = route(tokens, experts, topk, tile_m, 0)
+            for n in ROUTING:
+                np.save(launch_dir / f"{shape}_{n}.npy", getattr(r, n))
+                routing[n] = f"file:{shape}_{n}.npy"
+        return fmoe_stage1(tokens, dim, inter, experts, topk, tile_m, tile_n, routing, doweight=doweight)
+    build.writes_routing = True
+    return build
+
+
 # ---- problems ------------------------------------------------------------------------------------------
 
 BF16_TOL = {"atol": 1e-2, "rtol": 1.6e-2}
 HAZARD = "the shipped assembly lacks wait states LLVM's gfx940 hazard recognizer requires ({rules}); the emulator " \
          "computes the architecturally intended result, which matches the reference"
+
+def moe_stage1_problem(doweight: bool) -> dict:
+    """fmoe_stage1_bf16_pertokenFp8[_doweight]_g1u1_32x128_3tg_pf3: the two-stage fused MoE's stage 1."""
+    tag = "_doweight" if doweight else ""
+    name = f"fmoe_stage1_bf16_pertokenFp8{tag}_g1u1_32x128_3tg_pf3"
+    weighted = ("gate and up each times the entry's routing weight (doweight_stage1), then " if doweight else "")
+    return dict(
+        builder=moe_stage1(32, 128, doweight), co=f"fmoe_2stages/{name}.co", kernel=f"_ZN5aiter{len(name)}{name}E",
+        source="csrc/py_itfs_cu/asm_moe_2stage.cu", family="fused-moe-stage1", dtype="bfloat16", outputs=["out"],
+        tolerance={"atol": 1e-2, "rtol": 1.6e-2},
+        tolerance_reason="fp8 products accumulated in fp32, per-token/per-channel scales, SiLU, bf16 output (O(1) "
+                         "values: x ~ N(0, 1), w1 ~ N(0, 1 / dim))",
+        description="MoE stage 1 of the two-stage fused MoE: per routed (token t, slot s, expert e), gate = x[t] . "
+                    "w1[e, :inter]^T and up = x[t] . w1[e, inter:]^T (fp8 e4m3fnuz codes times per-token / per-channel "
+                    f"scales), {weighted}out[t, s] = silu(gate) * up in bf16; x [tokens, dim], w1 [E, 2 inter, dim] "
+                    "pre-shuffled (16, 16), out [tokens, topk, inter]; 32-entry blocks of moe_sorting, 128-wide "
+                    "inter tiles",
+        why="moe_stage1_g1u1 (asm_moe_2stage.cu) from fused_moe.py asm_stage1 (per_Token): KernelArgs O, X, GU, XC = "
+            "num_valid_ids, XQ, GUQ, SMQ null, STP, SEP, dim, hidden_dim, token_cnt, eprt_cnt, strides in bytes (Xs = "
+            "GUs = dim, Os = topk inter 2, eGUs = 2 inter dim, eGUQs = 2 inter 4, eSMQs = inter 4), topk, splitk 0, "
+            f"activation 0 (silu), SW {'= sorted_weights' if doweight else 'null'}; grid (inter / 128, "
+            "len(sorted_expert_ids), 1), 256 threads; routing as the MoE tuner draws it (fused_topk of normal "
+            "scores, moe_sorting with block 32)",
+        known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
+                                                      "valu-sgpr-valu"),
+                        "out_of_bounds": "the w1 tile loads (buffer_load_dwordx4 through V# s[84:87], num_records "
+                                         "0xfffffff0, so unbounded) prefetch past the last expert's weights, and some "
+                                         "x loads by LDS DMA (buffer_load_dword ... lds through s[20:23]) fall "
+                                         "outside x: data the outputs do not depend on (they match the reference)",
+                        "lds_race": "ds_write_b64 stores of the gate/up staging overwrite LDS that other waves read "
+                                    "with ds_read_b128 in the same barrier phase (no s_barrier in between)",
+                        "waitcnt": "ds_read_b32 / ds_write_b64 touch LDS that another wave's LDS-DMA load (the next x "
+                                   "tile) has not yet retired by s_waitcnt vmcnt"},
+        shapes=[("v_t10_d128_i128_e2_k2", "verify", (10, 128, 128, 2, 2)),
+                ("v_t33_d128_i256_e1_k1", "verify", (33, 128, 256, 1, 1)),
+                ("h_t20_d128_i128_e2_k1", "heldout", (20, 128, 128, 2, 1)),
+                ("bench", "bench", (256, 7168, 512, 256, 8))])
+
 PROBLEMS = {
     "topksoftmax": dict(
         builder=topksoftmax, co="topksoftmax/topksoftmax_4x128x8.co", kernel="_ZN5aiter19topksoftmax_4x128x8E",
@@ -237,6 +249,39 @@ PROBLEMS = {
             "lda = ldb = K, ldc = 2 N bytes, ks 1; B = shuffle_weight(B, layout=(32, 16))",
         shapes=[("v_m20_n128_k256", "verify", (20, 128, 256)), ("v_m130_n256_k128", "verify", (130, 256, 128)),
                 ("h_m40_n128_k384", "heldout", (40, 128, 384)), ("bench", "bench", (128, 8192, 8192))]),
+    "a8w8_gemm": dict(
+        builder=a8w8_m128, co="gemm_a8w8_m128_noSplitK.co", kernel="gemm_kernel_func",
+        source="csrc/py_itfs_cu/asm_gemm_a8w8.cu", family="int8-gemm-m128", dtype="bfloat16", outputs=["C"],
+        tolerance=BF16_TOL, tolerance_reason="exact int32 accumulation, fp32 per-token/per-channel scaling and bias, "
+                                             "bf16 output",
+        description="C[M, N] (bf16) = (A[M, K] @ B[N, K]^T) * a_scale[M] * b_scale[N] + bias[N], int8 A/B with B "
+                    "pre-shuffled in (32, 16) tiles, 128x128 tiles, no split-K (the kernel asm_a8w8_gemm.csv times)",
+        why="gemm_a8w8_asm as of ROCm/aiter 3c5bf0092eff (the host that read asm_a8w8_gemm.csv; today's "
+            "asm_gemm_a8w8.cu keeps its KernelArgs): grid ((N / 128) << ks, cdiv(M, 128)), 256 threads, lda = ldb "
+            "= K, ldc = 2 N bytes, ks 0 selects gemm_a8w8_m128_noSplitK.co; B = shuffle_weight(B, layout=(32, 16))",
+        known_findings={"hazard": HAZARD.format(rules="dpp-vgpr, valu-sgpr-valu, salu-m0: s_mov_b32 / s_add_i32 m0 "
+                                                      "right before buffer_load_dword ... lds"),
+                        "out_of_bounds": "the per-token scale loads (buffer_load_dword v104-v107 at 0x21bc-0x21d4, V# "
+                                         "s[72:75] with num_records 0x80000000, so unbounded) read a_scale for all 128 "
+                                         "rows of the M tile (rows past M lie beyond the [M] buffer and are never "
+                                         "stored), and with a single K tile (K = 128) the prefetch of the next one "
+                                         "(buffer_load_dwordx4 at 0x2768-0x2828 through B's unbounded V# s[8:11], "
+                                         "buffer_load_dword at 0x265c) reads past the end of the operands",
+                        "waitcnt": "the main loop always prefetches the next A tile by LDS DMA (beyond K it reads "
+                                   "zeros), and the epilogue stages C through the same LDS (ds_write_b32 from 0x34e0, "
+                                   "ds_read_b32 from 0x37bc) without an s_waitcnt vmcnt retiring those loads",
+                        "lds_race": "at K = 256 the epilogue's first C staging writes (ds_write_b32 at 0x2fd8-0x3298) "
+                                    "reuse LDS other waves read in the last loop iteration, with no s_barrier in "
+                                    "between",
+                        "uninitialized": "(checked mode) s_and_b32 s61, s61, 0xffff at 0x213c masks a register "
+                                         "nothing wrote (s[60:63] is never used as a V#), and the epilogue's "
+                                         "v_add_f32_dpp row_newbcast (0x2f18-0x2f60) count as reading their "
+                                         "destinations v116-v119 in lanes not yet written; a row_newbcast source is "
+                                         "valid in every lane, so results do not depend on them"},
+        shapes=[("v_m20_n128_k256", "verify", (20, 128, 256, 0)), ("v_m130_n256_k128", "verify", (130, 256, 128, 0)),
+                ("h_m40_n128_k384", "heldout", (40, 128, 384, 0)), ("bench", "bench", (1024, 8192, 1024, 0))]),
+    "fmoe_stage1_fp8": moe_stage1_problem(doweight=False),
+    "fmoe_stage1_fp8_doweight": moe_stage1_problem(doweight=True),
     "fmha_fwd": dict(
         builder=fmha_fwd, co="fmha_v3_fwd/MI300/fwd_hd128_bf16_rtne.co", kernel="_ZN5aiter24fmha_fwd_hd128_bf16_rtneE",
         source="hsa/gfx942/fmha_v3_fwd/codegen.py", family="flash-attention-forward", dtype="bfloat16",
@@ -305,7 +350,9 @@ def write_problem(name: str) -> None:
     (pdir / "launch").mkdir(parents=True, exist_ok=True)
     shapes = []
     for shape, role, params, *seed in d["shapes"]:
-        grid, block, struct = d["builder"](*params)
+        files = dict(launch_dir=pdir / "launch", shape=shape) \
+            if role == "bench" and getattr(d["builder"], "writes_routing", False) else {}
+        grid, block, struct = d["builder"](*params, **files)
         spec = {"kernel": d["kernel"], "grid": grid, "block": block, "dynamic_lds": 0, "seed": seed[0] if seed else 0,
                 "args": [struct]}
         (pdir / "launch" / f"{shape}.json").write_text(json.dumps(spec) + "\n")

@@ -1,0 +1,157 @@
+"""The wheel's tuning rows as launches (needs the pinned wheel: fetched, or skipped with the reason)."""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from asmevo.calibrate import aiter_launches as L
+from asmevo.calibrate.aiter_tables import (OLD_A8W8, SPLITK_UNVERIFIED, STAGE1_MISMATCH, aiter_rows, kernel_objects,
+                                           run_row, unexpected_findings, written_elements)
+from asmevo.calibrate.moe_routing import route
+from asmevo.codeobj import CodeObject
+from asmevo.device import get_device
+from asmevo.device.launch import LaunchSpec, make_inputs, run_launch
+from asmevo.suites import compare_to_reference, load_suite
+
+
+@pytest.fixture(scope="module")
+def rows(wheel):
+    return aiter_rows(80)
+
+
+def _table(rows, name):
+    return [r for r in rows if r.table == name]
+
+
+def test_every_mi308x_row_is_listed_with_its_split(rows):
+    assert len(rows) == 8 + 34 + 114
+    assert all(r.split == ("heldout" if r.table == "tuned_fmoe.csv" and "doweight" in r.kernel else "fit")
+               for r in rows)
+    fmoe = _table(rows, "tuned_fmoe.csv")
+    assert sum(r.split == "heldout" for r in fmoe) == 52 and all(r.shape["doweight_stage1"] == 1
+                                                                for r in fmoe if r.split == "heldout")
+    assert all(r.cu_num == 80 and r.measured_us > 0 for r in rows)
+    assert all(r.launch is not None or r.reason for r in rows)
+
+
+def test_runnable_rows_and_reasons(rows):
+    runnable = collections.Counter(r.table for r in rows if r.launch and not r.reason)
+    assert runnable == {"bf16_tuned_gemm.csv": 8, "asm_a8w8_gemm.csv": 10, "tuned_fmoe.csv": 106}
+    a8w8 = _table(rows, "asm_a8w8_gemm.csv")
+    copies = [r for r in a8w8 if r.launch is None]
+    assert len(copies) == 13 and all(r.note.startswith("invalid") for r in copies)
+    assert sum(r.reason == SPLITK_UNVERIFIED for r in a8w8) == 11
+    one_stage = [r for r in rows if r.family == "fmoe_g1u1_1stage"]
+    assert len(one_stage) == 8 and all("s_setvskip" in r.reason for r in one_stage)
+
+
+def test_kernel_names_map_to_the_shipped_objects(rows):
+    objects = kernel_objects()
+    for r in rows:
+        if r.table != "asm_a8w8_gemm.csv":
+            assert objects[r.kernel][0] == r.code_object
+        assert CodeObject.from_path(r.code_object).kernel(r.kernel) is not None
+
+
+def test_every_launch_satisfies_its_kernels_metadata(rows):
+    for r in rows:
+        if r.launch is not None:
+            spec = LaunchSpec.from_dict(r.launch)
+            spec.check(CodeObject.from_path(r.code_object).kernel(r.kernel))
+            assert spec.probe == 8
+
+
+def test_a8w8_rows_launch_the_configuration_that_measured_them(rows):
+    by_shape = {(r.shape["M"], r.shape["N"], r.shape["K"]): r for r in _table(rows, "asm_a8w8_gemm.csv")}
+    r = by_shape[128, 1280, 8192]
+    assert r.shape["splitK"] == 0 and r.extra["launch_splitK"] == OLD_A8W8[128, 1280, 8192][0] == 3
+    assert r.launch["grid"] == [80, 1, 1] and r.code_object.name == "gemm_a8w8_m128_splitK.co"
+    r = by_shape[1024, 8192, 1024]
+    assert r.launch["grid"] == [64, 8, 1] and r.code_object.name == "gemm_a8w8_m128_noSplitK.co" and not r.reason
+    assert by_shape[64, 1536, 5120].launch is None and "16384x1280x8192" in by_shape[64, 1536, 5120].note
+
+
+def test_bf16_rows_follow_the_host(rows):
+    r = next(r for r in rows if r.kernel.endswith("96x64_pf3E") and r.shape["M"] == 384)
+    assert r.launch["grid"] == [256 // 64, 384 // 96, 5]
+    assert {f.get("name"): f.get("scalar") for f in r.launch["args"][0]["struct"]}["splitk"] == 5
+
+
+def test_fmoe_rows_read_tuner_routing(rows):
+    r = next(r for r in rows if r.family == "fmoe_stage1_g1u1" and r.shape["token"] == 512 and r.shape["expert"] == 8)
+    s = r.shape
+    ref = route(s["token"], s["expert"], s["topk"], s["block_m"], 0)
+    fields = {f["buffer"]: f for f in r.launch["args"][0]["struct"] if "buffer" in f}
+    stored = np.load(fields["sorted_token_ids"]["init"][len("file:"):])
+    assert np.array_equal(stored, ref.sorted_token_ids)
+    assert r.launch["grid"][1] == len(ref.sorted_expert_ids) and r.extra["valid_blocks"] == ref.valid_blocks
+    assert 0 < r.extra["valid_blocks"] <= r.launch["grid"][1]
+
+
+def test_other_gpus_rows(wheel):
+    mi300x = aiter_rows(304)
+    assert mi300x == []  # no table has MI300X rows for the shipped asm kernels
+    other = aiter_rows(256)
+    assert other and {r.table for r in other} == {"tuned_fmoe.csv"}
+
+
+def _cheap(rows, family):
+    return min((r for r in rows if r.family == family and r.launch and not r.reason),
+               key=lambda r: np.prod(r.launch["grid"]) * (r.shape.get("K") or r.shape.get("model_dim")))
+
+
+@pytest.mark.parametrize("family", ["bf16gemm_outf32_tn", "gemm_a8w8_m128", "fmoe_stage1_g1u1"])
+def test_a_probe_per_family_runs_clean_and_does_work(rows, family):
+    r = _cheap(rows, family)
+    run = run_row(r)
+    assert not unexpected_findings(r, run), r.kernel
+    assert written_elements(run, r.output) > 0, "the sampled workgroups stored nothing"
+
+
+@pytest.mark.slow
+def test_a_probe_of_every_code_object(rows):
+    seen = {}
+    for r in rows:
+        if r.launch and not r.reason:
+            seen.setdefault(r.code_object, r)
+    for r in seen.values():
+        run = run_row(r)
+        assert not unexpected_findings(r, run), r.kernel
+        assert written_elements(run, r.output) > 0, r.kernel
+
+
+@pytest.mark.slow
+def test_every_stage1_object_matches_the_reference(rows):
+    """Each fmoe_stage1 code object the rows use, dense at a small shape, against the suite's MoE stage-1
+    reference (fp8 or int8, with or without the routing weight); the STAGE1_MISMATCH objects differ exactly in
+    columns 192-223 of each 256-wide tile (their rows carry the note)."""
+    problem = load_suite("aiter").problem("fmoe_stage1_fp8")
+    objects = kernel_objects()
+    done = set()
+    for r in rows:
+        if r.family != "fmoe_stage1_g1u1" or r.code_object in done:
+            continue
+        done.add(r.code_object)
+        info = objects[r.kernel][1]
+        tile_m, tile_n = int(info["tile_m"]), int(info["tile_n"])
+        zeros = {n: "zeros" for n in ("sorted_token_ids", "sorted_weights", "sorted_expert_ids", "num_valid_ids")}
+        grid, block, struct = L.fmoe_stage1(10, 256, tile_n, 2, 2, tile_m, tile_n, zeros,
+                                            qdtype=L.FP8 if "Fp8" in r.kernel else "int8",
+                                            doweight="doweight" in r.kernel)
+        launch = {"kernel": r.kernel, "grid": grid, "block": block, "args": [struct]}
+        spec = LaunchSpec.from_dict(launch)
+        inputs = make_inputs(spec, problem.generator_fn()(launch, np.random.default_rng(3)))
+        out, run = run_launch(get_device("emu"), r.code_object, spec, inputs)
+        expected = problem.reference_fn()(inputs, [])
+        assert np.count_nonzero(expected["out"]) > 0
+        ok, msg = compare_to_reference({"out": out["out"]}, expected, problem.tolerance)
+        if r.code_object.name in STAGE1_MISMATCH:
+            cols = np.arange(tile_n) % 256
+            wrong = (cols >= 192) & (cols < 224)
+            keep = {"out": out["out"][..., ~wrong]}
+            assert not ok and compare_to_reference(keep, {"out": expected["out"][..., ~wrong]}, problem.tolerance)[0]
+            assert r.note and "192-223" in r.note
+        else:
+            assert ok, f"{r.code_object.name}: {msg}"

@@ -1,0 +1,44 @@
+import subprocess
+
+import pytest
+
+from asmevo.calibrate import aiter_wheel
+from asmevo.errors import AsmEvoError
+
+
+def test_download_failure_is_one_actionable_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(aiter_wheel, "CACHE", tmp_path)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+        a, 1, "", "WARNING: retrying\nERROR: Could not find a version that satisfies the requirement\n"))
+    with pytest.raises(aiter_wheel.AiterWheelError) as exc:
+        aiter_wheel.fetch_wheel()
+    msg = str(exc.value)
+    assert isinstance(exc.value, AsmEvoError) and "\n" not in msg
+    assert "amd-aiter==0.1.7.post2.dev18" in msg and "Could not find a version" in msg and str(tmp_path) in msg
+
+
+def test_a_wheel_with_another_digest_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(aiter_wheel, "CACHE", tmp_path)
+    (tmp_path / aiter_wheel.WHEEL).write_bytes(b"not the wheel")
+    with pytest.raises(aiter_wheel.AiterWheelError, match="expected fe139d74"):
+        aiter_wheel.fetch_wheel()
+
+
+def test_is_gfx942_reads_the_elf_machine_and_flags():
+    elf = bytearray(80)
+    elf[:4] = b"\x7fELF"
+    elf[18:20] = (224).to_bytes(2, "little")
+    elf[48:52] = (0x04C | 0x300).to_bytes(4, "little")  # gfx942 with xnack/sramecc bits set
+    assert aiter_wheel.is_gfx942(bytes(elf))
+    elf[48:52] = (0x04A).to_bytes(4, "little")  # gfx940
+    assert not aiter_wheel.is_gfx942(bytes(elf))
+
+
+def test_host_file_and_code_object(wheel):
+    table = aiter_wheel.host_file("aiter/configs/tuned_fmoe.csv")
+    assert table.read_text().startswith("cu_num,token,model_dim")
+    assert aiter_wheel.code_object("gemm_a8w8_m128_noSplitK.co").stat().st_size > 0
+    with pytest.raises(aiter_wheel.AiterWheelError, match="no file"):
+        aiter_wheel.host_file("aiter/configs/no_such.csv")
+    with pytest.raises(aiter_wheel.AiterWheelError, match="no gfx942 code object"):
+        aiter_wheel.code_object("no_such.co")
