@@ -13,7 +13,8 @@ from asmevo.calibrate.moe_routing import route
 from asmevo.codeobj import CodeObject
 from asmevo.device import get_device
 from asmevo.device.launch import LaunchSpec, make_inputs, run_launch
-from asmevo.suites import compare_to_reference, load_suite
+from asmevo.compare import compare_to_reference
+from asmevo.suites import load_suite
 
 
 @pytest.fixture(scope="module")
