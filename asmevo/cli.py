@@ -25,6 +25,8 @@ COMMAND_MODULES: list[str] = [
     "serve",
     "optimize",
     "doctor",
+    "time",
+    "calibrate",
 ]
 
 

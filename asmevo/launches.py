@@ -4,6 +4,7 @@ by role (verify, held-out, probe, bench)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,10 @@ def suite_launches(problem, *, heldout: bool = False, probes: bool = False) -> l
     comparison policy as `semantics: {verify_tolerance: {...}}` (bitwise otherwise); its
     `known_findings` kinds carry over to every launch."""
     roles = ("verify",) + (("heldout",) if heldout else ()) + (("probe",) if probes else ())
+    return _role_launches(problem, roles)
+
+
+def _role_launches(problem, roles: tuple[str, ...]) -> list[VerifyLaunch]:
     semantics = problem.extra.get("semantics")
     tol = semantics.get("verify_tolerance") if isinstance(semantics, dict) else None
     known = frozenset(problem.extra.get("known_findings") or {})
@@ -71,3 +76,17 @@ def suite_launches(problem, *, heldout: bool = False, probes: bool = False) -> l
             vl = launch_from_dict(data, shape.launch_path.parent, f"{problem.name}:{shape.name}")
             out.append(VerifyLaunch(vl.spec, vl.tolerance, vl.label, known))
     return out
+
+
+def largest(launches: list[VerifyLaunch]) -> VerifyLaunch:
+    """The launch with the most work-items (ties: the first)."""
+    return max(launches, key=lambda vl: math.prod(vl.spec.grid) * math.prod(vl.spec.block))
+
+
+def timing_launch(problem) -> tuple[VerifyLaunch, str]:
+    """The launch a suite problem is timed on and its role: its `bench` shape (the shape users run;
+    timed from a sample of its workgroups), else its largest verify shape."""
+    bench = _role_launches(problem, ("bench",))
+    if bench:
+        return bench[0], "bench"
+    return largest(suite_launches(problem)), "largest verify (no bench shape)"

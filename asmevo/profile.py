@@ -1,8 +1,8 @@
 """Profiles: where a kernel's modelled cycles go, as ranked hot windows an agent can edit.
 
-Per-PC execution counts from the emulator and the cycle model's per-instruction issue and stall
-cycles are summed over windows (loop bodies and basic blocks, as address ranges) and ranked by
-their share of the kernel's cycles. Each window names its dominant reason and, given a recovery
+The timing model (`asmevo.model`) traces the launch (a sample of a large one's workgroups) and costs
+every instruction over the whole launch; issue and stall cycles are summed over windows (loop
+bodies and basic blocks, as address ranges) and ranked by their share of the kernel's cycles. Each window names its dominant reason and, given a recovery
 directory, the line range of the recovered `.s` that holds it (recovery.json maps addresses to
 lines).
 """
@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .codeobj import CodeObject
-from .cycle_model import CycleEstimate, model_launch
-from .device import Device, get_device
-from .device.launch import LaunchSpec, make_inputs, run_launch
+from .device.launch import LaunchSpec
 from .errors import AsmEvoError
 from .isa.cfg import build_cfg
 from .isa.instruction import Instruction
+from .model import Estimate, ModelError, model_spec
+from .target import DEFAULT_GPU, gpu
 
 
 class ProfileError(AsmEvoError):
@@ -26,7 +26,7 @@ class ProfileError(AsmEvoError):
 
 
 # Issue cycles by instruction class, and stall cycles by cause, grouped into reasons.
-_ISSUE_REASON = {"valu": "VALU bound", "trans": "VALU bound (transcendental / quarter rate)",
+_ISSUE_REASON = {"valu": "VALU bound", "trans": "VALU bound (transcendental)", "sleep": "scalar and control overhead",
                  "mfma": "MFMA bound", "salu": "scalar and control overhead", "branch": "scalar and control overhead",
                  "waitcnt": "scalar and control overhead", "nop": "scalar and control overhead",
                  "barrier": "barrier synchronisation", "vmem_load": "memory instruction issue",
@@ -64,7 +64,7 @@ class Profile:
     """A kernel's modelled cost per instruction and its hot windows, best first."""
 
     kernel: str
-    estimate: CycleEstimate
+    estimate: Estimate
     instructions: list[Instruction]
     windows: list[HotWindow]
     line_of: dict[int, int] = field(default_factory=dict)
@@ -83,7 +83,8 @@ class Profile:
         """An annotated listing: the summary, the windows, then address, count, share, instruction."""
         e = self.estimate
         total = _total(e)
-        out = [f"kernel {self.kernel}: {e.model_cycles} model_cycles (bound: {e.bound}); occupancy "
+        out = [f"kernel {self.kernel}: {e.predicted_us:.3f} model_us on {e.gpu} ({e.model_cycles:.0f} cycles, bound: "
+               f"{e.bound}; {e.sampled_workgroups} of {e.workgroups} workgroups sampled); occupancy "
                f"{e.occupancy.waves_per_simd:g} waves/SIMD (limited by {e.occupancy.limiter}, "
                f"{e.occupancy.vgprs} VGPRs)", "hot windows:"]
         out += [f"  #{n + 1} {w.describe()}" for n, w in enumerate(self.windows)]
@@ -99,7 +100,7 @@ class Profile:
         return "\n".join(out)
 
 
-def _total(e: CycleEstimate) -> float:
+def _total(e: Estimate) -> float:
     return sum(p.cycles for p in e.per_pc.values()) or 1.0
 
 
@@ -115,7 +116,7 @@ def load_line_map(recovery_dir: str | Path) -> dict[int, int]:
         raise ProfileError(f"{path}: no usable instruction map ({type(exc).__name__})") from None
 
 
-def _breakdown(instructions: list[Instruction], e: CycleEstimate) -> dict[str, float]:
+def _breakdown(instructions: list[Instruction], e: Estimate) -> dict[str, float]:
     out: dict[str, float] = {}
     for ins in instructions:
         pc = e.per_pc[ins.address]
@@ -129,7 +130,7 @@ def _breakdown(instructions: list[Instruction], e: CycleEstimate) -> dict[str, f
     return out
 
 
-def hot_windows(instructions: list[Instruction], e: CycleEstimate, line_of: dict[int, int] | None = None,
+def hot_windows(instructions: list[Instruction], e: Estimate, line_of: dict[int, int] | None = None,
                 *, top: int = 8, min_share: float = 0.01) -> list[HotWindow]:
     """Loop bodies and basic blocks ranked by their share of cycles (a block that spans the same
     range as a loop is reported once, as the loop)."""
@@ -161,18 +162,15 @@ def hot_windows(instructions: list[Instruction], e: CycleEstimate, line_of: dict
     return windows[:top]
 
 
-def profile_launch(code_object: CodeObject, spec: LaunchSpec, *, device: Device | None = None,
+def profile_launch(code_object: CodeObject, spec: LaunchSpec, *, gpu_name: str = DEFAULT_GPU,
                    recovery_dir: str | Path | None = None, top: int = 8,
                    known_findings: frozenset[str] = frozenset()) -> Profile:
-    """Run `spec` once on the emulator and profile it (findings of `known_findings` kinds, which
-    the unmodified kernel is known to trigger, do not stop it)."""
-    dev = device or get_device("emu")
-    _, result = run_launch(dev, code_object.data, spec, make_inputs(spec))
-    findings = [f for f in result.findings if f["kind"] not in known_findings]
-    if findings or result.report is None:
-        first = findings[0] if findings else {"kind": "no report", "message": "launch did not run"}
-        raise ProfileError(f"launch has strictness findings, not profiled: {first['kind']}: {first['message']}")
+    """Model `spec` on the emulator and profile it (findings of `known_findings` kinds, which the
+    unmodified kernel is known to trigger, do not stop it)."""
+    try:
+        est = model_spec(code_object, spec, gpu(gpu_name), known_findings=known_findings)
+    except ModelError as exc:
+        raise ProfileError(f"not profiled: {exc}") from None
     instructions = code_object.kernel_instructions(spec.kernel)
-    est = model_launch(code_object, spec, result.report, instructions=instructions)
     line_of = load_line_map(recovery_dir) if recovery_dir else {}
     return Profile(spec.kernel, est, instructions, hot_windows(instructions, est, line_of, top=top), line_of)

@@ -1,8 +1,9 @@
 """Correctness-gated timing: only a candidate with an `equivalent` verdict is timed.
 
-A `Timing` carries its unit (`ms` from hardware events, `model_cycles` from the cycle model)
-and its provenance (device, launch, configuration); comparing Timings of different units raises.
-On the emulator K0 and K1 are costed once each by the deterministic cycle model. On hardware they are
+A `Timing` carries its unit (`ms` from hardware events, `model_us` from the timing model, a
+prediction) and its provenance (device, launch, configuration); comparing Timings of different units
+raises. On the emulator K0 and K1 are each modelled once (`asmevo.model`) on the same sampled
+workgroups and inputs of the timing launch, for a GPU (`asmevo.target.gpus`). On hardware they are
 timed as pairs in random order by the protocol of `asmevo.device.hip_timing` (device-side cache
 flush, events around the launch only, one synchronisation per batch, time-based warm-up), in an
 isolated child on a leased GPU. The decision is on the paired ratios r = t1 / t0: the speedup is
@@ -17,15 +18,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .codeobj import CodeObject
-from .cycle_model import model_launch
 from .device import Device
 from .device.hip_timing import Protocol, measure
-from .device.launch import make_inputs, run_launch
 from .errors import AsmEvoError
 from .launches import VerifyLaunch
+from .model import UNIT as MODEL_UNIT
+from .model import Estimate, model_spec
+from .target import DEFAULT_GPU, gpu
 from .verify import Verdict, sha256
 
-UNITS = ("ms", "model_cycles")
+UNITS = ("ms", MODEL_UNIT)
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 
@@ -162,25 +164,36 @@ def _gate(verdict: Verdict, k0: CodeObject, k1: CodeObject) -> None:
         raise NotVerified("candidate not timed: the verdict is about different code objects")
 
 
+def model_time(co: CodeObject, launch: VerifyLaunch, gpu_name: str = DEFAULT_GPU, *,
+               workgroups: list[int] | None = None) -> tuple[Timing, Estimate]:
+    """The timing model's prediction for `co` on `launch` (sampled workgroups on sparse memory; the
+    given `workgroups` reproduce another object's sample), as a Timing in model_us and the Estimate."""
+    est = model_spec(co, launch.spec, gpu(gpu_name), known_findings=launch.known_findings, workgroups=workgroups)
+    return model_timing(co, launch, est), est
+
+
+def model_timing(co: CodeObject, launch: VerifyLaunch, est: Estimate) -> Timing:
+    """An Estimate of `co` on `launch` as a Timing in model_us."""
+    provenance = {"device": "emu", "launch": launch.label, "kernel": launch.spec.kernel, "grid": list(launch.spec.grid),
+                  "block": list(launch.spec.block), "code_sha256": sha256(co.data),
+                  "config": {"model": "asmevo.model", "gpu": est.gpu, "bound": est.bound,
+                             "sampled_workgroups": est.sampled_workgroups, "sampling_error": est.sampling_error}}
+    return Timing(MODEL_UNIT, (est.predicted_us,), provenance)
+
+
 def time_candidate(verdict: Verdict, k0: CodeObject, k1: CodeObject, launch: VerifyLaunch, device: Device, *,
-                   eps: float = 0.01, protocol: Protocol = Protocol(), timeout: float | None = None) -> SpeedupDecision:
-    """Time K1 against K0 on `launch` if `verdict` says K1 is equivalent; otherwise NotVerified. On hardware
-    (`device.sandboxed` False) `protocol` applies and a crash or hang raises TimingCrashed."""
+                   eps: float = 0.01, protocol: Protocol = Protocol(), timeout: float | None = None,
+                   gpu_name: str = DEFAULT_GPU) -> SpeedupDecision:
+    """Time K1 against K0 on `launch` if `verdict` says K1 is equivalent; otherwise NotVerified. On the
+    emulator both are modelled for `gpu_name` on the same workgroups; on hardware (`device.sandboxed`
+    False) `protocol` applies and a crash or hang raises TimingCrashed."""
     _gate(verdict, k0, k1)
     base = {"device": device.name, "launch": launch.label, "kernel": launch.spec.kernel,
             "grid": list(launch.spec.grid), "block": list(launch.spec.block)}
     if device.sandboxed:
-        timings = []
-        for which, co in enumerate((k0, k1)):
-            _, result = run_launch(device, co.data, launch.spec, make_inputs(launch.spec))
-            findings = [f for f in result.findings if f["kind"] not in launch.known_findings]
-            if findings or result.report is None:
-                raise AsmEvoError(f"K{which} has findings on timing launch {launch.label}: {findings[:1]}")
-            est = model_launch(co, launch.spec, result.report)
-            timings.append(Timing("model_cycles", (float(est.model_cycles),), {
-                **base, "code_sha256": sha256(co.data), "config": {"model": "asmevo.cycle_model",
-                                                                   "machine": est.machine, "bound": est.bound}}))
-        return decide(timings[0], timings[1], eps=eps)
+        t0, est0 = model_time(k0, launch, gpu_name)
+        t1, _ = model_time(k1, launch, gpu_name, workgroups=est0.sample)
+        return decide(t0, t1, eps=eps)
     run = measure([k0.data, k1.data], launch.spec, device_id=getattr(device, "device_id", None), protocol=protocol,
                   timeout=timeout)
     t0, t1 = (Timing("ms", tuple(samples), {**base, "code_sha256": sha256(co.data), **_hardware_provenance(run)})

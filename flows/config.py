@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass
 
 from asmevo.agent.optimize import AGENTS
 from asmevo.errors import AsmEvoError
+from asmevo.target import DEFAULT_GPU, gpu
 
 STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit")
 
@@ -25,6 +26,7 @@ class RunConfig:
     top: int = 8
     hardware: dict | None = None
     protocol: dict | None = None
+    gpu: str = DEFAULT_GPU
 
     def __post_init__(self):
         if self.agent not in ("none", *AGENTS):
@@ -33,15 +35,17 @@ class RunConfig:
             raise AsmEvoError("an agent needs a budget of at least 1 edit; agent none (baselines) takes budget 0")
         if (self.device == "emu") != (self.hardware is None):
             raise AsmEvoError("a hardware run needs the hardware identity, an emulator run none")
+        gpu(self.gpu)  # an unknown GPU is a one-line error before anything runs
 
     def stage(self, name: str) -> dict:
         """The config a stage is called with (part of its cache key)."""
         hw = {} if self.hardware is None else {"hardware": self.hardware}
-        timing = {} if self.hardware is None else {"protocol": self.protocol or {}}
-        return {"recover": {}, "rebuild": {"shrink": False}, "profile": {"top": self.top},
+        timing = {"gpu": self.gpu} if self.hardware is None else {"protocol": self.protocol or {}}
+        return {"recover": {}, "rebuild": {"shrink": False}, "profile": {"top": self.top, "gpu": self.gpu},
                 "verify": {"device": self.device, "trials": self.trials, "special": self.special, **hw},
                 "time": {"device": self.device, **timing, **hw},
-                "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device, **hw}}[name]
+                "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device,
+                         "gpu": self.gpu, **hw}}[name]
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -23,7 +23,7 @@ from prefect.futures import PrefectFuture
 
 from artifacts import Record, default_store
 from asmevo.errors import AsmEvoError
-from asmevo.launches import load_launch, suite_launches
+from asmevo.launches import load_launch, suite_launches, timing_launch
 from tasks.policy import ERROR_KIND
 from tasks.profile import profile
 from tasks.optimize import optimize
@@ -46,6 +46,8 @@ class KernelJob:
     heldout: tuple[str, ...]
     timing: str
     probes: tuple[str, ...] = ()
+    timing_shape: str = ""   # the timing launch's label and role ("bench", or the largest verify shape)
+    verify_timing: str = ""  # the largest verify launch: the verify-shape ratio (`speedup_verify`)
 
 
 def _put_input(data: bytes, kind: str, origin: str) -> str:
@@ -62,15 +64,8 @@ def _put_launch(label: str, spec: dict, tolerance: dict, origin: str, known: fro
     return _put_input(body, "launch", origin)
 
 
-def _work(spec: dict) -> int:
-    return prod(spec["grid"]) * prod(spec["block"])
-
-
-def _timing_launch(launches: list[tuple[str, dict]], bench: tuple[str, dict] | None, device: str) -> tuple[str, dict]:
-    """Hardware times the bench shape; the emulator the largest verify shape (bench is too big)."""
-    if device != "emu" and bench is not None:
-        return bench
-    return max(launches, key=lambda item: _work(item[1]))
+def _largest(items: list[tuple[str, dict]]) -> tuple[str, dict]:
+    return max(items, key=lambda item: prod(item[1]["grid"]) * prod(item[1]["block"]))
 
 
 def ingest_problem(problem, device: str) -> KernelJob:
@@ -83,12 +78,13 @@ def ingest_problem(problem, device: str) -> KernelJob:
     shas = {vl.label: every[vl.label] for vl in verify_launches}
     heldout, probes = (tuple(sha for label, sha in every.items() if raw[label][0].role == role)
                        for role in ("heldout", "probe"))
-    bench = next(((label, spec) for label, (s, spec) in raw.items() if s.role == "bench"), None)
-    label, spec = _timing_launch([(vl.label, raw[vl.label][1]) for vl in verify_launches], bench, device)
-    timing = shas.get(label) or _put_launch(label, spec, {}, str(raw[label][0].launch_path),
-                                            frozenset(problem.extra.get("known_findings") or {}))
+    largest, _ = _largest([(vl.label, raw[vl.label][1]) for vl in verify_launches])
+    timed, role = timing_launch(problem)
+    timing = shas.get(timed.label) or _put_launch(timed.label, raw[timed.label][1], {},
+                                                  str(raw[timed.label][0].launch_path), timed.known_findings)
     k0 = _put_input(problem.code_object.read_bytes(), "code_object", str(problem.code_object))
-    return KernelJob(problem.name, k0, tuple(shas.values()), heldout, timing, probes)
+    return KernelJob(problem.name, k0, tuple(shas.values()), heldout, timing, probes,
+                     f"{timed.label.split(':', 1)[1]} ({role})", shas[largest])
 
 
 def ingest_files(name: str, code_object: str | Path, launches: list[str | Path], device: str) -> KernelJob:
@@ -103,10 +99,11 @@ def ingest_files(name: str, code_object: str | Path, launches: list[str | Path],
         (probes if vl.spec.probe else items).append((vl.label, data, sha))
     if not items:
         raise AsmEvoError("optimize_kernel needs at least one launch spec that is not a probe")
-    label, _ = _timing_launch([(lbl, data) for lbl, data, _ in items], None, device)
+    label, _ = _largest([(lbl, data) for lbl, data, _ in items])
     k0 = _put_input(Path(code_object).read_bytes(), "code_object", str(Path(code_object).resolve()))
-    return KernelJob(name, k0, tuple(sha for _, _, sha in items), (), next(s for lbl, _, s in items if lbl == label),
-                     tuple(sha for _, _, sha in probes))
+    largest = next(s for lbl, _, s in items if lbl == label)
+    return KernelJob(name, k0, tuple(sha for _, _, sha in items), (), largest, tuple(sha for _, _, sha in probes),
+                     f"{label} (largest verify, no bench shape)", largest)
 
 
 def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]:
@@ -118,10 +115,13 @@ def submit_kernel(job: KernelJob, config: RunConfig) -> dict[str, PrefectFuture]
     tim = measure.submit(ver, job.k0, reb, job.timing, config.stage("time"))
     futures = {"recover": rec, "rebuild": reb, "profile": prof, "verify": ver, "time": tim}
     if config.agent != "none":
-        edit = optimize.submit(job.k0, list(job.verify), list(job.heldout + job.probes), config.stage("edit"))
+        edit = optimize.submit(job.k0, list(job.verify), list(job.heldout + job.probes), job.timing,
+                               config.stage("edit"))
         best_ver = verify.submit(job.k0, edit, list(job.verify + job.heldout + job.probes), config.stage("verify"))
         best_tim = measure.submit(best_ver, job.k0, edit, job.timing, config.stage("time"))
-        futures.update({"edit": edit, "verify_best": best_ver, "time_best": best_tim})
+        best_verify_tim = measure.submit(best_ver, job.k0, edit, job.verify_timing, config.stage("time"))
+        futures.update({"edit": edit, "verify_best": best_ver, "time_best": best_tim,
+                        "time_best_verify": best_verify_tim})
     return futures
 
 
@@ -154,8 +154,9 @@ def _artifact(outcome: StageOutcome | None, kind: str):
 def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     """The kernel's result row (see `report.COLUMNS`), read from the stage artifacts."""
     store = default_store()
-    row: dict = {"kernel": job.name, "status": "ok", "error": "", "unit": "", "baseline": None, "best": None,
-                 "speedup": None, "candidates_tried": 0, "candidates_accepted": 0, "verify_trials": 0,
+    row: dict = {"kernel": job.name, "status": "ok", "error": "", "unit": "", "timing_shape": job.timing_shape,
+                 "baseline": None, "best": None, "speedup": None, "speedup_verify": None,
+                 "candidates_tried": 0, "candidates_accepted": 0, "verify_trials": 0,
                  "roundtrip": "", "hot_window": "", **{f"{name}_s": 0.0 for name in STAGES}}
     for key, out in outcomes.items():
         record = store.record(out.sha) if out.sha else None
@@ -176,10 +177,12 @@ def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     if edit := _artifact(outcomes.get("edit"), "optimization"):
         candidates = edit["lineage"]["candidates"]
         row["candidates_tried"] = len(candidates) - 1
-        row["candidates_accepted"] = sum(c["status"] == "verified" for c in candidates)
+        row["candidates_accepted"] = sum(bool((c.get("timing") or {}).get("accepted")) for c in candidates)
     if decision := _artifact(outcomes["time"], "timing"):
         baseline = decision["baseline"]["median"]
         row.update(unit=decision["unit"], baseline=baseline, best=baseline, speedup=1.0)
     if (decision := _artifact(outcomes.get("time_best"), "timing")) and decision["accepted"]:
         row.update(best=decision["candidate"]["median"], speedup=round(decision["speedup"], 6))
+        if verify_shape := _artifact(outcomes.get("time_best_verify"), "timing"):
+            row["speedup_verify"] = round(verify_shape["speedup"], 6)
     return row

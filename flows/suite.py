@@ -12,6 +12,7 @@ from prefect.runtime import flow_run
 
 from asmevo.device import hardware_identity
 from asmevo.suites import load_suite
+from asmevo.target import DEFAULT_GPU
 
 from .config import RunConfig
 from .pipeline import KernelJob, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
@@ -34,7 +35,7 @@ def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOu
 def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tuple[list[dict], dict]:
     """Submit every kernel, collect rows as kernels finish; returns (rows, cache statistics)."""
     submitted = {job.name: submit_kernel(job, config) for job in jobs}
-    by_last = {futures.get("time_best", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
+    by_last = {futures.get("time_best_verify", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
     rows, hits, calls = [], 0, 0
     for last in as_completed(list(by_last)):
         job = by_last[last]
@@ -49,9 +50,9 @@ def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tu
 
 @flow(name="optimize-kernel", persist_result=False)
 def optimize_kernel(k0: str, launches: list[str], agent: str = "none", budget: int = 0, device: str = "emu",
-                    seed: int = 0) -> dict:
+                    seed: int = 0, gpu: str = DEFAULT_GPU) -> dict:
     """Evaluate one code object (`k0`, a path) on launch spec files; returns its result row."""
-    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed, hardware=_hardware(device))
+    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed, hardware=_hardware(device), gpu=gpu)
     job = ingest_files(Path(k0).stem, k0, launches, device)
     rows, cache = _run_kernels([job], config, progress=False)
     return {**rows[0], "cache": cache}
@@ -59,11 +60,13 @@ def optimize_kernel(k0: str, launches: list[str], agent: str = "none", budget: i
 
 @flow(name="run-suite", persist_result=False)
 def run_suite(suite: str, agent: str = "none", budget: int = 0, device: str = "emu", seed: int = 0,
-              problems: list[str] | None = None, run_id: str | None = None, progress: bool = True) -> dict:
+              problems: list[str] | None = None, run_id: str | None = None, progress: bool = True,
+              gpu: str = DEFAULT_GPU) -> dict:
     """Run every problem of `suite` (or those named in `problems`); writes runs/<run-id>/ and the
-    reports, publishes them, and returns the run record as a dict."""
+    reports, publishes them, and returns the run record as a dict. `gpu` is the GPU the timing model
+    predicts for (emulator runs)."""
     started = time.perf_counter()
-    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed, hardware=_hardware(device))
+    config = RunConfig(agent=agent, budget=budget, device=device, seed=seed, hardware=_hardware(device), gpu=gpu)
     loaded = load_suite(suite)
     chosen = [loaded.problem(name) for name in problems] if problems else list(loaded.problems)
     run = Run(run_id=run_id or new_run_id(loaded.name), suite=suite, config=config.to_json(), kernels=len(chosen),

@@ -9,6 +9,7 @@ from pathlib import Path
 from artifacts import Record, default_store
 from asmevo.agent.optimize import optimize as optimize_kernel
 from asmevo.device import get_device
+from asmevo.target import DEFAULT_GPU
 from asmevo.device.gpus import require_identity
 
 from .inputs import verify_launch
@@ -19,10 +20,10 @@ MODULES = ("tasks.optimize",)
 
 
 @stage("edit", MODULES)
-def optimize(k0: str, launches: list[str], heldout: list[str], config: dict) -> Output:
-    """Run the agent on `k0` over the verify `launches`; `heldout` only re-verifies the winner.
-    config: agent, budget, seed, device; on hardware also hardware (the identity: part of the cache key,
-    and checked against this machine's GPUs)."""
+def optimize(k0: str, launches: list[str], heldout: list[str], timing: str, config: dict) -> Output:
+    """Run the agent on `k0` over the verify `launches`, candidates timed on `timing`; `heldout` only
+    re-verifies the winner. config: agent, budget, seed, device, gpu; on hardware also hardware (the
+    identity: part of the cache key, and checked against this machine's GPUs)."""
     if "hardware" in config:
         require_identity(config["hardware"])
     store = default_store()
@@ -32,6 +33,7 @@ def optimize(k0: str, launches: list[str], heldout: list[str], config: dict) -> 
         result = optimize_kernel(path, [verify_launch(s, tmp) for s in launches], outdir=Path(tmp) / "out",
                                  agent=config["agent"], budget=config["budget"], seed=config["seed"],
                                  heldout=[verify_launch(s, tmp) for s in heldout],
+                                 timing=verify_launch(timing, tmp), gpu_name=config.get("gpu", DEFAULT_GPU),
                                  device=get_device(config["device"]))
         diff = result.paths["diff"].read_text()
     best = store.put(result.best.data)

@@ -7,6 +7,7 @@ from artifacts import default_store
 from asmevo.device import get_device
 from asmevo.device.gpus import require_identity
 from asmevo.device.hip_timing import Protocol
+from asmevo.target import DEFAULT_GPU
 from asmevo.timing import time_candidate
 from asmevo.verify import Verdict
 
@@ -17,12 +18,14 @@ from .policy import Output, stage
 @stage("time", ("tasks.timing",))
 def measure(verdict: str, k0: str, candidate: str, launch: str, config: dict) -> Output:
     """Time `candidate` against `k0` if `verdict` is equivalent (else a NotVerified error artifact).
-    config: device; on hardware also protocol (Protocol fields) and hardware (the identity, cache key
-    only). A crash or hang on hardware is an error artifact; a GPU that cannot start fails the task."""
+    config: device, and gpu (the model's GPU) on the emulator; on hardware protocol (Protocol fields) and
+    hardware (the identity, cache key only). A crash or hang on hardware is an error artifact; a GPU that
+    cannot start fails the task."""
     if "hardware" in config:
         require_identity(config["hardware"])  # a worker on other hardware must not fill this cache key
     with tempfile.TemporaryDirectory(prefix="asmevo-time-") as tmp:
         decision = time_candidate(Verdict(**default_store().get_json(verdict)), code_object(k0),
                                   code_object(candidate), verify_launch(launch, tmp),
-                                  get_device(config["device"]), protocol=Protocol(**config.get("protocol", {})))
+                                  get_device(config["device"]), protocol=Protocol(**config.get("protocol", {})),
+                                  gpu_name=config.get("gpu", DEFAULT_GPU))
     return Output("timing", decision.to_json())

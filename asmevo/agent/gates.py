@@ -1,8 +1,11 @@
 """The gates every candidate passes, in order: precheck (window, directives, labels, per-line
 assembly) -> rebuild (full reassembly with resource rescan; ABI refusals) -> ABI comparison ->
-static checks (resources, hazards, waitcnt: verify.static_differences) on the rebuilt binary -> differential verification against K0 on
-every verify launch -> correctness-gated timing. Every candidate, accepted or not, lands in the
-lineage; nothing here raises for a bad edit.
+static checks (resources, hazards, waitcnt: `static_checks.static_differences`) on the rebuilt binary
+-> differential verification against K0 on every verify launch (on hardware: the emulator first,
+then an isolated confirmation on the GPU) -> correctness-gated timing on the timing launch (the
+problem's bench shape) in the device's unit (`model_us` from the timing model on the emulator, `ms`
+on hardware) -> the gate's decision. Profiles always come from the emulator. Every candidate,
+accepted or not, lands in the lineage; nothing here raises for a bad edit.
 """
 from __future__ import annotations
 
@@ -10,49 +13,59 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..abi import abi_differences
 from ..codeobj import CodeObject
 from ..device import Device, get_device
+from ..device.hip_timing import TimingCrashed, measure
 from ..errors import AbiChange, AsmEvoError, RebuildError
-from ..profile import Profile, profile_launch
+from ..launches import VerifyLaunch, largest
+from ..model import Estimate
+from ..profile import Profile, hot_windows, profile_launch
 from ..rebuild import rebuild_source
 from ..recover import recover
-from ..timing import time_candidate
-from ..abi import abi_differences
-from ..launches import VerifyLaunch
 from ..static_checks import static_differences
+from ..target import DEFAULT_GPU
+from ..timing import Timing, _gate, decide, model_time, model_timing, time_candidate
 from ..verify import Verdict, sha256, verify
 from .body import Body
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
 from .source import KernelSource
 
-MODEL_UNIT = "model_cycles"
-
-
 @dataclass
 class Baseline:
-    """K0: its recovered source, recovery info and the profile of each verify launch."""
+    """K0: its recovered source, recovery info, its profile on the timing launch (the timing model,
+    on the emulator) and its timing there in the device's unit."""
 
     source: str
     info: dict
-    profiles: list[Profile]
+    profile: Profile
+    timing: Timing
 
     @property
     def cycles(self) -> float:
-        return float(sum(p.estimate.model_cycles for p in self.profiles))
+        """K0's time on the timing launch, in the lineage's unit."""
+        return self.timing.median
 
 
 class Evaluator:
     """Runs edits through the gates for one kernel and records every candidate in `lineage`."""
 
     def __init__(self, k0_path: str | Path, launches: list[VerifyLaunch], *, heldout: list[VerifyLaunch] = (),
-                 device: Device | None = None, trials: int = 3, kernel: str | None = None):
+                 timing: VerifyLaunch | None = None, device: Device | None = None, trials: int = 3,
+                 kernel: str | None = None, gpu_name: str = DEFAULT_GPU, eps: float | None = None):
+        """`timing` is the launch candidates are timed on (the bench shape; default: the largest verify
+        launch). `eps` is the speedup a candidate must beat to count as better (default 0 on the
+        deterministic emulator, 1% on hardware)."""
         if not launches:
             raise AsmEvoError("optimisation needs at least one verify launch that is not a probe")
         self.k0 = CodeObject.from_path(k0_path)
         self.launches = list(launches)
         self.heldout = list(heldout)
+        self.timing = timing or largest(self.launches)
         self.device = device or get_device("emu")
+        self.gpu_name = gpu_name
+        self.eps = (0.0 if self.device.sandboxed else 0.01) if eps is None else eps
         self.trials = trials
         self.kernel = kernel or launches[0].spec.kernel
         if self.kernel not in self.k0.kernel_names:
@@ -60,14 +73,13 @@ class Evaluator:
         rec = recover(k0_path)
         self.name = rec.name
         self.xnack = self.k0.target.xnack != "off"
-        self.baseline = Baseline(rec.source, rec.info, [profile_launch(self.k0, vl.spec, device=self.device)
-                                                         for vl in self.launches])
+        profile = self._profile(self.k0)
+        self.baseline = Baseline(rec.source, rec.info, profile, self._k0_timing(profile))
         self.k0_source = KernelSource(rec.source, self.kernel)
-        self.lineage = Lineage(self.kernel, sha256(self.k0.data), MODEL_UNIT)
+        self.lineage = Lineage(self.kernel, sha256(self.k0.data), self.baseline.timing.unit)
         self.lineage.add(Candidate(0, None, "k0", 0, "baseline", "the input kernel", status="baseline",
                                    cycles=self.baseline.cycles, speedup=1.0, sha256=self.lineage.k0_sha256,
-                                   timing={"unit": MODEL_UNIT, "per_launch": [
-                                       p.estimate.model_cycles for p in self.baseline.profiles]},
+                                   timing={**self.baseline.timing.to_json(), "launch": self.timing.label},
                                    source=rec.source, data=self.k0.data))
         self._seen: dict[str, int] = {rec.source: 0}
 
@@ -140,22 +152,45 @@ class Evaluator:
         self._finish(cand, rejection, start, "equivalent")
         return cand
 
+    def _profile(self, co: CodeObject) -> Profile:
+        return profile_launch(co, self.timing.spec, gpu_name=self.gpu_name, known_findings=self.timing.known_findings)
+
+    def _k0_timing(self, profile: Profile) -> Timing:
+        """K0's timing on the timing launch: the model's (from its profile) on the emulator, a measurement
+        on hardware."""
+        if self.device.sandboxed:
+            return model_timing(self.k0, self.timing, profile.estimate)
+        run = measure([self.k0.data], self.timing.spec, device_id=getattr(self.device, "device_id", None))
+        return Timing("ms", tuple(run["samples"][0]), {"device": "hip", "launch": self.timing.label})
+
     def time_candidate(self, cid: int) -> Candidate:
-        """Correctness-gated timing of an equivalent candidate on every verify launch."""
+        """Correctness-gated timing of an equivalent candidate on the timing launch; the gate's decision
+        (`asmevo.timing.decide`) says whether it beats K0 (a crash or hang on hardware rejects it)."""
         cand = self.lineage.get(cid)
         if cand.status != "equivalent":
             raise AsmEvoError(f"candidate #{cid} is {cand.status}; only equivalent candidates are timed")
         start = time.perf_counter()
         k1 = self._code(cand)
         verdict = Verdict(**cand.verdict)
-        decisions = [time_candidate(verdict, self.k0, k1, vl, self.device, eps=0.0) for vl in self.launches]
-        cand.cycles = float(sum(d.candidate.median for d in decisions))
-        base = float(sum(d.baseline.median for d in decisions))
-        cand.speedup = base / cand.cycles
-        cand.timing = {"unit": decisions[0].unit, "per_launch": [d.candidate.median for d in decisions],
-                       "baseline": base, "decisions": [d.to_json() for d in decisions]}
+        try:
+            if self.device.sandboxed:
+                _gate(verdict, self.k0, k1)
+                t1, est = model_time(k1, self.timing, self.gpu_name, workgroups=self.baseline.profile.estimate.sample)
+                decision = decide(self.baseline.timing, t1, eps=self.eps)
+                cand.profile = est
+            else:
+                decision = time_candidate(verdict, self.k0, k1, self.timing, self.device, eps=self.eps)
+        except TimingCrashed as exc:
+            self._finish(cand, Rejection("crashed", str(exc)), start, "verified")
+            return cand
+        except AsmEvoError as exc:
+            self._finish(cand, Rejection("error", str(exc)), start, "verified")
+            return cand
+        cand.cycles = decision.candidate.median
+        cand.speedup = decision.speedup
+        cand.timing = {**decision.to_json(), "launch": self.timing.label}
         self._finish(cand, None, start, "verified")
-        if cand.cycles < self.best.cycles:
+        if decision.accepted and cand.cycles < self.best.cycles:
             self.lineage.best = cand.id
         return cand
 
@@ -189,26 +224,28 @@ class Evaluator:
             return Rejection("static", new[0])
         return None
 
-    def profile(self, cid: int) -> list[Profile]:
-        """Profiles of a verified candidate on every verify launch."""
+    def profile(self, cid: int) -> Profile:
+        """The profile of a verified candidate on the timing launch (from the emulator)."""
         cand = self.lineage.get(cid)
         if not cand.verified:
             raise AsmEvoError(f"candidate #{cid} is not verified; only verified candidates are profiled")
         if cid == 0:
-            return self.baseline.profiles
+            return self.baseline.profile
         k1 = self._code(cand)
-        return [profile_launch(k1, vl.spec, device=self.device) for vl in self.launches]
+        if isinstance(cand.profile, Estimate):
+            ins = k1.kernel_instructions(self.kernel)
+            return Profile(self.kernel, cand.profile, ins, hot_windows(ins, cand.profile))
+        return self._profile(k1)
 
     def confirm_heldout(self) -> Candidate:
         """Re-verify the best candidate on verify + held-out launches; on failure fall back to the next
         best verified candidate (K0 last). Records every attempt in the lineage; returns the winner."""
-        ranked = sorted((c for c in self.lineage.candidates if c.status == "verified"), key=lambda c: c.cycles)
+        ranked = sorted((c for c in self.lineage.candidates if c.status == "verified" and c.accepted),
+                        key=lambda c: (c.cycles, c.id))
         launches = self.launches + self.heldout
         attempts = []
         self.lineage.best = 0
         for cand in ranked:
-            if cand.cycles >= self.lineage.candidates[0].cycles:
-                break
             verdict = verify(self.k0, self._code(cand), launches,
                              trials=self.trials, device=self.device)
             attempts.append({"candidate": cand.id, **verdict.to_json()})

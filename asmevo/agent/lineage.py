@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..errors import AsmEvoError
@@ -14,8 +14,10 @@ STATUSES = ("baseline", "rejected", "built", "equivalent", "verified")
 @dataclass
 class Candidate:
     """One candidate: where it came from, the edit (as a unified diff against its parent), and what
-    the gates said. `cycles` is the total timing over the verify launches in `unit`; `speedup` is
-    K0's total over this one's. `source` (the full edited text) is kept in memory only."""
+    the gates said. `cycles` is its time on the timing launch in the lineage's `unit` (model_us or
+    ms); `speedup` is the gate's (K0's time over this one's); `accepted` whether the gate's decision
+    counts it faster than K0. `source` (the full edited text) and `profile` (the timing model's
+    estimate, on the emulator) are kept in memory only."""
 
     id: int
     parent: int | None
@@ -36,16 +38,18 @@ class Candidate:
     seconds: float = 0.0
     source: str = field(default="", repr=False)
     data: bytes = field(default=b"", repr=False)
+    profile: object = field(default=None, repr=False)
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.timing and self.timing.get("accepted"))
 
     @property
     def verified(self) -> bool:
         return self.status in ("baseline", "verified")
 
     def to_json(self) -> dict:
-        out = asdict(self)
-        out.pop("source")
-        out.pop("data")
-        return out
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("source", "data", "profile")}
 
     def summary(self) -> str:
         if self.verified:

@@ -84,22 +84,19 @@ class Workbench:
         return self._windows[cid]
 
     def _analyse(self, cid: int) -> None:
-        profiles = self.ev.profile(cid)
+        prof = self.ev.profile(cid)
         body = self.ev.body_of(cid)
         lines = [p + body.offset for p in body.pos]
-        total = sum(sum(pc.cycles for pc in p.estimate.per_pc.values()) for p in profiles) or 1.0
+        total = sum(pc.cycles for pc in prof.estimate.per_pc.values()) or 1.0
+        if len(prof.instructions) != len(lines):
+            raise AsmEvoError(f"candidate #{cid}: profile and source disagree; cannot map lines")
         per_line: dict[int, tuple[int, float, str]] = {}
-        for prof in profiles:
-            if len(prof.instructions) != len(lines):
-                raise AsmEvoError(f"candidate #{cid}: profile and source disagree; cannot map lines")
-            for ins, line in zip(prof.instructions, lines):
-                pc = prof.estimate.per_pc[ins.address]
-                count, cyc, cause = per_line.get(line, (0, 0.0, ""))
-                per_line[line] = (count + pc.count, cyc + pc.cycles / total, cause or pc.cause)
-        main = max(profiles, key=lambda p: p.estimate.model_cycles)
-        line_of = {ins.address: line for ins, line in zip(main.instructions, lines)}
+        for ins, line in zip(prof.instructions, lines):
+            pc = prof.estimate.per_pc[ins.address]
+            per_line[line] = (round(pc.count), pc.cycles / total, pc.cause)
+        line_of = {ins.address: line for ins, line in zip(prof.instructions, lines)}
         wins = []
-        for w in main.windows:
+        for w in prof.windows:
             found = [line_of[a] for a in line_of if w.start <= a < w.end]
             if found:
                 wins.append(HotWindow(min(found), max(found), w.share, w.reason, w.kind))
@@ -162,17 +159,19 @@ class Workbench:
         cid = self._cid(candidate)
         cand = self.ev.time_candidate(cid)
         parent = self.ev.lineage.get(cand.parent)
-        return (f"candidate #{cid}: {cand.cycles:.0f} {self.ev.lineage.unit} ({cand.speedup:.3f}x vs K0, "
-                f"{parent.cycles / cand.cycles:.3f}x vs parent #{parent.id}); best is #{self.ev.best.id}")
+        if cand.status != "verified":
+            return f"candidate #{cid} not timed ({cand.reason}): {cand.detail}"
+        verdict = "accepted" if cand.accepted else "not faster by the gate's decision"
+        return (f"candidate #{cid}: {cand.cycles:.4g} {self.ev.lineage.unit} on {self.ev.timing.label} "
+                f"({cand.speedup:.3f}x vs K0, {verdict}; {parent.cycles / cand.cycles:.3f}x vs parent #{parent.id}); "
+                f"best is #{self.ev.best.id}")
 
     def tool_profile(self, candidate: int | None = None) -> str:
         cid = self._cid(candidate)
-        profiles = self.ev.profile(cid)
-        out = [f"candidate #{cid}:"]
-        for vl, p in zip(self.ev.launches, profiles):
-            e = p.estimate
-            out.append(f"  {vl.label}: {e.model_cycles} {e.unit}, bound {e.bound}, occupancy "
-                       f"{e.occupancy.waves_per_simd:g} waves/SIMD ({e.occupancy.limiter}, {e.occupancy.vgprs} VGPRs)")
+        e = self.ev.profile(cid).estimate
+        out = [f"candidate #{cid} on {self.ev.timing.label} ({e.gpu}): {e.predicted_us:.4g} {e.unit}, bound {e.bound} "
+               f"(terms: " + ", ".join(f"{k} {v:.0f}" for k, v in e.terms.items()) + " cycles), occupancy "
+               f"{e.occupancy.waves_per_simd:g} waves/SIMD ({e.occupancy.limiter}, {e.occupancy.vgprs} VGPRs)"]
         if cid == self.current:
             out.append(self.tool_list_windows())
         return "\n".join(out)

@@ -9,6 +9,7 @@ from typing import Callable
 from ..device import Device
 from ..errors import AsmEvoError
 from ..launches import VerifyLaunch, load_launch
+from ..target import DEFAULT_GPU
 from .edit import unified_diff
 from .gates import Evaluator
 from .lineage import Candidate, Lineage
@@ -42,12 +43,13 @@ def _launches(items: list) -> list[VerifyLaunch]:
 
 
 def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent: str = "search",
-             budget: int = 16, seed: int = 0, heldout: list = (), device: Device | None = None,
-             model: str | None = None, api_base: str | None = None, llm_options: dict | None = None,
-             log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
+             budget: int = 16, seed: int = 0, heldout: list = (), timing=None, device: Device | None = None,
+             gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
+             llm_options: dict | None = None, log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
-    `agent`; `heldout` launches, and probe launches among `launches` (too large to profile), are used
-    only for the final re-verification."""
+    `agent`, every candidate timed on `timing` (the bench shape; default: the largest verify launch)
+    for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
+    are used only for the final re-verification."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
@@ -55,11 +57,11 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     given = _launches(list(launches))
     probes = [vl for vl in given if vl.spec.probe]
     ev = Evaluator(kernel_co, [vl for vl in given if not vl.spec.probe], heldout=_launches(list(heldout)) + probes,
-                   device=device)
-    ev.lineage.config = {"agent": agent, "budget": budget, "seed": seed,
+                   timing=_launches([timing])[0] if timing is not None else None, device=device, gpu_name=gpu_name)
+    ev.lineage.config = {"agent": agent, "budget": budget, "seed": seed, "gpu": gpu_name, "timing": ev.timing.label,
                          "launches": [vl.label for vl in ev.launches],
                          "heldout": [vl.label for vl in ev.heldout]}
-    log(f"K0 {ev.kernel}: {ev.baseline.cycles:.0f} {ev.lineage.unit} over {len(ev.launches)} verify launch(es)")
+    log(f"K0 {ev.kernel}: {ev.baseline.cycles:.4g} {ev.lineage.unit} on {ev.timing.label} ({gpu_name})")
     if agent == "search":
         search(ev, SearchConfig(budget=budget, seed=seed), log)
     else:

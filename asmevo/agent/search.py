@@ -1,11 +1,12 @@
 """The offline search agent: beam search over rewrite operators, preferring hot windows, with a
 budget counted in verified evaluations. Deterministic for a seed; no network.
 
-Each expansion profiles the parent (verified candidates only), applies every operator at the
-hottest instructions, and ranks the proposals by the cycle model applied statically to the
-rearranged code with the parent's per-instruction execution counts. Only proposals predicted to
-be faster are sent through the gates (static checks -> verify on every verify shape -> timing);
-the timing that decides is always the measured one. The final best is re-verified on the
+Each expansion profiles the parent on the timing launch (the bench shape; verified candidates only),
+applies every operator at the hottest instructions, and ranks the proposals by a prediction at that
+shape: the parent's estimate with its latency and issue terms scaled by a static model of the
+rearranged code under the parent's per-instruction execution counts. Only proposals predicted to be
+faster are sent through the gates (static checks -> verify on every verify shape -> timing); the
+timing that decides is always the measured (or, on the emulator, traced and modelled) one. The final best is re-verified on the
 held-out shape (gates.Evaluator.confirm_heldout).
 """
 from __future__ import annotations
@@ -16,9 +17,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..cycle_model import CycleModelError, estimate
 from ..errors import AsmEvoError
 from ..isa.instruction import Instruction
+from ..model import Estimate
+from ..model.launch import static_cost
 from ..profile import Profile
 from .body import Body
 from .edit import Window
@@ -30,27 +32,32 @@ from .ops_const import constant_key
 
 @dataclass
 class Heat:
-    """Per body-instruction execution counts of a verified candidate on each verify launch."""
+    """A verified candidate's profile on the timing launch mapped onto its body's instructions:
+    executions and modelled cycles over the whole launch, its estimate, and its count-based static
+    cost (the baseline a prediction is a ratio to)."""
 
-    counts: list[dict[int, int]]  # per launch: id(Instruction) -> count
-    cycles: dict[int, float]      # id(Instruction) -> modelled cycles summed over launches
+    counts: dict[int, float]   # id(Instruction) -> executions
+    cycles: dict[int, float]   # id(Instruction) -> modelled cycles
+    estimate: Estimate
+    time: float                # the candidate's time in the lineage's unit
+    static: tuple[float, dict[str, float]]
 
 
-def heat_of(body: Body, profiles: list[Profile]) -> Heat | None:
-    """Map profiles (in binary address order) onto the body's instructions; None if they differ."""
+def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
+    """Map a profile (in binary address order) onto the body's instructions; None if they differ."""
     instrs = body.instructions
-    counts, cycles = [], {id(x): 0.0 for x in instrs}
-    for prof in profiles:
-        if len(prof.instructions) != len(instrs) or any(
-                a.mnemonic != b.mnemonic for a, b in zip(prof.instructions, instrs)):
-            return None
-        per = {}
-        for a, b in zip(prof.instructions, instrs):
-            pc = prof.estimate.per_pc[a.address]
-            per[id(b)] = pc.count
-            cycles[id(b)] += pc.cycles
-        counts.append(per)
-    return Heat(counts, cycles)
+    if len(profile.instructions) != len(instrs) or any(
+            a.mnemonic != b.mnemonic for a, b in zip(profile.instructions, instrs)):
+        return None
+    per_pc = profile.estimate.per_pc
+    counts = {id(b): per_pc[a.address].count for a, b in zip(profile.instructions, instrs)}
+    cycles = {id(b): per_pc[a.address].cycles for a, b in zip(profile.instructions, instrs)}
+    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}))
+    static = _static(body, heat)
+    if static is None:
+        return None
+    heat.static = static
+    return heat
 
 
 def _addressed(body: Body) -> list[Instruction]:
@@ -63,31 +70,35 @@ def _addressed(body: Body) -> list[Instruction]:
     return out
 
 
-def predict(ev: Evaluator, body: Body, heat: Heat) -> float | None:
-    """Modelled cycles of `body` over the verify launches, assuming the parent's execution counts
-    (a new or rewritten instruction counts as its block's first known one; k copies of one, after
-    unrolling, count 1/k each). None when not modellable."""
-    addressed = _addressed(body)
+def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float]] | None:
+    """The body's count-based static cost, assuming the parent's execution counts (a new or rewritten
+    instruction counts as its block's first known one; k copies of one, after unrolling, count 1/k
+    each)."""
     instrs = body.instructions
     copies = Counter(id(ins) for ins in instrs)  # an unrolled instruction shares its parent's count
-    total = 0.0
-    kernel = ev.k0.kernel(ev.kernel)
-    for vl, per in zip(ev.launches, heat.counts):
-        pc_counts = {}
-        for blk in body.cfg.blocks:
-            known = [per[id(instrs[n])] / copies[id(instrs[n])] for n in range(blk.start, blk.end) if id(instrs[n]) in per]
-            for n in range(blk.start, blk.end):
-                c = per.get(id(instrs[n]))
-                pc_counts[4 * n] = c / copies[id(instrs[n])] if c is not None else known[0] if known else 0
-        spec = vl.spec
-        waves = math.prod(spec.grid) * -(-math.prod(spec.block) // 64)
-        try:
-            est = estimate(addressed, kernel, pc_counts, waves=waves, grid=spec.grid, block=spec.block,
-                           dynamic_lds=spec.dynamic_lds, footprint_bytes=sum(b.nbytes for b in spec.buffers.values()))
-        except (CycleModelError, AsmEvoError):
-            return None
-        total += est.model_cycles
-    return total
+    per, pc_counts = heat.counts, {}
+    for blk in body.cfg.blocks:
+        known = [per[id(instrs[n])] / copies[id(instrs[n])] for n in range(blk.start, blk.end) if id(instrs[n]) in per]
+        for n in range(blk.start, blk.end):
+            c = per.get(id(instrs[n]))
+            pc_counts[4 * n] = c / copies[id(instrs[n])] if c is not None else known[0] if known else 0
+    try:
+        return static_cost(_addressed(body), pc_counts)
+    except AsmEvoError:
+        return None
+
+
+def predict(body: Body, heat: Heat) -> float | None:
+    """Predicted time (the lineage's unit) of `body` on the timing launch: the parent's time scaled as
+    its estimate is when the latency term follows the static-cost ratio and the issue term the
+    issue-cycle ratio (memory terms unchanged). None when not modellable."""
+    static = _static(body, heat)
+    if static is None or not heat.static[0]:
+        return None
+    (total, units), (total0, units0) = static, heat.static
+    issue0 = max(units0.values(), default=0.0)
+    issue = max(units.values(), default=0.0) / issue0 if issue0 else 1.0
+    return heat.time * heat.estimate.rescaled(total / total0, issue) / heat.estimate.predicted_us
 
 
 @dataclass
@@ -122,8 +133,8 @@ def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lam
     def node(cid: int) -> _Node:
         if cid not in nodes:
             body = ev.body_of(cid)
-            heat = heat_of(body, ev.profile(cid))
-            nodes[cid] = _Node(cid, body, heat, predict(ev, body, heat) if heat else None)
+            heat = heat_of(body, ev.profile(cid), ev.lineage.get(cid).cycles)
+            nodes[cid] = _Node(cid, body, heat, predict(body, heat) if heat else None)
             nodes[cid].queue = _ranked(ev, nodes[cid], config, rng)
             log(f"expand #{cid}: {len(nodes[cid].queue)} proposals predicted faster")
         return nodes[cid]
@@ -167,7 +178,7 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
         if code in seen:
             continue
         seen.add(code)
-        predicted = predict(ev, prop.body, heat) if heat is not None else None
+        predicted = predict(prop.body, heat) if heat is not None else None
         faster = predicted is None or node.baseline is None or predicted < node.baseline
         if faster and prop.body.no_worse(body):
             out.append((predicted if predicted is not None else math.inf, rng.random(), prop))

@@ -1,5 +1,6 @@
-"""`asmevo optimize K.co --launch L.json [--launch ...] [--heldout H.json] [--agent search|llm]
-[--model M] [--api-base URL] [--budget N] [--seed S] -o DIR`: optimise a kernel with an agent.
+"""`asmevo optimize K.co --launch L.json [--launch ...] [--heldout H.json] [--timing T.json] [--gpu G]
+[--agent search|llm] [--model M] [--api-base URL] [--budget N] [--seed S] -o DIR`: optimise a kernel with
+an agent; candidates are timed on T (the shape users run; default the largest --launch).
 Writes DIR/<name>.co (best verified candidate, K0 if nothing faster held up), DIR/<name>.diff
 (recovered-source diff against K0), DIR/<name>.s and DIR/lineage.json (every candidate).
 Exit 0 even without an improvement; bad input exits 2."""
@@ -9,7 +10,7 @@ import argparse
 import sys
 
 from ..agent.optimize import AGENTS, optimize
-from .args import positive_int
+from .args import add_gpu_option, positive_int
 
 
 def register(subparsers) -> None:
@@ -19,6 +20,9 @@ def register(subparsers) -> None:
     p.add_argument("--launch", action="append", required=True, help="verify launch spec; repeat per shape")
     p.add_argument("--heldout", action="append", default=[],
                    help="held-out launch spec, used only to re-verify the final best")
+    p.add_argument("--timing", help="launch spec candidates are timed on (the bench shape: large launches are "
+                                    "modelled from a sample of their workgroups); default the largest --launch")
+    add_gpu_option(p)
     p.add_argument("--agent", choices=AGENTS, default="search", help="search (offline, default) or llm")
     p.add_argument("--model", help="litellm model string for --agent llm (default: $ASMEVO_MODEL)")
     p.add_argument("--api-base", help="API base URL for the model (default: $ASMEVO_API_BASE)")
@@ -32,8 +36,9 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-    result = optimize(args.kernel, args.launch, heldout=args.heldout, outdir=args.output, agent=args.agent,
-                      budget=args.budget, seed=args.seed, model=args.model, api_base=args.api_base, log=log)
+    result = optimize(args.kernel, args.launch, heldout=args.heldout, timing=args.timing, gpu_name=args.gpu,
+                      outdir=args.output, agent=args.agent, budget=args.budget, seed=args.seed, model=args.model,
+                      api_base=args.api_base, log=log)
     print(result.summary())
     for kind, path in result.paths.items():
         print(f"  {kind}: {path}")

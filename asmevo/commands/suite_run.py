@@ -6,7 +6,7 @@ cache hits. Reports land in $ASMEVO_HOME/runs/<run-id>/ (see `asmevo report`, `a
 from __future__ import annotations
 
 import argparse
-from .args import positive_int
+from .args import add_gpu_option, positive_int
 
 DEVICES = ("emu", "hip")
 
@@ -18,6 +18,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=int, default=0, help="candidate edits per kernel (default 0)")
     p.add_argument("--device", choices=DEVICES, default="emu", help="where kernels run (default emu)")
     p.add_argument("--seed", type=int, default=0, help="agent seed (default 0)")
+    add_gpu_option(p)
     p.add_argument("--problems", help="comma-separated problem names (default: all)")
 
 
@@ -48,9 +49,10 @@ def run_parameters(args: argparse.Namespace) -> dict:
         from ..device import hardware_identity
 
         hardware = hardware_identity()  # one `error:` line now, before Prefect starts, when no GPU is usable
-    RunConfig(agent=args.agent, budget=args.budget, device=args.device, seed=args.seed, hardware=hardware)
+    RunConfig(agent=args.agent, budget=args.budget, device=args.device, seed=args.seed, hardware=hardware,
+              gpu=args.gpu)
     return {"suite": args.suite, "agent": args.agent, "budget": args.budget, "device": args.device,
-            "seed": args.seed, "problems": problems}
+            "seed": args.seed, "problems": problems, "gpu": args.gpu}
 
 
 def run(args: argparse.Namespace) -> int:

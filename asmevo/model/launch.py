@@ -28,7 +28,7 @@ from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
 from ..target import GPU
 from .costs import DEFAULT_LATENCIES, LDS_BYTES_PER_CYCLE, Cost, Latencies, cost
-from .schedule import edge_schedules
+from .schedule import ENTRY, edge_schedules
 
 L2_BYTES_PER_CYCLE_PER_XCD = 16 * 128  # 16 channels x 128 B/clk per XCD (CDNA3 white paper)
 VMEM_BYTES_PER_CYCLE_PER_CU = 64       # vector L1 -> CU path, 64 B/clk (CDNA3 white paper)
@@ -143,7 +143,16 @@ class Estimate:
     sampled_workgroups: int
     workgroups: int
     sampling_error: float
+    sample: list[int] = field(default_factory=list)
+    overhead_cycles: float = 0.0
+    load_latency: dict[int, float] = field(default_factory=dict)
     unit: str = "model_us"
+
+    def rescaled(self, latency: float, issue: float) -> float:
+        """The prediction, in model_us, with the latency term scaled by `latency` and the SIMD issue
+        term by `issue` (an edit's predicted effect; memory terms unchanged)."""
+        terms = dict(self.terms, latency=self.terms["latency"] * latency, simd_issue=self.terms["simd_issue"] * issue)
+        return (max(terms.values()) + self.overhead_cycles) / self.model_cycles * self.predicted_us
 
     def to_json(self) -> dict:
         return {"unit": self.unit, "gpu": self.gpu, "predicted_us": self.predicted_us,
@@ -263,7 +272,8 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
                     float(np.average(wave_cycles, weights=run.weight)), float(wave_cycles.max()),
                     {k: v / max(float(run.weight.sum()), 1.0) for k, v in units.items()}, stalls, per_pc,
                     hbm_bytes, gpu.cycles_to_us(terms["hbm_bandwidth"]), gpu.cycles_to_us(compute_floor),
-                    run.sampled_workgroups, run.workgroups, sampling_error(run, wg_ids, wg_cycles, wg_weight))
+                    run.sampled_workgroups, run.workgroups, sampling_error(run, wg_ids, wg_cycles, wg_weight),
+                    sorted(run.classes), overhead, load_latency)
 
 
 def sampling_error(run: TracedLaunch, wg_ids: np.ndarray, wg_cycles: np.ndarray, wg_weight: np.ndarray) -> float:
@@ -285,3 +295,51 @@ def sampling_error(run: TracedLaunch, wg_ids: np.ndarray, wg_cycles: np.ndarray,
         if n > 1 and big_n > n:
             var += big_n ** 2 * float(np.var(xs, ddof=1)) / n * (1 - n / big_n)
     return math.sqrt(var) / total
+
+
+def _edge_counts(cfg, counts: list[float]) -> dict[tuple[int, int], float]:
+    """Edge counts from block counts alone (a prediction has no trace): p -> b gets all of p's when
+    b is p's only successor, p's minus its other successor's when that one is entered only from p
+    (a skipped block, a loop exit), else p's (an upper bound); the entry block gets one entry per
+    execution not explained by its predecessors."""
+    out: dict[tuple[int, int], float] = {}
+    for b in cfg.blocks:
+        for p in b.preds:
+            others = [s for s in cfg.blocks[p].succs if s != b.index]
+            if len(others) == 1 and cfg.blocks[others[0]].preds == [p]:
+                n = max(0.0, counts[p] - counts[others[0]])
+            else:
+                n = counts[p]
+            if n:
+                out[(p, b.index)] = n
+    entered = sum(n for (p, b), n in out.items() if b == 0)
+    out[(ENTRY, 0)] = max(counts[0] - entered, 1.0 if counts[0] else 0.0)
+    return out
+
+
+def static_cost(instructions: list[Instruction], pc_counts: dict[int, float], latencies: Latencies = DEFAULT_LATENCIES,
+                load_latency: dict[int, float] | None = None) -> tuple[float, dict[str, float]]:
+    """(issue + stall cycles summed over executions, unit cycles per class) of `instructions` run the
+    given number of times per address, with no trace: for predicting an edit from its parent's
+    counts. `load_latency` overrides vector-load latencies by address."""
+    cfg = build_cfg(instructions)
+    counts = [float(pc_counts.get(instructions[b.start].address, 0.0)) for b in cfg.blocks]
+    load_latency = load_latency or {}
+
+    def cost_of(ins: Instruction) -> Cost:
+        c = cost(ins, latencies)
+        if c.cls == "vmem_load" and ins.address in load_latency:
+            return Cost(c.cls, c.issue, load_latency[ins.address], c.unit, c.counters, c.bytes)
+        return c
+
+    edges = _edge_counts(cfg, counts)
+    schedules = edge_schedules(cfg, edges, cost_of)
+    total = sum(n * schedules[e].length for e, n in edges.items() if e in schedules)
+    units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0}
+    for b, n in zip(cfg.blocks, counts):
+        for ins in instructions[b.start:b.end]:
+            c = cost_of(ins)
+            unit = _UNIT_OF.get(c.cls)
+            if unit in units:
+                units[unit] += n * c.unit
+    return total, units

@@ -102,13 +102,18 @@ def _run(code_object: CodeObject, spec: LaunchSpec, workgroups: list[int], seed:
 
 
 def trace_sample(code_object: CodeObject, spec: LaunchSpec, seed: int, *, max_samples: int = MAX_SAMPLES,
-                 budget: int = INSTRUCTION_BUDGET, known_findings: frozenset[str] = frozenset()) -> TracedLaunch:
-    """Run the sampled workgroups of `spec` (see the module docstring) and collect the trace."""
+                 budget: int = INSTRUCTION_BUDGET, known_findings: frozenset[str] = frozenset(),
+                 workgroups: list[int] | None = None) -> TracedLaunch:
+    """Run the sampled workgroups of `spec` (see the module docstring), or exactly `workgroups` (another
+    object's sample), and collect the trace."""
     grid = tuple(spec.grid)
     instructions = code_object.kernel_instructions(spec.kernel)
     cfg = build_cfg(instructions)
     trace = LaunchTrace({instructions[b.start].address: b.index for b in cfg.blocks})
-    if math.prod(grid) <= max_samples:
+    if workgroups is not None:
+        ran = sorted(set(workgroups))
+        _run(code_object, spec, ran, seed, trace, known_findings)
+    elif math.prod(grid) <= max_samples:
         ran = choose(grid, max_samples, seed)
         _run(code_object, spec, ran, seed, trace, known_findings)
     else:
@@ -130,9 +135,12 @@ def trace_sample(code_object: CodeObject, spec: LaunchSpec, seed: int, *, max_sa
 
 def model_spec(code_object: CodeObject, spec: LaunchSpec, gpu: GPU, *, seed: int | None = None,
                max_samples: int = MAX_SAMPLES, budget: int = INSTRUCTION_BUDGET,
-               known_findings: frozenset[str] = frozenset(), latencies: Latencies = DEFAULT_LATENCIES) -> Estimate:
-    """Model `spec` of `code_object` on `gpu` from a sample of at most `max_samples` workgroups."""
+               known_findings: frozenset[str] = frozenset(), latencies: Latencies = DEFAULT_LATENCIES,
+               workgroups: list[int] | None = None) -> Estimate:
+    """Model `spec` of `code_object` on `gpu` from a sample of at most `max_samples` workgroups (or
+    exactly `workgroups`: another object's `Estimate.sample`, so two objects are compared on the same
+    workgroups)."""
     traced = trace_sample(code_object, spec, spec.seed if seed is None else seed, max_samples=max_samples,
-                          budget=budget, known_findings=known_findings)
+                          budget=budget, known_findings=known_findings, workgroups=workgroups)
     return estimate(code_object.kernel_instructions(spec.kernel), code_object.kernel(spec.kernel), traced, gpu,
                     latencies)

@@ -17,7 +17,7 @@ def test_optimize_writes_outputs(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "leaky_relu_kernel:" in text
     lineage = json.loads((out / "lineage.json").read_text())
-    assert lineage["unit"] == "model_cycles" and lineage["candidates"][0]["status"] == "baseline"
+    assert lineage["unit"] == "model_us" and lineage["candidates"][0]["status"] == "baseline"
     assert (out / "kernel.co").is_file() and (out / "kernel.diff").is_file()
     assert all({"parent", "diff", "verdict", "timing", "agent", "step"} <= set(c) for c in lineage["candidates"])
 

@@ -71,7 +71,7 @@ def test_accepted_edit_is_verified_timed_and_recorded(leaky):
     cand = leaky.evaluate(0, Edit(n, n + 1, "v_cmp_le_f32_e32 vcc, 0, v6\nv_mul_f32_e32 v2, s7, v6"),
                           body_window(leaky), agent="test", step=7)
     assert cand.status == "verified", cand.summary()
-    assert cand.verdict["kind"] == "equivalent" and cand.timing["unit"] == "model_cycles"
+    assert cand.verdict["kind"] == "equivalent" and cand.timing["unit"] == "model_us"
     assert cand.cycles > 0 and cand.speedup > 0
     rec = leaky.lineage.to_json()["candidates"][cand.id]
     assert rec["parent"] == 0 and rec["agent"] == "test" and rec["step"] == 7

@@ -67,7 +67,7 @@ def test_end_to_end_with_hostile_responses(ev):
     reasons = [c.reason for c in ev.lineage.candidates if c.agent == "llm"]
     assert reasons[:3] == ["outside-window", "directive", "abi"]
     verified = [c for c in ev.lineage.candidates if c.agent == "llm" and c.status == "verified"]
-    assert len(verified) == 1 and verified[0].timing["unit"] == "model_cycles"
+    assert len(verified) == 1 and verified[0].timing["unit"] == "model_us"
     assert bench.finished == "done" and bench.current == 0
     usage = ev.lineage.config["llm_usage"]
     assert usage["retries"] >= 1 and usage["tokens"] > 0

@@ -45,7 +45,9 @@ def batchnorm():
 @pytest.mark.parametrize("operator", ["hoist_wait_to_predecessors", "hoist_wait_to_dominator"])
 def test_wait_hoisting_on_k0(leaky, operator):
     cand = _apply(leaky, 0, operator, "s_waitcnt vmcnt(0)")
-    assert cand.speedup > 1.5  # the waits behind the stores are gone
+    # The waits behind the stores are gone: a real gain, modest once every wave still drains its stores
+    # before it ends and the launch pays its fixed overhead (review: the old 700-cycle ack made it 2.6x).
+    assert cand.speedup > 1.02 and cand.accepted
 
 
 @pytest.mark.parametrize("operator", ["relax_waitcnt", "sink_waitcnt"])
@@ -122,7 +124,12 @@ def test_renamed_masks_fill_the_hazard_nops_of_a_real_kernel(elu):
 def test_hoist_kernarg_load():
     ev = evaluator("40_LayerNorm")
     cand = _apply(ev, 0, "hoist_kernarg_load", "s_load_dwordx4 s[12:15], s[0:1], 0x8")
-    assert cand.cycles < ev.lineage.candidates[0].cycles  # its reader no longer waits the SMEM latency
+    body = ev.body_of(cand.id)
+    entry = body.cfg.blocks[0]
+    loads = [j for j in range(entry.start, entry.end) if body.instructions[j].text().startswith("s_load_dwordx4")]
+    assert len(loads) > 1  # moved into the entry block beside K0's kernarg loads
+    # Worth about nothing: a kernarg load hits the scalar cache (LLVM WriteSMEM, 20 cycles).
+    assert cand.cycles == pytest.approx(ev.lineage.candidates[0].cycles, rel=0.01)
 
 
 def test_constants_hoisted_and_fused_in_gelu():

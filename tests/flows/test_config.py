@@ -20,7 +20,7 @@ def test_hardware_identity_keys_the_hardware_stages():
     for stage in ("recover", "rebuild", "profile"):
         assert "hardware" not in hip.stage(stage)  # emulator- and toolchain-only stages share caches
     emu = RunConfig()
-    assert emu.stage("time") == {"device": "emu"} and "hardware" not in emu.stage("verify")
+    assert emu.stage("time") == {"device": "emu", "gpu": "mi300x"} and "hardware" not in emu.stage("verify")
 
 
 def test_hardware_and_device_must_agree():

@@ -26,7 +26,8 @@ def test_probe_shapes_are_verification_only(pipeline):
     job = pipeline.ingest_problem(problem, "emu")
     assert [_label(s) for s in job.probes] == [f"{problem.name}:p_1152x32x1048576"]
     assert not set(job.probes) & set(job.verify + job.heldout + (job.timing,))
-    assert job.timing in job.verify  # the emulator times its largest verify shape
+    assert _label(job.timing) == f"{problem.name}:bench" and job.timing_shape == "bench (bench)"
+    assert job.verify_timing in job.verify  # the verify-shape ratio comes from the largest verify shape
     assert [_label(s) for s in job.heldout] == [f"{problem.name}:h_72x100x48"]
 
 

@@ -77,7 +77,7 @@ def test_concurrent_runs_agree_and_leave_the_store_intact(concurrent):
     first, second = (table(home, out) for out in outputs)
     assert first == second
     assert [row["status"] for row in first] == ["ok"] * 3
-    assert all(row["roundtrip"] == "equivalent" and row["unit"] == "model_cycles" for row in first)
+    assert all(row["roundtrip"] == "equivalent" and row["unit"] == "model_us" for row in first)
     store = Store(home / "store")
     assert store.check() == []
     assert len(store.records) > 0

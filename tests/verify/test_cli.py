@@ -63,6 +63,6 @@ def test_profile_command_prints_an_annotated_listing(tmp_path, monkeypatch, caps
     rc = main(["profile", str(p.code_object), "--launch", str(p.shape("v_7x333").launch_path), "--top", "3",
                "--json", str(out)])
     text = capsys.readouterr().out
-    assert rc == 0 and "hot windows:" in text and "model_cycles" in text and "0x00001600" in text
+    assert rc == 0 and "hot windows:" in text and "model_us" in text and "0x00001600" in text
     rec = json.loads(out.read_text())
-    assert rec["estimate"]["unit"] == "model_cycles" and len(rec["windows"]) <= 3
+    assert rec["estimate"]["unit"] == "model_us" and len(rec["windows"]) <= 3

@@ -109,12 +109,12 @@ def test_k0_findings_make_a_launch_invalid():
     assert verify(bad, bad, LAUNCHES, trials=1).kind == "invalid"
 
 
-def test_emu_timing_is_gated_and_in_model_cycles():
+def test_emu_timing_is_gated_and_in_model_us():
     k1 = edited(lambda ls: ls)
     cache = ReferenceCache()
     v = verify(K0, k1, LAUNCHES, trials=1, special=False, reference=cache)
     d = time_candidate(v, K0, k1, LAUNCHES[2], get_device("emu"))
-    assert d.unit == "model_cycles" and d.baseline.provenance["config"]["model"] == "asmevo.cycle_model"
+    assert d.unit == "model_us" and d.baseline.provenance["config"]["model"] == "asmevo.model"
     assert not d.accepted and d.speedup == pytest.approx(1.0)
     broken = edited(replace_at(0x176c, "s[6:7]", "s[4:5]"))
     with pytest.raises(NotVerified):
@@ -130,7 +130,7 @@ def test_profile_windows_on_a_real_kernel(tmp_path):
     sm = profile_launch(CodeObject.from_path(softmax.code_object), suite_launches(softmax)[0].spec)
     top = sm.windows[0]
     assert top.share > 0.05 and top.reason and top.end > top.start
-    assert "model_cycles" in sm.listing()
+    assert "model_us" in sm.listing()
 
 
 def test_candidate_stuck_in_a_loop_fails_fast_on_its_budget():

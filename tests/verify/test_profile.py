@@ -1,12 +1,15 @@
-"""Hot windows from per-PC counts and the cycle model, on the real ReLU kernel's code."""
+"""Hot windows from a traced launch and the timing model, on the real ReLU kernel's code."""
 import json
 
 import pytest
 
 from asmevo.codeobj import CodeObject
-from asmevo.cycle_model import estimate
 from asmevo.isa.cfg import build_cfg
+from asmevo.model import estimate
 from asmevo.profile import Profile, ProfileError, hot_windows, load_line_map
+from asmevo.target import gpu
+
+from modeltools import traced
 
 from .fakes import RELU_CO
 
@@ -14,20 +17,25 @@ CO = CodeObject.from_path(RELU_CO)
 INS = CO.kernel_instructions("relu_f32")
 
 
-def tail_loop_counts(iterations: int, waves: int = 8) -> dict[int, int]:
-    """Counts of a launch whose waves all take the scalar tail loop `iterations` times."""
+def tail_loop_path(iterations: int) -> list[int]:
+    """A path from the entry block through the scalar tail loop, `iterations` times around it."""
     cfg = build_cfg(INS)
     loop = next(l for l in cfg.loops() if len(l.blocks) == 1)
-    counts = {}
-    for b in cfg.blocks:
-        n = waves * (iterations if b.index in loop.blocks else 1)
-        for i in INS[b.start:b.end]:
-            counts[i.address] = n
-    return counts
+    body = next(iter(loop.blocks))
+    path, b = [0], 0
+    while b != body:  # the first successor chain into the loop
+        b = next(s for s in cfg.blocks[b].succs if s <= body or s in loop.blocks)
+        path.append(b)
+    path += [body] * (iterations - 1)
+    after = next(s for s in cfg.blocks[body].succs if s != body)
+    path.append(after)
+    while cfg.blocks[path[-1]].succs:
+        path.append(cfg.blocks[path[-1]].succs[0])
+    return path
 
 
 def test_loop_with_waitcnt_is_the_top_window_and_memory_latency_bound(tmp_path):
-    e = estimate(INS, CO.kernels[0], tail_loop_counts(100), waves=8, grid=(2, 1, 1), block=(256, 1, 1))
+    e = estimate(INS, CO.kernels[0], traced(INS, [tail_loop_path(100)] * 8, (2, 1, 1)), gpu("mi300x"))
     windows = hot_windows(INS, e)
     top = windows[0]
     assert top.kind == "loop" and top.share > 0.5 and top.count == 800
@@ -43,7 +51,7 @@ def test_loop_with_waitcnt_is_the_top_window_and_memory_latency_bound(tmp_path):
     first, last = windows[0].lines
     assert first < last and line_of[windows[0].start] == first
     listing = Profile("relu_f32", e, INS, windows, line_of).listing()
-    assert "model_cycles" in listing and "window #1" in listing and "0x000016a0" in listing
+    assert "model_us" in listing and "window #1" in listing and "0x000016a0" in listing
 
 
 def test_missing_recovery_map(tmp_path):

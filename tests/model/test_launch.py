@@ -1,0 +1,184 @@
+"""The launch model: rooflines from data-sheet numbers, per-edge schedules (the merge fix), store drain,
+occupancy, waits and the instruction-level constants, on traces built by hand."""
+import copy
+from pathlib import Path
+
+import pytest
+
+from asmevo.codeobj import CodeObject
+from asmevo.isa.cfg import build_cfg
+from asmevo.isa.instruction import parse_instruction
+from asmevo.model import DEFAULT_LATENCIES, ModelError, estimate, occupancy
+from asmevo.model.costs import cost
+from asmevo.model.schedule import schedule_block
+from asmevo.target import gpu
+
+from modeltools import program, traced
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNEL = CodeObject.from_path(ROOT / "benchmarks" / "kernelbench" / "19_ReLU" / "kernel.co").kernels[0]
+MI300X = gpu("mi300x")
+CLOCK = 2.1e9  # MI300X peak engine clock (data sheet)
+
+
+def kernel_with(vgprs: int = 8, lds: int = 0):
+    k = copy.deepcopy(KERNEL)
+    k.descriptor.fields["granulated_workitem_vgpr_count"] = vgprs // 8 - 1
+    k.descriptor.group_segment_fixed_size = lds
+    return k
+
+
+STREAM = program("""
+s_load_dwordx4 s[4:7], s[0:1], 0x0
+v_lshlrev_b32_e32 v0, 4, v0
+s_waitcnt lgkmcnt(0)
+v_lshl_add_u64 v[2:3], s[4:5], 0, v[0:1]
+global_load_dwordx4 v[4:7], v[2:3], off
+v_lshl_add_u64 v[2:3], s[6:7], 0, v[0:1]
+s_waitcnt vmcnt(0)
+v_max_f32_e32 v4, 0, v4
+v_max_f32_e32 v5, 0, v5
+v_max_f32_e32 v6, 0, v6
+v_max_f32_e32 v7, 0, v7
+global_store_dwordx4 v[2:3], v[4:7], off
+s_endpgm
+""")
+
+GEMM = program("""
+s_mov_b32 s2, 0
+loop:
+v_mfma_f32_32x32x8_f16 v[0:15], v[32:33], v[34:35], v[0:15]
+v_mfma_f32_32x32x8_f16 v[16:31], v[36:37], v[38:39], v[16:31]
+v_mfma_f32_32x32x8_f16 v[0:15], v[40:41], v[42:43], v[0:15]
+v_mfma_f32_32x32x8_f16 v[16:31], v[44:45], v[46:47], v[16:31]
+s_add_u32 s2, s2, 1
+s_cmp_lt_u32 s2, 1000
+s_cbranch_scc1 loop
+s_endpgm
+""")
+
+
+def stream_launch(workgroups: int):
+    """Every wave of `workgroups` x 4 streams 1 KiB in (buffer 0) and 1 KiB out (buffer 1)."""
+    waves = workgroups * 4
+    load, store = STREAM[4].address, STREAM[11].address
+    memory = {load: (1024, 8, {0: 1024}), store: (1024, 8, {1: 1024})}
+    return traced(STREAM, [[0]], (workgroups, 1, 1), memory=memory, buffers=(waves * 1024, waves * 1024),
+                  weight=waves)
+
+
+def test_streaming_kernel_tracks_bytes_over_achievable_hbm_bandwidth():
+    for workgroups in (65536, 131072):
+        e = estimate(STREAM, kernel_with(), stream_launch(workgroups), MI300X)
+        nbytes = workgroups * 4 * 2048
+        ideal_us = nbytes / 4.2e12 * 1e6  # STREAM on MI300X: 4.09-4.26 TB/s
+        assert e.bound == "hbm_bandwidth"
+        assert e.hbm_floor_us == pytest.approx(ideal_us, rel=1e-9)
+        assert e.predicted_us == pytest.approx(ideal_us + DEFAULT_LATENCIES.launch_us, rel=1e-9)
+
+
+def test_mfma_bound_kernel_tracks_flops_over_peak():
+    workgroups = 304 * 8
+    waves = workgroups * 4
+    run = traced(GEMM, [[0] + [1] * 1000 + [2]], (workgroups, 1, 1), weight=waves)
+    e = estimate(GEMM, kernel_with(vgprs=64), run, MI300X)
+    flops = waves * 1000 * 4 * (2 * 32 * 32 * 8)
+    peak_us = flops / 1307.4e12 * 1e6  # MI300X dense FP16 matrix peak (data sheet)
+    assert e.bound == "simd_issue"
+    assert e.compute_floor_us == pytest.approx(peak_us, rel=1e-3)
+    assert e.predicted_us >= e.compute_floor_us and e.predicted_us >= e.hbm_floor_us
+
+
+def test_a_wave_that_skips_a_load_is_not_charged_its_wait():
+    """The merge after an `s_cbranch_execz` skip: each incoming edge is scheduled from its own
+    predecessor, so only waves that issued the load wait for it (review finding #25)."""
+    skip = program("""
+s_and_saveexec_b64 s[0:1], vcc
+s_cbranch_execz merge
+global_load_dword v1, v[2:3], off
+merge:
+s_or_b64 exec, exec, s[0:1]
+s_waitcnt vmcnt(0)
+v_add_f32_e32 v1, v1, v1
+s_endpgm
+""")
+    cfg = build_cfg(skip)
+    entry, load, merge = (cfg.block_of[i] for i in (0, 2, 3))
+    both = traced(skip, [[entry, merge], [entry, load, merge]], (1, 1, 1), block=(128, 1, 1))
+    e = estimate(skip, kernel_with(), both, MI300X)
+    wait = next(i for i in skip if i.mnemonic == "s_waitcnt")
+    # Exactly one of the two waves stalls, for the load latency less what it issued since.
+    assert e.per_pc[wait.address].stall == pytest.approx(DEFAULT_LATENCIES.hbm - 2 * 4, abs=8)
+    assert e.max_wave_cycles - e.mean_wave_cycles > DEFAULT_LATENCIES.hbm / 2 - 20
+
+
+def test_stores_drain_before_a_wave_ends():
+    """A wave is done when its last store is acknowledged, whether or not it waits for it."""
+    waited = program("global_store_dword v[2:3], v4, off\ns_waitcnt vmcnt(0)\ns_endpgm")
+    unwaited = program("global_store_dword v[2:3], v4, off\ns_endpgm")
+    lengths = [schedule_block(p, None, cost, ends_wave=True).length for p in (waited, unwaited)]
+    assert lengths[1] == pytest.approx(DEFAULT_LATENCIES.store)
+    assert lengths[0] >= lengths[1]
+
+
+def test_dependent_mfma_chain_issues_back_to_back():
+    """SrcC = the previous MFMA's vDst needs no wait states beyond the matrix core's passes (CDNA3
+    hazard table; rocRoller XDLWrite94x): 8 passes = 32 cycles apart, not 4 * (8 + 4)."""
+    chain = program("v_mfma_f32_32x32x8_f16 v[0:15], v[32:33], v[34:35], v[0:15]\n"
+                    "v_mfma_f32_32x32x8_f16 v[0:15], v[36:37], v[38:39], v[0:15]")
+    slots = schedule_block(chain, None, cost).slots
+    assert slots[1].stall == 32 - 4
+    read = program("v_mfma_f32_32x32x8_f16 v[0:15], v[32:33], v[34:35], v[0:15]\nv_add_f32_e32 v40, v0, v0")
+    assert schedule_block(read, None, cost).slots[1].stall == 4 * (8 + 4) - 4  # a VALU read waits the result
+
+
+def test_instruction_level_constants():
+    assert cost(parse_instruction("s_nop 7")).issue == 4 * 8      # N+1 wait states of one slot each
+    assert cost(parse_instruction("s_nop 0")).issue == 4
+    exp, add = cost(parse_instruction("v_exp_f32_e32 v1, v0")), cost(parse_instruction("v_add_f32_e32 v2, v1, v1"))
+    assert (exp.issue, exp.latency) == (4, 16) and (add.issue, add.latency) == (4, 4)  # LLVM gfx940: 1 and 4 slots
+    assert cost(parse_instruction("v_mul_lo_u32 v1, v2, v3")).issue == 4  # full rate on gfx940
+    dep = program("v_exp_f32_e32 v1, v0\nv_add_f32_e32 v2, v1, v1")
+    indep = program("v_exp_f32_e32 v1, v0\nv_add_f32_e32 v2, v3, v3")
+    assert schedule_block(dep, None, cost).length == 16 + 4
+    assert schedule_block(indep, None, cost).length == 8
+
+
+def test_waitcnt_stall_and_latency_hiding_by_independent_work():
+    slots = schedule_block(STREAM, None, cost).slots
+    waits = [s for s in slots if s.stall]
+    assert [s.cause for s in waits] == ["waitcnt smem", "waitcnt vmem_load"]
+    assert waits[1].stall == DEFAULT_LATENCIES.hbm - 8  # the load issued two slots before the wait
+    hidden = program("global_load_dword v1, v[2:3], off\n" + "v_add_f32_e32 v4, v4, v4\n" * 50
+                     + "s_waitcnt vmcnt(0)\nv_add_f32_e32 v1, v1, v1")
+    exposed = [hidden[0], *hidden[-2:]]
+    stall = lambda ins: sum(s.stall for s in schedule_block(ins, None, cost).slots)  # noqa: E731
+    assert stall(hidden) == stall(exposed) - 50 * 4
+
+
+def test_more_vgprs_lower_occupancy_and_model_slower():
+    fast = estimate(STREAM, kernel_with(vgprs=32), stream_launch(304 * 64), MI300X)
+    slow_kernel = kernel_with(vgprs=256)
+    slow = estimate(STREAM, slow_kernel, stream_launch(304 * 64), MI300X)
+    assert fast.occupancy.waves_per_simd == 8 and slow.occupancy.waves_per_simd == 2
+    assert slow.occupancy.limiter == "vgprs" and slow.terms["latency"] > fast.terms["latency"]
+
+
+def test_occupancy_limits():
+    assert occupancy(kernel_with(vgprs=512), (256, 1, 1), 0, MI300X).waves_per_simd == 1
+    lds = occupancy(kernel_with(lds=40000), (256, 1, 1), 0, MI300X)
+    assert lds.workgroups_per_cu == 1 and lds.limiter == "lds"
+    assert occupancy(kernel_with(), (64, 1, 1), 0, MI300X).workgroups_per_cu == 32
+    with pytest.raises(ModelError):
+        occupancy(kernel_with(lds=70000), (256, 1, 1), 0, MI300X)
+
+
+def test_one_wave_latency_is_hand_derived():
+    """STREAM, one wave, every instruction one 4-cycle slot: s_load@0, v_lshlrev@4, s_waitcnt@8 until
+    the scalar load's 20 cycles, issued 20-24; v_lshl_add@24, the vector load@28, v_lshl_add@32,
+    s_waitcnt@36 until 28 + 650 = 678, issued 678-682; four v_max@682-698; the store@698, and the wave
+    ends when it drains, 300 cycles later."""
+    e = estimate(STREAM, kernel_with(), traced(STREAM, [[0]], (1, 1, 1), block=(64, 1, 1)), MI300X)
+    assert e.max_wave_cycles == pytest.approx(698 + DEFAULT_LATENCIES.store)
+    assert e.to_json()["unit"] == "model_us" and e.sampled_workgroups == 1
