@@ -21,7 +21,7 @@ class EmuDevice(Device):
     (hardware rounds them only faithfully; `asmevo.emu.valu.faithful`)."""
 
     name = "emu"
-    timing_unit = "model_cycles"
+    timing_unit = "model_us"  # the timing model's prediction (asmevo.model)
     sandboxed = True
     apertures = Apertures(PRIVATE_APERTURE_HI, SHARED_APERTURE_HI)
     supports_probes = True

@@ -1,0 +1,63 @@
+"""Choose the timing model's free constants on the `fit` rows of the amd-aiter tables (never `heldout`).
+
+Re-costs every cached trace (`asmevo.calibrate.calibrate.traced`; run `asmevo calibrate aiter --gpu G`
+first) over a grid of the constants the sources leave open, each within its published range:
+
+- the sustained engine clock under load (peak 2.1 GHz, data sheet; sustained is lower, review #1),
+- the HBM-miss latency (pyhip mem_latency.md on MI308X: 500-800 cycles),
+- the fixed launch overhead (AMD community "HSA kernel dispatch latencies": 3.5-7 us, order of magnitude),
+
+and prints the fit split's Spearman rank correlation and median / 90th-percentile |predicted/measured - 1|
+per point, best (lowest median error) last. Held-out rows are not read.
+
+    python benchmarks/calibration/fit_model.py [--gpu mi308x]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from asmevo.calibrate.aiter_tables import aiter_rows  # noqa: E402
+from asmevo.calibrate.calibrate import CU_NUM, summary, traced  # noqa: E402
+from asmevo.codeobj import CodeObject  # noqa: E402
+from asmevo.device.launch import LaunchSpec  # noqa: E402
+from asmevo.model import DEFAULT_LATENCIES, estimate  # noqa: E402
+from asmevo.target import GPUS  # noqa: E402
+
+CLOCKS_GHZ = (1.3, 1.5, 1.7, 1.9, 2.1)
+HBM_CYCLES = (500, 650, 800)
+LAUNCH_US = (2.0, 4.0, 6.0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpu", default="mi308x")
+    args = ap.parse_args()
+    rows = [r for r in aiter_rows(CU_NUM[args.gpu]) if r.split == "fit" and r.launch and not r.reason]
+    prepared = []
+    for r in rows:
+        co = CodeObject.from_path(r.code_object)
+        kernel = LaunchSpec.from_dict(r.launch).kernel
+        prepared.append((r, co.kernel_instructions(kernel), co.kernel(kernel), traced(r)))
+    results = []
+    for ghz, hbm, launch in itertools.product(CLOCKS_GHZ, HBM_CYCLES, LAUNCH_US):
+        gpu = dataclasses.replace(GPUS[args.gpu], clock_hz=ghz * 1e9)
+        lat = dataclasses.replace(DEFAULT_LATENCIES, hbm=float(hbm), launch_us=launch)
+        out = [{"split": "fit", "measured_us": r.measured_us,
+                "predicted_us": estimate(ins, k, run, gpu, lat).predicted_us} for r, ins, k, run in prepared]
+        s = summary(out).iloc[0]
+        results.append((s["median_abs_err"], ghz, hbm, launch, s["spearman"], s["p90_abs_err"]))
+    print(f"{len(prepared)} fit rows; clock_GHz hbm_cycles launch_us -> spearman median p90")
+    for med, ghz, hbm, launch, rho, p90 in sorted(results, reverse=True):
+        print(f"{ghz:4.1f} {hbm:4d} {launch:4.1f} -> {rho:.3f} {med:.3f} {p90:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
