@@ -14,8 +14,9 @@ from .processors import Processor, UnsupportedTarget, processor
 class GPU:
     """One GPU product.
 
-    Compute: `cus` compute units in `xcds` dies, `simds_per_cu` SIMD16 units, `clock_hz` peak engine
-    clock; `max_waves_per_simd` wave slots, `max_workgroups_per_cu` (barrier resources), the VGPR
+    Compute: `cus` compute units in `xcds` dies, `simds_per_cu` SIMD16 units, `clock_hz` the engine clock
+    sustained under load (what the model's cycles run at), `peak_clock_hz` the data sheet's;
+    `max_waves_per_simd` wave slots, `max_workgroups_per_cu` (barrier resources), the VGPR
     file per SIMD lane (`vgprs_per_lane`, allocated in `vgpr_alloc_granule`), SGPRs per SIMD
     (`sgprs_per_simd`, granule `sgpr_alloc_granule`), LDS per CU (`lds_bytes_per_cu`, granule).
     Memory: HBM peak and achievable (STREAM-like) bandwidth, L2 per XCD, Infinity Cache (MALL)."""
@@ -29,6 +30,7 @@ class GPU:
     hbm_bytes_per_s: float
     l2_bytes_per_xcd: int
     mall_bytes: int
+    peak_clock_hz: float = 2.1e9
     simds_per_cu: int = 4
     max_waves_per_simd: int = 8
     max_workgroups_per_cu: int = 16
@@ -47,13 +49,14 @@ class GPU:
 
 
 _GFX942 = processor("gfx942")
+SUSTAINED_CLOCK_HZ = 1.4e9  # fitted on the fit split of MI308X's amd-aiter rows (benchmarks/calibration)
 GPUS: dict[str, GPU] = {g.name: g for g in (
-    GPU("mi300x", _GFX942, cus=304, xcds=8, clock_hz=2.1e9, hbm_peak_bytes_per_s=5.3e12, hbm_bytes_per_s=4.2e12,
-        l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
-    GPU("mi308x", _GFX942, cus=80, xcds=4, clock_hz=2.1e9, hbm_peak_bytes_per_s=5.3e12, hbm_bytes_per_s=4.2e12,
-        l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
-    GPU("mi325x", _GFX942, cus=304, xcds=8, clock_hz=2.1e9, hbm_peak_bytes_per_s=6.0e12, hbm_bytes_per_s=4.8e12,
-        l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
+    GPU("mi300x", _GFX942, cus=304, xcds=8, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=5.3e12,
+        hbm_bytes_per_s=4.2e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
+    GPU("mi308x", _GFX942, cus=80, xcds=4, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=5.3e12,
+        hbm_bytes_per_s=3.2e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
+    GPU("mi325x", _GFX942, cus=304, xcds=8, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=6.0e12,
+        hbm_bytes_per_s=4.8e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
 )}
 DEFAULT_GPU = "mi300x"
 
@@ -63,8 +66,14 @@ SOURCES = {
               "Chips and Cheese 'Testing AMD's Giant MI300X', 2024). Achievable HBM: STREAM on MI300X measures "
               "4.09-4.26 TB/s (samuel-bohman/AI-benchmarking-guide, Azure ND MI300X v5 results): 4.2 TB/s.",
     "mi308x": "80 CUs (the amd-aiter tuning tables' cu_num 80) in 4 XCDs of 20 (ROCm/rocMLIR PR #2151: gfx942 with "
-              "80 CUs has 4 chiplets; PR #2197: 20 CUs per CPX partition). Clock, HBM3 (8 stacks) and caches: "
-              "taken equal to MI300X's (same package; no AMD data sheet in the stored corpus: an assumption).",
+              "80 CUs has 4 chiplets; PR #2197: 20 CUs per CPX partition). Peak clock, HBM3 (8 stacks) and caches: "
+              "taken equal to MI300X's (same package; no AMD data sheet in the stored corpus: an assumption). "
+              "Achievable HBM 3.2 TB/s: fitted on the fit split of the amd-aiter rows (no public STREAM figure; "
+              "with 4 of 8 XCDs fewer requests are in flight).",
+    "clock": "Sustained engine clock under load 1.4 GHz: fitted on the fit split of MI308X's amd-aiter rows "
+             "(benchmarks/calibration/fit_mi308x.txt; the data sheets give the 2.1 GHz peak only, and sustained "
+             "clocks under load are lower, review #1). MI300X and MI325X take the same value (same CDNA3 silicon: an "
+             "assumption; no measured rows for them).",
     "mi325x": "AMD MI325X data sheet: 304 CUs, 2100 MHz, HBM3E 6.0 TB/s peak, 256 MB Infinity Cache; achievable "
               "HBM scaled from MI300X's measured 79% of peak (an assumption).",
     "waves": "8 wave slots per SIMD, 512 VGPRs per lane (unified arch+acc file, granule 8), 800 SGPRs per SIMD "

@@ -4,7 +4,7 @@ Re-costs every cached trace (`asmevo.calibrate.calibrate.traced`; run `asmevo ca
 first) over a grid of the constants the sources leave open, each within its published range:
 
 - the sustained engine clock under load (peak 2.1 GHz, data sheet; sustained is lower, review #1),
-- the HBM-miss latency (pyhip mem_latency.md on MI308X: 500-800 cycles),
+- the achievable HBM bandwidth (no public STREAM figure for MI308X; MI300X's 8 XCDs reach 4.1-4.3 TB/s),
 - the fixed launch overhead (AMD community "HSA kernel dispatch latencies": 3.5-7 us, order of magnitude),
 
 and prints the fit split's Spearman rank correlation and median / 90th-percentile |predicted/measured - 1|
@@ -30,8 +30,8 @@ from asmevo.device.launch import LaunchSpec  # noqa: E402
 from asmevo.model import DEFAULT_LATENCIES, estimate  # noqa: E402
 from asmevo.target import GPUS  # noqa: E402
 
-CLOCKS_GHZ = (1.3, 1.5, 1.7, 1.9, 2.1)
-HBM_CYCLES = (500, 650, 800)
+CLOCKS_GHZ = (1.2, 1.4, 1.6, 1.8, 2.1)
+HBM_TBPS = (2.6, 2.9, 3.2, 3.5, 4.2)
 LAUNCH_US = (2.0, 4.0, 6.0)
 
 
@@ -46,16 +46,16 @@ def main() -> int:
         kernel = LaunchSpec.from_dict(r.launch).kernel
         prepared.append((r, co.kernel_instructions(kernel), co.kernel(kernel), traced(r)))
     results = []
-    for ghz, hbm, launch in itertools.product(CLOCKS_GHZ, HBM_CYCLES, LAUNCH_US):
-        gpu = dataclasses.replace(GPUS[args.gpu], clock_hz=ghz * 1e9)
-        lat = dataclasses.replace(DEFAULT_LATENCIES, hbm=float(hbm), launch_us=launch)
+    for ghz, hbm, launch in itertools.product(CLOCKS_GHZ, HBM_TBPS, LAUNCH_US):
+        gpu = dataclasses.replace(GPUS[args.gpu], clock_hz=ghz * 1e9, hbm_bytes_per_s=hbm * 1e12)
+        lat = dataclasses.replace(DEFAULT_LATENCIES, launch_us=launch)
         out = [{"split": "fit", "measured_us": r.measured_us,
                 "predicted_us": estimate(ins, k, run, gpu, lat).predicted_us} for r, ins, k, run in prepared]
         s = summary(out).iloc[0]
         results.append((s["median_abs_err"], ghz, hbm, launch, s["spearman"], s["p90_abs_err"]))
-    print(f"{len(prepared)} fit rows; clock_GHz hbm_cycles launch_us -> spearman median p90")
+    print(f"{len(prepared)} fit rows; clock_GHz hbm_TB/s launch_us -> spearman median p90")
     for med, ghz, hbm, launch, rho, p90 in sorted(results, reverse=True):
-        print(f"{ghz:4.1f} {hbm:4d} {launch:4.1f} -> {rho:.3f} {med:.3f} {p90:.3f}")
+        print(f"{ghz:4.1f} {hbm:4.1f} {launch:4.1f} -> {rho:.3f} {med:.3f} {p90:.3f}")
     return 0
 
 
