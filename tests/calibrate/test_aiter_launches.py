@@ -12,9 +12,17 @@ from asmevo.device import get_device
 from asmevo.device.launch import LaunchSpec, make_inputs, run_launch
 from asmevo.suites import load_suite
 from asmevo.suites.check import spec_scalars
+from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
 
 
 ROUTING = ("sorted_token_ids", "sorted_weights", "sorted_expert_ids", "num_valid_ids")
+
+
+def _inputs(problem_name: str, built, kernel: str, seed: int = 3) -> dict[str, np.ndarray]:
+    grid, block, struct = built
+    launch = {"kernel": kernel, "grid": grid, "block": block, "args": [struct]}
+    gen = load_suite("aiter").problem(problem_name).generator_fn()
+    return make_inputs(LaunchSpec.from_dict(launch), gen(launch, np.random.default_rng(seed)))
 
 
 def _run(problem_name: str, kernel: str, co_name: str, built, seed: int = 3, scalars: bool = False):
@@ -22,9 +30,8 @@ def _run(problem_name: str, kernel: str, co_name: str, built, seed: int = 3, sca
     `scalars` hands the reference the struct's named scalars (as `asmevo suite check` does)."""
     problem = load_suite("aiter").problem(problem_name)
     grid, block, struct = built
-    launch = {"kernel": kernel, "grid": grid, "block": block, "args": [struct]}
-    spec = LaunchSpec.from_dict(launch)
-    inputs = make_inputs(spec, problem.generator_fn()(launch, np.random.default_rng(seed)))
+    spec = LaunchSpec.from_dict({"kernel": kernel, "grid": grid, "block": block, "args": [struct]})
+    inputs = _inputs(problem_name, built, kernel, seed)
     out, res = run_launch(get_device("emu"), code_object(co_name), spec, inputs)
     return out, res, problem.reference_fn()(inputs, spec_scalars(spec) if scalars else []), problem
 
@@ -73,3 +80,20 @@ def test_stage1_32x256_races_on_its_final_lds_dma_prefetch(wheel):
     assert not compare_to_reference({"out": out["out"]}, expected, tol, dtypes=dt)[0]
     assert compare_to_reference({"out": out["out"][..., ~wrong]}, {"out": expected["out"][..., ~wrong]}, tol,
                                 dtypes=dt)[0]
+
+
+def test_a8w8_two_splits_are_bit_exact():
+    """With two K splits each C element is bf16(bf16(p0 + bias) + bf16(p1)) whichever split adds first (a bf16
+    add of two bf16 values is commutative), p_s = float32((int32 partial dot) * a_scale * b_scale) as the
+    epilogue computes it: an oracle to the bit for the packed-bf16 atomic add onto non-zero memory. B is stored
+    as shuffle_weight(B, layout=(32, 16)) leaves it: 32x32 tiles of two 16-column halves of 32 rows."""
+    m, n, k = 130, 256, 512
+    out = _run("a8w8_gemm", "gemm_kernel_func", "gemm_a8w8_m128_splitK.co", L.a8w8_m128(m, n, k, 1))[0]
+    inputs = _inputs("a8w8_gemm", L.a8w8_m128(m, n, k, 1), "gemm_kernel_func")  # the same seed: _run's inputs
+    a = inputs["A"].astype(np.int64)
+    b = inputs["B"].reshape(n // 32, k // 32, 2, 32, 16).transpose(0, 3, 1, 2, 4).reshape(n, k).astype(np.int64)
+    sa, sb = inputs["a_scale"][:, None], inputs["b_scale"][None, :]
+    p = [(a[:, h:h + k // 2] @ b[:, h:h + k // 2].T).astype(np.float32) * sa * sb for h in (0, k // 2)]
+    first = bf16_to_f32(f32_to_bf16(p[0] + inputs["bias"][None, :]))
+    expect = f32_to_bf16(first + bf16_to_f32(f32_to_bf16(p[1])))
+    np.testing.assert_array_equal(out["C"], expect)
