@@ -122,31 +122,32 @@ def flatmm_fp8(m, n, k):
     return [n // 256, cdiv(m, 128), 1], [256, 1, 1], s
 
 
+def moe_routing(tokens, experts, topk, block_m, launch_dir: Path | None, shape: str) -> dict[str, str]:
+    """Routing inits of an fmoe launch: verify/heldout buffers are zeros that the problem's generate() replaces with
+    a routing drawn per trial; a bench launch (`launch_dir` given) reads the tuner-style routing
+    (asmevo.calibrate.moe_routing.route, seed 0) from .npy files it writes beside its spec."""
+    routing = {n: "zeros" for n in ROUTING}
+    if launch_dir is not None:
+        r = route(tokens, experts, topk, block_m, 0)
+        for n in ROUTING:
+            np.save(launch_dir / f"{shape}_{n}.npy", getattr(r, n))
+            routing[n] = f"file:{shape}_{n}.npy"
+    return routing
+
+
 def moe_stage1(tile_m: int, tile_n: int, doweight: bool):
-    """A builder for an fmoe_stage1 kernel. Verify/heldout routing buffers are zeros that the problem's
-    generate() replaces with a routing drawn per trial; a bench launch (`launch_dir` given) reads the
-    tuner-style routing (asmevo.calibrate.moe_routing.route, seed 0) from .npy files beside its spec."""
+    """A builder for an fmoe_stage1 kernel (routing: `moe_routing`)."""
     def build(tokens, dim, inter, experts, topk, launch_dir: Path | None = None, shape: str = ""):
-        routing = {n: "zeros" for n in ROUTING}
-        if launch_dir is not None:
-            r = route(tokens, experts, topk, tile_m, 0)
-            for n in ROUTING:
-                np.save(launch_dir / f"{shape}_{n}.npy", getattr(r, n))
-                routing[n] = f"file:{shape}_{n}.npy"
+        routing = moe_routing(tokens, experts, topk, tile_m, launch_dir, shape)
         return fmoe_stage1(tokens, dim, inter, experts, topk, tile_m, tile_n, routing, doweight=doweight)
     build.writes_routing = True
     return build
 
 
 def moe_1stage(block_m: int, sub_gu: int):
-    """A builder for a one-stage fmoe_g1u1 kernel (not persistent); routing as for `moe_stage1`."""
+    """A builder for a one-stage fmoe_g1u1 kernel, not persistent (routing: `moe_routing`)."""
     def build(tokens, dim, inter, experts, topk, launch_dir: Path | None = None, shape: str = ""):
-        routing = {n: "zeros" for n in ROUTING}
-        if launch_dir is not None:
-            r = route(tokens, experts, topk, block_m, 0)
-            for n in ROUTING:
-                np.save(launch_dir / f"{shape}_{n}.npy", getattr(r, n))
-                routing[n] = f"file:{shape}_{n}.npy"
+        routing = moe_routing(tokens, experts, topk, block_m, launch_dir, shape)
         return fmoe_g1u1(tokens, dim, inter, experts, topk, block_m, sub_gu, routing)
     build.writes_routing = True
     return build
@@ -213,8 +214,9 @@ MOE_1STAGE = dict(
         "(fp8 per-token): KernelArgs O, X, GU, XC = num_valid_ids, D, XQ, GUQ, DQ, SMQ null, STP, SW, SEP, dim, "
         "inter_dim, token_cnt, eprt_cnt, strides in bytes (Xs = GUs = dim, Ds = inter, Os = 2 dim, eGUs = 2 inter dim, "
         "eDs = dim inter, eGUQs = 8 inter, eDQs = 4 dim, eSMQs = 4 inter), topk, total_tgs 0, ps_deno = inter / 256; "
-        "grid (inter / 256, len(sorted_expert_ids), 1), 256 threads; dim must be 256 or a multiple of 512 (the K loop "
-        "runs two 256-wide halves per iteration); routing as the MoE tuner draws it",
+        "grid (inter / 256, len(sorted_expert_ids), 1), 256 threads; dim 256 or a multiple of 512 (the K loop runs "
+        "two 256-wide halves per iteration and special-cases dim 256; dim 768 computes garbage); routing as the MoE "
+        "tuner draws it",
     known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
                                                   "valu-sgpr-valu: v_cmp_u_f32_e64 SGPR masks read by v_cndmask_b32 "
                                                   "too soon"),
@@ -224,9 +226,9 @@ MOE_1STAGE = dict(
                                      "buffer_load_dword through s[16:19]; V#s with num_records 0xfffffff0, so "
                                      "unbounded) past the last expert: data the outputs do not depend on (they match "
                                      "the reference)",
-                    "waitcnt": "the down-projection epilogue reads its bf16 partials with ds_read_b32 (0x50b8 ...) and "
-                               "adds them with global_atomic_pk_add_bf16 (0x59d8 ...) without an s_waitcnt lgkmcnt "
-                               "retiring those reads"},
+                    "waitcnt": "the down projection reads its packed bf16 partial sums back from LDS with ds_read_b32 "
+                               "(0x50b8 ...) and adds them with global_atomic_pk_add_bf16 (0x59d8 ...) without an "
+                               "s_waitcnt lgkmcnt retiring those reads"},
     shapes=[("v_t10_d256_i256_e2_k2", "verify", (10, 256, 256, 2, 2)),
             ("v_t40_d256_i512_e1_k1", "verify", (40, 256, 512, 1, 1)),
             ("v_t24_d512_i256_e1_k1", "verify", (24, 512, 256, 1, 1)),
