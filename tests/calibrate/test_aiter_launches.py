@@ -14,7 +14,6 @@ from asmevo.suites import load_suite
 from asmevo.suites.check import spec_scalars
 from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
 
-
 ROUTING = ("sorted_token_ids", "sorted_weights", "sorted_expert_ids", "num_valid_ids")
 
 
@@ -25,15 +24,15 @@ def _inputs(problem_name: str, built, kernel: str, seed: int = 3) -> dict[str, n
     return make_inputs(LaunchSpec.from_dict(launch), gen(launch, np.random.default_rng(seed)))
 
 
-def _run(problem_name: str, kernel: str, co_name: str, built, seed: int = 3, scalars: bool = False):
-    """(outputs, launch result, expected outputs, problem) of one launch with the problem's generated inputs;
-    `scalars` hands the reference the struct's named scalars (as `asmevo suite check` does)."""
+def _run(problem_name: str, kernel: str, co_name: str, built, seed: int = 3):
+    """(outputs, launch result, expected outputs, problem) of one launch with the problem's generated inputs (the
+    reference gets the struct's named scalars, as `asmevo suite check` passes them)."""
     problem = load_suite("aiter").problem(problem_name)
     grid, block, struct = built
     spec = LaunchSpec.from_dict({"kernel": kernel, "grid": grid, "block": block, "args": [struct]})
     inputs = _inputs(problem_name, built, kernel, seed)
     out, res = run_launch(get_device("emu"), code_object(co_name), spec, inputs)
-    return out, res, problem.reference_fn()(inputs, spec_scalars(spec) if scalars else []), problem
+    return out, res, problem.reference_fn()(inputs, spec_scalars(spec)), problem
 
 
 @pytest.mark.parametrize("m,n,k,ks", [(128, 128, 512, 1), (130, 256, 1024, 2), (64, 128, 1024, 3)])
@@ -55,7 +54,7 @@ def test_one_stage_fmoe_matches_the_reference(wheel):
     grid, block, struct = L.fmoe_g1u1(40, 256, 512, 1, 1, 32, 256, {n: "zeros" for n in ROUTING})
     out, res, expected, problem = _run("fmoe_1stage_fp8", "_ZN5aiter45fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x256E",
                                        "fmoe/silu/fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x256.co",
-                                       (grid, block, struct), scalars=True)
+                                       (grid, block, struct))
     assert {f["kind"] for f in res.findings} <= set(problem.known_findings), res.findings
     assert not [f for f in res.findings if f["kind"] == "out_of_bounds" and "atomic" in f["message"]], \
         "a padded entry's atomic ran (it would add past the end of out)"
@@ -82,7 +81,7 @@ def test_stage1_32x256_races_on_its_final_lds_dma_prefetch(wheel):
                                 dtypes=dt)[0]
 
 
-def test_a8w8_two_splits_are_bit_exact():
+def test_a8w8_two_splits_are_bit_exact(wheel):
     """With two K splits each C element is bf16(bf16(p0 + bias) + bf16(p1)) whichever split adds first (a bf16
     add of two bf16 values is commutative), p_s = float32((int32 partial dot) * a_scale * b_scale) as the
     epilogue computes it: an oracle to the bit for the packed-bf16 atomic add onto non-zero memory. B is stored
