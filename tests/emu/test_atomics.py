@@ -29,8 +29,9 @@ def pack(lo: int, hi: int) -> int:
     return lo | hi << 16
 
 
-def serial(start: tuple[float, float], step: tuple[float, float], n: int, fmt: str) -> list[tuple[int, int]]:
-    """The pre-op dwords of n serial packed adds of `step` to `start` (each half rounded per add)."""
+def serial(start: tuple[float, float], step: tuple[float, float], n: int, fmt: str) -> list[int]:
+    """The packed dword before each of n serial adds of `step` to `start`, then after the last (each half
+    rounded per add)."""
     value, out = list(start), []
     for _ in range(n + 1):
         out.append(pack(rne(value[0], fmt), rne(value[1], fmt)))
