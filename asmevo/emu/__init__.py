@@ -46,6 +46,7 @@ def run_kernel(code_object: CodeObject, kernel: str, *, grid: tuple[int, int, in
         report.findings.append(Finding("lds_limit", entry, 0, f"launch needs {lds} bytes of LDS, more than {MAX_LDS}"))
         return report
     addrs = host_buffers(memory, k, kernarg, grid, block, lds)
+    memory.begin_launch()
     wpg = waves_per_group(block)
     nwg = grid[0] * grid[1] * grid[2]
     nvgpr = max(prog.nvgpr, desc.accum_offset) if prog.indexed else prog.nvgpr

@@ -10,6 +10,7 @@ from .checks import KIND, check_init, check_pending
 from .ops import BARRIER, BRANCH, END, JUMP, Op
 from .program import Program
 from .state import Group, Machine
+from .vskip import skipping, vector_pcs
 
 class Stats:
     """Counters accumulated over the batches of one launch."""
@@ -36,6 +37,7 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
     checked = m.checked
     trace = m.trace
     starts = trace.block_of if trace is not None else None
+    vector = vector_pcs(prog)  # None unless the kernel can set MODE.VSKIP (vskip.py)
     while True:
         if not groups:
             if not parked:
@@ -52,6 +54,17 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
         op = ops.get(pc)
         if op is None:
             raise EmulationError(f"execution reached 0x{pc:x}, which holds no instruction")
+        if vector is not None and pc in vector:
+            skip = skipping(m, g)
+            if skip.any():  # waves in VSKIP mode pass over the instruction: it is not issued for them
+                if starts is not None and pc in starts:
+                    trace.enter(g.waves[skip], starts[pc])
+                groups.remove(g)
+                groups.append(Group(op.next_pc, g.waves[skip]))
+                if skip.all():
+                    continue
+                g = Group(pc, g.waves[~skip])
+                groups.append(g)
         n = len(g)
         if stats.instructions + n > stats.budget:
             m.find("budget", pc, g.waves, f"instruction budget of {stats.budget} wave-instructions exhausted "

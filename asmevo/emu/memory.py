@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import EmulationError
+from .atomics import AtomicWriters
 
 BASE = 0x0000_7F00_0000_0000  # device address of heap byte 0
 GUARD = 4096
@@ -55,6 +56,7 @@ class Memory:
         if layout not in LAYOUTS:
             raise EmulationError(f"unknown memory layout {layout!r} (valid: {', '.join(LAYOUTS)})")
         self.layout = layout
+        self.atomic_writers = AtomicWriters()  # this launch's atomic updates (`begin_launch` resets)
         self.heap = self._new_heap(capacity)
         self.top = GUARD
         self._buffers: list[HeapBuffer] = []
@@ -66,6 +68,10 @@ class Memory:
         self._lo = np.zeros(0, np.uint64)
         self._hi = np.zeros(0, np.uint64)
         self._shift = np.zeros(0, np.uint64)
+
+    def begin_launch(self) -> None:
+        """A launch starts: forget the previous launch's atomic updates (launches are ordered)."""
+        self.atomic_writers = AtomicWriters()
 
     def alloc(self, nbytes: int, name: str, align: int = 256) -> int:
         """Reserve `nbytes` (zero-filled) with guard bands; return its device address."""

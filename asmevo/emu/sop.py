@@ -11,6 +11,7 @@ from ..isa.waitcnt import decode_waitcnt
 from .access import scalar_reader, scalar_writer
 from .ops import BARRIER, BRANCH, END, JUMP, NORMAL, Context, Op
 from .state import EXEC, M0, VCC
+from .vskip import set_vskip
 
 U32, U64, I32, I64 = np.uint32, np.uint64, np.int32, np.int64
 M32 = 0xFFFFFFFF
@@ -96,6 +97,8 @@ def compile_sop(ins: Instruction, ctx: Context) -> Op:
         return _hwreg(ins)
     if name.startswith("s_set_gpr_idx_"):
         return _gpr_idx(ins)
+    if name == "s_setvskip":
+        return _setvskip(ins)
     if name.startswith(("s_cmp_", "s_cmpk_", "s_bitcmp")):
         return _cmp(ins)
     fn = _ALU.get(_key(name))
@@ -212,6 +215,15 @@ def _hwreg(ins: Instruction) -> Op:
         val = (np.asarray(rd(m, g), U32) << U32(off)) & U32(fmask)
         m.mode[g.sel] = (m.mode[g.sel] & U32(~fmask & M32)) | val
     return Op(ins, set_)
+
+
+def _setvskip(ins: Instruction) -> Op:
+    """VSKIP = S0[S1[4:0]] (CDNA3 ISA guide, S_SETVSKIP); SCC is not written. Effect: vskip.py."""
+    rd0, rd1 = scalar_reader(ins.operands[0]), scalar_reader(ins.operands[1])
+
+    def fn(m, g):
+        set_vskip(m, g, (np.asarray(rd0(m, g), U32) >> (np.asarray(rd1(m, g), U32) & U32(31))) & U32(1))
+    return Op(ins, fn)
 
 
 _CMP = {"eq": np.equal, "lg": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,

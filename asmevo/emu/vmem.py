@@ -165,6 +165,7 @@ def global_access(m, g, ins, mask, a, size, data):
         out = np.zeros(mask.shape + (ndw,), U32)
         sel = np.zeros((len(sel_off), ndw), U32)
         sel[ok] = apply_atomic(m, ins, sel_off[ok], data.op, ndw, data.data[mask][ok], data.ret)
+        m.memory.atomic_writers.record(sel_off[ok], size, _workgroups(m, _lane_waves(g, mask, full))[ok], data.ret)
         out[mask] = sel
         return out
     if data is None:
@@ -183,11 +184,38 @@ def global_access(m, g, ins, mask, a, size, data):
         m.find("store_conflict", ins.address, wave,
                f"{ins.mnemonic}: two lanes write different data to address 0x{int(sel_a[clash]):x} "
                "(which lane wins is undefined)")
+    if m.memory.atomic_writers.pages:
+        _check_workgroup_order(m, g, ins, mask, full, sel_off[ok], size, ok)
     if all_ok:
         m.memory.scatter(sel_off, size, d)
     else:
         m.memory.scatter(sel_off[ok], size, d[ok])
     return None
+
+
+def _lane_waves(g, mask, full: bool) -> np.ndarray:
+    """Batch-local wave of each lane in `mask` (in mask order)."""
+    return np.repeat(g.waves, 64) if full else g.waves[np.nonzero(mask.reshape(-1))[0] // 64]
+
+
+def _workgroups(m, waves: np.ndarray) -> np.ndarray:
+    """Launch-wide workgroup ids of batch-local `waves`."""
+    return m.wave_ids[waves] // m.wpg
+
+
+def _check_workgroup_order(m, g, ins, mask, full: bool, off: np.ndarray, size: int, ok: np.ndarray) -> None:
+    """`workgroup_order`: a store overwriting what another workgroup wrote by atomic earlier in the launch.
+    Nothing orders workgroups (a kernel that zeroes an output other workgroups then accumulate into with
+    atomics relies on running first), so the emulator's order is one of several hardware may produce."""
+    waves = _lane_waves(g, mask, full)[ok]
+    wg = _workgroups(m, waves)
+    hit = m.memory.atomic_writers.overwritten(off, size, wg)
+    if hit is not None:
+        lane, other = hit
+        m.find("workgroup_order", ins.address, waves[lane],
+               f"{ins.mnemonic}: workgroup {int(wg[lane])} stores over global memory workgroup {other} updated by "
+               f"atomic earlier in this launch; workgroups run in no guaranteed order, so on hardware the atomic "
+               f"may land after the store (the emulator ran them in batches)")
 
 
 def _conflicting_store(off: np.ndarray, size: int, data: np.ndarray) -> int | None:

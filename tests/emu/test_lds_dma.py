@@ -104,6 +104,56 @@ def test_lds_dma_read_before_vmcnt_is_a_finding():
     assert kinds == {"waitcnt"}, res.report.findings
 
 
+# Two waves: wave 1 loads 64 dwords by LDS DMA into LDS bytes 0..255 that wave 0 stages data in with ds_write.
+# An LDS DMA writes LDS when its load returns, which only the issuing wave's vmcnt tells (LLVM SIInsertWaitcnts:
+# a VMEM access that stores to LDS), so only s_waitcnt vmcnt in that wave then s_barrier orders it for others.
+TWO_WAVES = """
+  v_lshrrev_b32 v1, 6, v0
+  v_readfirstlane_b32 s20, v1
+  v_and_b32 v3, 63, v0
+  v_lshlrev_b32 v3, 2, v3
+  s_mov_b32 m0, 0
+  s_cmp_eq_u32 s20, 1
+  s_cbranch_scc1 dma
+  v_mov_b32 v4, 7
+  ds_write_b32 v3, v4
+  s_waitcnt lgkmcnt(0)
+  {before}
+  s_branch join
+dma:
+  {before}
+  buffer_load_dword v3, s[12:15], 0 offen lds
+  {wait}
+join:
+  s_barrier
+  ds_read_b32 v2, v3
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+"""
+
+
+def test_lds_dma_onto_bytes_another_wave_wrote_in_the_phase_is_a_race():
+    res = _run(TWO_WAVES.format(before="", wait="s_waitcnt vmcnt(0)"), np.arange(64, dtype=np.uint32), block=128)
+    races = [f for f in res.report.findings if f.kind == "lds_race"]
+    assert races and races[0].message.startswith("buffer_load_dword: LDS byte 0 written while wave 0"), \
+        res.report.findings
+
+
+def test_lds_dma_after_a_barrier_and_retired_before_the_next_is_ordered():
+    """The DMA in the next barrier phase, retired by vmcnt before the barrier: every wave reads the loaded data
+    (lanes 50..63 lie beyond the V#'s 200 bytes and load 0)."""
+    res = _run(TWO_WAVES.format(before="s_barrier", wait="s_waitcnt vmcnt(0)"), np.arange(64, dtype=np.uint32) + 5,
+               block=128)
+    assert res.report.ok, res.report.findings
+    np.testing.assert_array_equal(res.outputs[1], np.tile(np.where(LANES < 50, LANES + 5, 0), 2))
+
+
+def test_lds_dma_not_retired_before_the_barrier_is_a_waitcnt_finding_for_the_reader():
+    res = _run(TWO_WAVES.format(before="s_barrier", wait=""), np.arange(64, dtype=np.uint32), block=128)
+    found = {(f.kind, f.wave) for f in res.report.findings}
+    assert ("waitcnt", 0) in found and not any(f.kind == "lds_race" for f in res.report.findings), \
+        res.report.findings
+
+
 def test_lds_dma_beyond_lds_is_a_finding():
     body = """
   s_mov_b32 m0, 0x100

@@ -21,8 +21,8 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from asmevo.calibrate.aiter_launches import (a8w8_m128, bf16gemm, buf, cdiv, fmoe_stage1, layout, null,  # noqa: E402
-                                             ptr, slot)
+from asmevo.calibrate.aiter_launches import (a8w8_m128, bf16gemm, buf, cdiv, fmoe_g1u1,  # noqa: E402
+                                             fmoe_stage1, layout, null, ptr, slot)
 from asmevo.calibrate.moe_routing import route  # noqa: E402
 
 ROUTING = ("sorted_token_ids", "sorted_weights", "sorted_expert_ids", "num_valid_ids")
@@ -122,18 +122,33 @@ def flatmm_fp8(m, n, k):
     return [n // 256, cdiv(m, 128), 1], [256, 1, 1], s
 
 
+def moe_routing(tokens, experts, topk, block_m, launch_dir: Path | None, shape: str) -> dict[str, str]:
+    """Routing inits of an fmoe launch: verify/heldout buffers are zeros that the problem's generate() replaces with
+    a routing drawn per trial; a bench launch (`launch_dir` given) reads the tuner-style routing
+    (asmevo.calibrate.moe_routing.route, seed 0) from .npy files it writes beside its spec."""
+    routing = {n: "zeros" for n in ROUTING}
+    if launch_dir is not None:
+        r = route(tokens, experts, topk, block_m, 0)
+        for n in ROUTING:
+            np.save(launch_dir / f"{shape}_{n}.npy", getattr(r, n))
+            routing[n] = f"file:{shape}_{n}.npy"
+    return routing
+
+
 def moe_stage1(tile_m: int, tile_n: int, doweight: bool):
-    """A builder for an fmoe_stage1 kernel. Verify/heldout routing buffers are zeros that the problem's
-    generate() replaces with a routing drawn per trial; a bench launch (`launch_dir` given) reads the
-    tuner-style routing (asmevo.calibrate.moe_routing.route, seed 0) from .npy files beside its spec."""
+    """A builder for an fmoe_stage1 kernel (routing: `moe_routing`)."""
     def build(tokens, dim, inter, experts, topk, launch_dir: Path | None = None, shape: str = ""):
-        routing = {n: "zeros" for n in ROUTING}
-        if launch_dir is not None:
-            r = route(tokens, experts, topk, tile_m, 0)
-            for n in ROUTING:
-                np.save(launch_dir / f"{shape}_{n}.npy", getattr(r, n))
-                routing[n] = f"file:{shape}_{n}.npy"
+        routing = moe_routing(tokens, experts, topk, tile_m, launch_dir, shape)
         return fmoe_stage1(tokens, dim, inter, experts, topk, tile_m, tile_n, routing, doweight=doweight)
+    build.writes_routing = True
+    return build
+
+
+def moe_1stage(block_m: int, sub_gu: int):
+    """A builder for a one-stage fmoe_g1u1 kernel, not persistent (routing: `moe_routing`)."""
+    def build(tokens, dim, inter, experts, topk, launch_dir: Path | None = None, shape: str = ""):
+        routing = moe_routing(tokens, experts, topk, block_m, launch_dir, shape)
+        return fmoe_g1u1(tokens, dim, inter, experts, topk, block_m, sub_gu, routing)
     build.writes_routing = True
     return build
 
@@ -180,6 +195,45 @@ def moe_stage1_problem(doweight: bool) -> dict:
                 ("v_t33_d128_i256_e1_k1", "verify", (33, 128, 256, 1, 1)),
                 ("h_t20_d128_i128_e2_k1", "heldout", (20, 128, 128, 2, 1)),
                 ("bench", "bench", (256, 7168, 512, 256, 8))])
+
+ONE_STAGE = "fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x256"
+MOE_1STAGE = dict(
+    builder=moe_1stage(32, 256), co=f"fmoe/silu/{ONE_STAGE}.co", kernel=f"_ZN5aiter{len(ONE_STAGE)}{ONE_STAGE}E",
+    source="csrc/py_itfs_cu/asm_fmoe.cu", family="fused-moe-1stage", dtype="bfloat16", outputs=["out"],
+    tolerance=BF16_TOL,
+    tolerance_reason="fp8 products accumulated in fp32, the intermediate re-quantised to fp8 as the kernel does (a "
+                     "rounding that flips only when fp32 and float64 disagree at an fp8 midpoint), SiLU, bf16 partial "
+                     "sums added by bf16 atomics (O(1) values: x ~ N(0, 1), w1 ~ N(0, 1 / dim), w2 ~ N(0, 1 / inter))",
+    description="one-stage fused MoE: per routed (token t, slot s, expert e, weight w), a = silu(x[t] . "
+                "w1[e, :inter]^T) * (x[t] . w1[e, inter:]^T) with fp8 e4m3fnuz codes times per-token / per-channel "
+                "scales, re-quantised to fp8 per 256-wide slice (amax / 240), then out[t] += w * (a . w2[e]^T) * "
+                "w2_scale[e] in bf16; x [tokens, dim], w1 [E, 2 inter, dim] and w2 [E, dim, inter] pre-shuffled "
+                "(16, 16), out [tokens, dim]; 32-entry blocks of moe_sorting; padded entries' atomics are skipped "
+                "with s_setvskip",
+    why="fmoe_g1u1 (asm_fmoe.cu, FMoeKernel::launch_kernel<uint8_t, uint16_t>) from fused_moe_bf16_asm.py asm_moe "
+        "(fp8 per-token): KernelArgs O, X, GU, XC = num_valid_ids, D, XQ, GUQ, DQ, SMQ null, STP, SW, SEP, dim, "
+        "inter_dim, token_cnt, eprt_cnt, strides in bytes (Xs = GUs = dim, Ds = inter, Os = 2 dim, eGUs = 2 inter dim, "
+        "eDs = dim inter, eGUQs = 8 inter, eDQs = 4 dim, eSMQs = 4 inter), topk, total_tgs 0, ps_deno = inter / 256; "
+        "grid (inter / 256, len(sorted_expert_ids), 1), 256 threads; dim 256 or a multiple of 512 (the K loop runs "
+        "two 256-wide halves per iteration and special-cases dim 256; dim 768 computes garbage); routing as the MoE "
+        "tuner draws it",
+    known_findings={"hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds; "
+                                                  "valu-sgpr-valu: v_cmp_u_f32_e64 SGPR masks read by v_cndmask_b32 "
+                                                  "too soon"),
+                    "out_of_bounds": "with dim 256 the K loops prefetch one tile past the operands: x by LDS DMA "
+                                     "(buffer_load_dword ... lds through s[20:23], 0x379c / 0x6598) past the last "
+                                     "token's row, w2 and w2_scale (buffer_load_dwordx4 through s[12:15], "
+                                     "buffer_load_dword through s[16:19]; V#s with num_records 0xfffffff0, so "
+                                     "unbounded) past the last expert: data the outputs do not depend on (they match "
+                                     "the reference)",
+                    "waitcnt": "the down projection reads its packed bf16 partial sums back from LDS with ds_read_b32 "
+                               "(0x50b8 ...) and adds them with global_atomic_pk_add_bf16 (0x59d8 ...) without an "
+                               "s_waitcnt lgkmcnt retiring those reads"},
+    shapes=[("v_t10_d256_i256_e2_k2", "verify", (10, 256, 256, 2, 2)),
+            ("v_t40_d256_i512_e1_k1", "verify", (40, 256, 512, 1, 1)),
+            ("v_t24_d512_i256_e1_k1", "verify", (24, 512, 256, 1, 1)),
+            ("h_t20_d256_i256_e2_k1", "heldout", (20, 256, 256, 2, 1)),
+            ("bench", "bench", (16, 7168, 256, 257, 9))])
 
 PROBLEMS = {
     "topksoftmax": dict(
@@ -282,6 +336,7 @@ PROBLEMS = {
                 ("h_m40_n128_k384", "heldout", (40, 128, 384, 0)), ("bench", "bench", (1024, 8192, 1024, 0))]),
     "fmoe_stage1_fp8": moe_stage1_problem(doweight=False),
     "fmoe_stage1_fp8_doweight": moe_stage1_problem(doweight=True),
+    "fmoe_1stage_fp8": MOE_1STAGE,
     "fmha_fwd": dict(
         builder=fmha_fwd, co="fmha_v3_fwd/MI300/fwd_hd128_bf16_rtne.co", kernel="_ZN5aiter24fmha_fwd_hd128_bf16_rtneE",
         source="hsa/gfx942/fmha_v3_fwd/codegen.py", family="flash-attention-forward", dtype="bfloat16",
