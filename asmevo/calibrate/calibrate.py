@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .. import emu
 from ..codeobj import CodeObject
 from ..device.launch import LaunchSpec
 from ..errors import AsmEvoError
@@ -31,9 +32,14 @@ CU_NUM = {"mi308x": 80, "mi300x": 304}
 TRACES = CACHE / "calibration-traces"
 
 
+def _code_version() -> str:
+    """The emulator's and the sampler's source: a trace is stale when either changes."""
+    files = sorted(Path(emu.__file__).parent.glob("*.py")) + [Path(sampler.__file__)]
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
+
+
 def _trace_key(row: CalibrationRow, data: bytes) -> str:
-    payload = {"code": hashlib.sha256(data).hexdigest(), "launch": row.launch,
-               "sampler": [sampler.MAX_SAMPLES, sampler.INSTRUCTION_BUDGET, Path(sampler.__file__).read_bytes().hex()]}
+    payload = {"code": hashlib.sha256(data).hexdigest(), "launch": row.launch, "version": _code_version()}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
