@@ -12,6 +12,8 @@ exceeds `1 + eps` and its whole interval lies above 1 (`decide`).
 """
 from __future__ import annotations
 
+import functools
+import math
 import statistics
 from dataclasses import dataclass, field
 
@@ -23,7 +25,8 @@ from .device.hip_timing import Protocol, measure
 from .errors import AsmEvoError
 from .launches import VerifyLaunch
 from .model import UNIT as MODEL_UNIT
-from .model import Estimate, model_spec
+from .model import Estimate, estimate, model_spec, trace_sample
+from .model.reuse import same_paths, transplant
 from .target import DEFAULT_GPU, gpu
 from .verify import Verdict, sha256
 
@@ -170,6 +173,32 @@ def model_time(co: CodeObject, launch: VerifyLaunch, gpu_name: str = DEFAULT_GPU
     given `workgroups` reproduce another object's sample), as a Timing in model_us and the Estimate."""
     est = model_spec(co, launch.spec, gpu(gpu_name), known_findings=launch.known_findings, workgroups=workgroups)
     return model_timing(co, launch, est), est
+
+
+def model_candidate(k0: CodeObject, k1: CodeObject, launch: VerifyLaunch, k0_estimate: Estimate,
+                    check: VerifyLaunch, gpu_name: str = DEFAULT_GPU) -> tuple[Timing, Estimate]:
+    """K1 modelled on `launch` against K0's `k0_estimate` there: K0's traced sample with K1's code when
+    K1 takes K0's paths on `check` (a launch both run whole, cheaply: `asmevo.model.reuse`), else K1's
+    own run of K0's sampled workgroups."""
+    kernel = launch.spec.kernel
+    ins0, ins1 = k0.kernel_instructions(kernel), k1.kernel_instructions(kernel)
+    run0, run1 = (whole_trace(co, check) for co in (k0, k1))
+    moved = transplant(k0_estimate.traced, ins0, ins1) if same_paths(ins0, ins1, run0, run1) else None
+    if moved is None:
+        return model_time(k1, launch, gpu_name, workgroups=k0_estimate.sample)
+    est = estimate(ins1, k1.kernel(kernel), moved, gpu(gpu_name))
+    return model_timing(k1, launch, est), est
+
+
+@functools.lru_cache(maxsize=64)
+def _whole_trace(data: bytes, spec, known_findings: frozenset[str]):
+    return trace_sample(CodeObject(data), spec, spec.seed, max_samples=math.prod(spec.grid),
+                        known_findings=known_findings)
+
+
+def whole_trace(co: CodeObject, launch: VerifyLaunch):
+    """Every workgroup of `launch` traced (cached by content: K0's is reused by every candidate)."""
+    return _whole_trace(co.data, launch.spec, launch.known_findings)
 
 
 def model_timing(co: CodeObject, launch: VerifyLaunch, est: Estimate) -> Timing:

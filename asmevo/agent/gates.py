@@ -25,7 +25,7 @@ from ..rebuild import rebuild_source
 from ..recover import recover
 from ..static_checks import static_differences
 from ..target import DEFAULT_GPU
-from ..timing import Timing, _gate, decide, model_time, model_timing, time_candidate
+from ..timing import Timing, _gate, decide, model_candidate, model_timing, time_candidate
 from ..verify import Verdict, sha256, verify
 from .body import Body
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
@@ -175,7 +175,8 @@ class Evaluator:
         try:
             if self.device.sandboxed:
                 _gate(verdict, self.k0, k1)
-                t1, est = model_time(k1, self.timing, self.gpu_name, workgroups=self.baseline.profile.estimate.sample)
+                t1, est = model_candidate(self.k0, k1, self.timing, self.baseline.profile.estimate,
+                                          largest(self.launches), self.gpu_name)
                 decision = decide(self.baseline.timing, t1, eps=self.eps)
                 cand.profile = est
             else:

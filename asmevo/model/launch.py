@@ -146,6 +146,7 @@ class Estimate:
     sample: list[int] = field(default_factory=list)
     overhead_cycles: float = 0.0
     load_latency: dict[int, float] = field(default_factory=dict)
+    traced: TracedLaunch | None = field(default=None, repr=False)  # the trace it was costed from
     unit: str = "model_us"
 
     def rescaled(self, latency: float, issue: float) -> float:
@@ -273,7 +274,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
                     {k: v / max(float(run.weight.sum()), 1.0) for k, v in units.items()}, stalls, per_pc,
                     hbm_bytes, gpu.cycles_to_us(terms["hbm_bandwidth"]), gpu.cycles_to_us(compute_floor),
                     run.sampled_workgroups, run.workgroups, sampling_error(run, wg_ids, wg_cycles, wg_weight),
-                    sorted(run.classes), overhead, load_latency)
+                    sorted(run.classes), overhead, load_latency, run)
 
 
 def sampling_error(run: TracedLaunch, wg_ids: np.ndarray, wg_cycles: np.ndarray, wg_weight: np.ndarray) -> float:
