@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
+from ..isa.table import instr_info
 from .checks import check_init, check_pending
 from .ops import Op
 from .state import M0, Group, Machine
@@ -45,9 +46,7 @@ class IndexedOp:
         self.ins = ins
         self.compile_op = compile_op
         self.tracked = tracked
-        self.ndst = 2 if ins.mnemonic.startswith(("v_add_co_", "v_sub_co_", "v_subrev_co_", "v_addc_co_",
-                                                  "v_subb_co_", "v_subbrev_co_", "v_div_scale_",
-                                                  "v_mad_u64_u32", "v_mad_i64_i32")) else 1
+        self.ndst = instr_info(ins.mnemonic).n_dst
         self.variants: dict[int, Op] = {}
 
     def variant(self, idx: int, mode: int) -> Op:
@@ -99,9 +98,10 @@ def index_mode_op(op: Op, compile_op: Callable[[Instruction], Op], tracked: set)
     SALU without control flow are unsupported there."""
     ins = op.ins
     n = ins.mnemonic
-    if n.startswith("v_"):
+    family = instr_info(n).family
+    if family in ("valu", "vopc", "mfma"):
         return Op(ins, IndexedOp(ins, compile_op, tracked), next_pc=op.next_pc)
-    if n.startswith(_SAFE_SALU) or (n.startswith("s_") and op.kind == 0 and not op.counter):
+    if n.startswith(_SAFE_SALU) or (family in ("salu", "sopp", "smem") and op.kind == 0 and not op.counter):
         return op
     err = UnsupportedInstruction(n, ins.address, "in VGPR index mode")
 

@@ -15,11 +15,11 @@ from ..isa.barrier_phases import barrier_phases, lds_phases
 from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
 from ..isa.regs import is_lds_dma
+from ..isa.table import instr_info
 from .dispatch import MAX_LDS
 from .ds import ds_footprint
 from .lane_values import LaneState, LaneValues
 
-_NOT_MEMORY = ("ds_bpermute", "ds_permute", "ds_swizzle", "ds_nop")
 
 
 def _touched(ins: Instruction, st: LaneState) -> tuple[np.ndarray, bool]:
@@ -39,6 +39,11 @@ def _touched(ins: Instruction, st: LaneState) -> tuple[np.ndarray, bool]:
     return out, writes
 
 
+def _lds_memory(ins: Instruction) -> bool:
+    info = instr_info(ins.mnemonic)
+    return info.family == "ds" and bool(info.memory)
+
+
 def lds_conflicts(instructions: list[Instruction], block: tuple[int, int, int],
                   skip: frozenset[int] = frozenset()) -> list[str]:
     """Why different waves of a `block`-shaped workgroup might access the same LDS bytes in the same
@@ -48,7 +53,7 @@ def lds_conflicts(instructions: list[Instruction], block: tuple[int, int, int],
     if phases is None:
         return ["a barrier lies on a cycle"]
     accesses = [k for k, x in enumerate(instructions)
-                if (x.mnemonic.startswith("ds_") and not x.mnemonic.startswith(_NOT_MEMORY)) or is_lds_dma(x)]
+                if _lds_memory(x) or is_lds_dma(x)]
     if not accesses:
         return []
     if any(is_lds_dma(instructions[k]) for k in accesses):

@@ -16,8 +16,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable
 
+from ..errors import UnsupportedInstruction
 from ..target import processor as processor_info
 from .instruction import Instruction
+from .table import VCC, InstrInfo, implicit_registers, instr_info
 
 if TYPE_CHECKING:
     from ..codeobj.descriptor import KernelDescriptor
@@ -25,9 +27,6 @@ if TYPE_CHECKING:
 _SEPARATORS = str.maketrans({c: " " for c in ",()|-"})
 _REG_NEXT = frozenset("0123456789[")
 _REG_RE = re.compile(r"^([vsa])(?:(\d+)|\[\d+:(\d+)\])$")
-_IMPLICIT_VCC = re.compile(
-    r"^(v_cmpx?_\w+_e32|v_cndmask_b32_e32|v_(add|sub|subrev)_co_u32_e32|v_(addc|subb|subbrev)_co_u32_e32|"
-    r"v_div_fmas_f(32|64)\w*|s_cbranch_vccn?z)$")
 _LDS_DMA = re.compile(r"^buffer_\S+ .* lds\b", re.M)
 
 
@@ -65,13 +64,26 @@ def scan_lines(lines: Iterable[str]) -> ResourceUsage:
             end = int(m.group(2) or m.group(3)) + 1
             if end > top[m.group(1)]:
                 top[m.group(1)] = end
-    mnemonics = {line.split(None, 1)[0] for line in distinct if line[:1].strip()}
+    known = _known({line.split(None, 1)[0] for line in distinct if line[:1].strip()})
+    infos = [info for _, info in known]
     return ResourceUsage(
         vgprs=top["v"], agprs=top["a"], sgprs=top["s"],
-        vcc="vcc" in text or any(_IMPLICIT_VCC.match(m) for m in mnemonics),
+        vcc="vcc" in text or any(not (d | u).isdisjoint(VCC) for (d, u), _ in known),
         flat_scratch="flat_scratch" in text, xnack_mask="xnack_mask" in text,
-        scratch=any(m.startswith("scratch_") for m in mnemonics),
-        lds=any(m.startswith("ds_") for m in mnemonics) or bool(_LDS_DMA.search(text)))
+        scratch=any(i.family == "flat" and i.segment == "scratch" for i in infos),
+        lds=any((i.family == "ds" and i.memory) or i.lds_dma for i in infos) or bool(_LDS_DMA.search(text)))
+
+
+def _known(mnemonics: set[str]) -> list[tuple[tuple[frozenset, frozenset], InstrInfo]]:
+    """(implicit registers, table record) of the mnemonics the table knows; the others are the
+    assembler's to report."""
+    out = []
+    for m in mnemonics:
+        try:
+            out.append((implicit_registers(m), instr_info(m)))
+        except UnsupportedInstruction:
+            pass
+    return out
 
 
 def scan(instructions: Iterable[Instruction]) -> ResourceUsage:

@@ -136,6 +136,24 @@ def instr_info(mnemonic: str, processor: str = "gfx942") -> InstrInfo:
     return info
 
 
+_CARRY_OUT = frozenset({"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32"})
+_CARRY_IN_OUT = frozenset({"v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32"})
+
+
+def implicit_registers(mnemonic: str, processor: str = "gfx942") -> tuple[frozenset, frozenset]:
+    """(defs, uses) not spelled in the operands of `mnemonic` as written: the base's, plus VCC for the
+    VOPC/VOP2 (e32) forms of compares, carry arithmetic and v_cndmask_b32, which the assembler
+    accepts with VCC omitted."""
+    info = instr_info(mnemonic, processor)
+    defs, uses = info.implicit_defs, info.implicit_uses
+    if split_mnemonic(mnemonic)[1] == "e32":
+        if info.family == "vopc" or info.base in _CARRY_OUT | _CARRY_IN_OUT:
+            defs = defs | frozenset(VCC)
+        if info.base in _CARRY_IN_OUT or info.base == "v_cndmask_b32":
+            uses = uses | frozenset(VCC)
+    return defs, uses
+
+
 def mnemonics(processor: str = "gfx942") -> frozenset[str]:
     return frozenset(_table(processor))
 

@@ -112,3 +112,14 @@ def test_access_bytes(mnemonic, nbytes):
 def test_unknown_mnemonic_is_a_named_error():
     with pytest.raises(UnsupportedInstruction, match="v_frobnicate"):
         instr_info("v_frobnicate_f32")
+
+
+def test_implicit_vcc_depends_on_the_encoding():
+    from asmevo.isa.table import VCC, implicit_registers
+    vcc = frozenset(VCC)
+    assert implicit_registers("v_cmp_gt_i32_e32")[0] >= vcc
+    assert not implicit_registers("v_cmp_gt_i32_e64")[0] & vcc
+    assert implicit_registers("v_addc_co_u32_e32") == (vcc | implicit_registers("v_addc_co_u32_e64")[0],
+                                                       vcc | implicit_registers("v_addc_co_u32_e64")[1])
+    assert implicit_registers("v_cndmask_b32_e32")[1] >= vcc and not implicit_registers("v_cndmask_b32_e32")[0] & vcc
+    assert implicit_registers("s_cbranch_vccz")[1] >= vcc
