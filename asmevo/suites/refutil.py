@@ -27,3 +27,18 @@ def gelu(x: np.ndarray) -> np.ndarray:
     """Exact (erf) GELU in float64."""
     x = np.asarray(x, dtype=np.float64)
     return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+
+
+def shuffle_weight(w: np.ndarray, rows: int) -> np.ndarray:
+    """AITer's shuffle_weight(layout=(rows, 16)) for 1-byte elements on the last two axes [N, K]: tiles of
+    `rows` rows x 32 bytes in (row tile, k tile) order, each stored as two 16-byte column halves."""
+    *lead, n, k = w.shape
+    tiles = w.reshape(*lead, n // rows, rows, k // 32, 2, 16)
+    return np.moveaxis(tiles, len(lead) + 1, len(lead) + 3).reshape(w.shape)
+
+
+def unshuffle_weight(w: np.ndarray, rows: int) -> np.ndarray:
+    """The inverse of `shuffle_weight`."""
+    *lead, n, k = w.shape
+    tiles = w.reshape(*lead, n // rows, k // 32, 2, rows, 16)
+    return np.moveaxis(tiles, len(lead) + 3, len(lead) + 1).reshape(w.shape)

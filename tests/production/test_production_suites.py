@@ -19,6 +19,7 @@ from asmevo.device.launch import LaunchSpec
 from asmevo.suites import load_suite
 from asmevo.suites.check import check_suite, problem_inputs, spec_scalars
 from asmevo.suites.manifest import CACHE_ROOT, REPO_ROOT
+from asmevo.suites.refutil import shuffle_weight, unshuffle_weight
 
 SUITES = {name: load_suite(name) for name in ("aiter", "triton")}
 CASES = [(s, p.name, sh.name) for s, suite in SUITES.items() for p in suite.problems for sh in p.shapes
@@ -125,17 +126,17 @@ def test_aiter_families():
 
 
 def test_i8gemm_reference_undoes_aiters_weight_shuffle():
-    """shuffle() is AITer's shuffle_weight(layout=(32, 16)) for int8 (view as [N/32, 32, K/32, 2, 16], permute
-    (0, 2, 3, 1, 4)); unshuffle() inverts it, and the reference is the scaled int8 product."""
+    """shuffle_weight(b, 32) is AITer's shuffle_weight(layout=(32, 16)) for int8 (view as [N/32, 32, K/32, 2, 16],
+    permute (0, 2, 3, 1, 4)); unshuffle_weight inverts it, and the reference is the scaled int8 product."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("i8ref", SUITES["aiter"].root / "i8gemm" / "reference.py")
     ref = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ref)
     rng = np.random.default_rng(1)
     b = rng.integers(-128, 128, (64, 96)).astype(np.int8)
-    sh = ref.shuffle(b)
+    sh = shuffle_weight(b, 32)
     assert sh[0, 16] == b[1, 0] and sh[0, 32] == b[2, 0] and sh[1, 0] == b[6, 0]  # 32x16 blocks, row-major
-    np.testing.assert_array_equal(ref.unshuffle(sh), b)
+    np.testing.assert_array_equal(unshuffle_weight(sh, 32), b)
     a = rng.integers(-128, 128, (3, 96)).astype(np.int8)
     ones = np.ones(64, np.float32)
     out = ref.reference({"A": a, "B": sh, "a_scale": np.full(3, 1 / 1024, np.float32), "b_scale": ones,
@@ -148,8 +149,8 @@ def bf16_ref(bits: np.ndarray) -> np.ndarray:
 
 
 def test_flatmm_reference_undoes_aiters_weight_shuffle_and_decodes_fp8():
-    """unshuffle() inverts AITer's shuffle_weight(layout=(16, 16)) for 1-byte elements (view as
-    [N/16, 16, K/32, 2, 16], permute (0, 2, 3, 1, 4)); fp8_e4m3fnuz() decodes E4M3FNUZ codes."""
+    """unshuffle_weight(b, 16) inverts AITer's shuffle_weight(layout=(16, 16)) for 1-byte elements (view as
+    [N/16, 16, K/32, 2, 16], permute (0, 2, 3, 1, 4)), also per expert; fp8_e4m3fnuz() decodes E4M3FNUZ codes."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("fmref", SUITES["aiter"].root / "flatmm_fp8" / "reference.py")
     ref = importlib.util.module_from_spec(spec)
@@ -157,7 +158,8 @@ def test_flatmm_reference_undoes_aiters_weight_shuffle_and_decodes_fp8():
     b = np.arange(32 * 64).reshape(32, 64)
     shuffled = b.reshape(2, 16, 2, 2, 16).transpose(0, 2, 3, 1, 4).reshape(32, 64)
     assert shuffled[0, 16] == b[1, 0] and shuffled[1, 0] == b[4, 0]  # 16-row x 16-byte blocks
-    np.testing.assert_array_equal(ref.unshuffle(shuffled), b)
+    np.testing.assert_array_equal(unshuffle_weight(shuffled, 16), b)
+    np.testing.assert_array_equal(shuffle_weight(np.stack([b, b + 1]), 16), np.stack([shuffled, shuffled + 1]))
     codes = np.array([0x00, 0x08, 0x40, 0x38, 0xC4, 0x7F, 0x01, 0x80], np.uint8)
     np.testing.assert_array_equal(ref.fp8_e4m3fnuz(codes)[:7], [0, 2 ** -7, 1, 0.5, -1.5, 240, 2 ** -10])
     assert np.isnan(ref.fp8_e4m3fnuz(codes)[7])

@@ -3,17 +3,7 @@
 stored as two 16-column halves of 32 rows x 16 bytes), bf16 C."""
 import numpy as np
 
-from asmevo.suites.refutil import f32_to_bf16
-
-
-def shuffle(b: np.ndarray) -> np.ndarray:
-    n, k = b.shape
-    return b.reshape(n // 32, 32, k // 32, 2, 16).transpose(0, 2, 3, 1, 4).reshape(n, k)
-
-
-def unshuffle(b: np.ndarray) -> np.ndarray:
-    n, k = b.shape
-    return b.reshape(n // 32, k // 32, 2, 32, 16).transpose(0, 3, 1, 2, 4).reshape(n, k)
+from asmevo.suites.refutil import f32_to_bf16, shuffle_weight, unshuffle_weight
 
 
 def generate(launch, rng):
@@ -21,7 +11,7 @@ def generate(launch, rng):
     s = {f["buffer"]: f["shape"] for f in launch["args"][0]["struct"] if "shape" in f}
     (m, k), (n, _) = s["A"], s["B"]
     return {"A": rng.integers(-128, 128, (m, k)).astype(np.int8),
-            "B": shuffle(rng.integers(-128, 128, (n, k)).astype(np.int8)),
+            "B": shuffle_weight(rng.integers(-128, 128, (n, k)).astype(np.int8), 32),
             "a_scale": rng.uniform(0.5e-3, 2e-3, m).astype(np.float32),
             "b_scale": rng.uniform(0.5e-3, 2e-3, n).astype(np.float32),
             "bias": rng.uniform(-1, 1, n).astype(np.float32)}
@@ -29,7 +19,7 @@ def generate(launch, rng):
 
 def reference(inputs, scalars):
     a = inputs["A"].astype(np.int64)
-    b = unshuffle(inputs["B"]).astype(np.int64)
+    b = unshuffle_weight(inputs["B"], 32).astype(np.int64)
     c = (a @ b.T).astype(np.float64) * inputs["a_scale"].astype(np.float64)[:, None] \
         * inputs["b_scale"].astype(np.float64)[None, :]
     return {"C": f32_to_bf16((c + inputs["bias"].astype(np.float64)[None, :]).astype(np.float32))}

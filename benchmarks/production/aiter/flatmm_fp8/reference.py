@@ -4,6 +4,8 @@ shuffle_weight(B, layout=(16, 16)) leaves it: 16x32 tiles of (row tile, k tile),
 halves of 16 rows x 16 bytes."""
 import numpy as np
 
+from asmevo.suites.refutil import unshuffle_weight
+
 
 def fp8_e4m3fnuz(codes: np.ndarray) -> np.ndarray:
     """E4M3FNUZ codes to float64: exponent bias 8, 0x80 is NaN, no infinities."""
@@ -13,14 +15,9 @@ def fp8_e4m3fnuz(codes: np.ndarray) -> np.ndarray:
     return np.where(c == 0x80, np.nan, np.where(c >> 7 == 1, -mag, mag))
 
 
-def unshuffle(b: np.ndarray) -> np.ndarray:
-    n, k = b.shape
-    return b.reshape(n // 16, k // 32, 2, 16, 16).transpose(0, 3, 1, 2, 4).reshape(n, k)
-
-
 def reference(inputs, scalars):
     a = fp8_e4m3fnuz(inputs["A"])
-    b = fp8_e4m3fnuz(unshuffle(inputs["B"]))
+    b = fp8_e4m3fnuz(unshuffle_weight(inputs["B"], 16))
     (m, k), n = a.shape, b.shape[0]
     d = np.zeros((m, n))
     for blk in range(k // 128):

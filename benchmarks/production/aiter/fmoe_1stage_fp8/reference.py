@@ -14,21 +14,11 @@ import numpy as np
 
 from asmevo.calibrate.moe_routing import fused_topk, moe_sorting
 from asmevo.device.dtypes import get_dtype
-from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
+from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16, shuffle_weight, unshuffle_weight
 
 FP8 = get_dtype("float8_e4m3fnuz")
 FP8_MAX = 240.0
 SUB_GU = 256  # inter columns per workgroup: the slice the intermediate is re-quantised over
-
-
-def shuffle(w: np.ndarray) -> np.ndarray:
-    e, n, k = w.shape
-    return w.reshape(e, n // 16, 16, k // 32, 2, 16).transpose(0, 1, 3, 4, 2, 5).reshape(e, n, k)
-
-
-def unshuffle(w: np.ndarray) -> np.ndarray:
-    e, n, k = w.shape
-    return w.reshape(e, n // 16, k // 32, 2, 16, 16).transpose(0, 1, 4, 2, 3, 5).reshape(e, n, k)
 
 
 def _quantise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,8 +45,9 @@ def generate(launch, rng):
     topk = next(int(f["scalar"]) for f in launch["args"][0]["struct"] if f.get("name") == "topk")
     weights, ids = fused_topk(rng.standard_normal((tokens, experts)), topk)
     r = moe_sorting(ids, weights, experts, block_size(tokens, topk, experts, s["sorted_token_ids"][0]))
-    return {"x": x, "x_scale": x_scale, "w1": shuffle(w1), "w1_scale": w1_scale, "w2": shuffle(w2),
-            "w2_scale": w2_scale, "sorted_token_ids": r.sorted_token_ids, "sorted_weights": r.sorted_weights,
+    return {"x": x, "x_scale": x_scale, "w1": shuffle_weight(w1, 16), "w1_scale": w1_scale,
+            "w2": shuffle_weight(w2, 16), "w2_scale": w2_scale,
+            "sorted_token_ids": r.sorted_token_ids, "sorted_weights": r.sorted_weights,
             "sorted_expert_ids": r.sorted_expert_ids, "num_valid_ids": r.num_valid_ids}
 
 
@@ -70,8 +61,8 @@ def _requantised(a: np.ndarray) -> np.ndarray:
 def reference(inputs, scalars):
     tokens, dim = inputs["out"].shape
     x = _values(inputs["x"]) * inputs["x_scale"].astype(np.float64)
-    w1 = _values(unshuffle(inputs["w1"])) * inputs["w1_scale"].astype(np.float64)
-    w2 = _values(unshuffle(inputs["w2"]))
+    w1 = _values(unshuffle_weight(inputs["w1"], 16)) * inputs["w1_scale"].astype(np.float64)
+    w2 = _values(unshuffle_weight(inputs["w2"], 16))
     w2_scale = inputs["w2_scale"].astype(np.float64)[..., 0]
     inter = w2.shape[2]
     ids, experts = inputs["sorted_token_ids"].view(np.uint32), inputs["sorted_expert_ids"]

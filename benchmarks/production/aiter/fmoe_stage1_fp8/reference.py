@@ -12,20 +12,10 @@ import numpy as np
 
 from asmevo.calibrate.moe_routing import fused_topk, moe_sorting
 from asmevo.device.dtypes import get_dtype
-from asmevo.suites.refutil import f32_to_bf16
+from asmevo.suites.refutil import f32_to_bf16, shuffle_weight, unshuffle_weight
 
 FP8 = get_dtype("float8_e4m3fnuz")
 QMAX = {"float8_e4m3fnuz": 240.0, "int8": 127.0}
-
-
-def shuffle(w: np.ndarray) -> np.ndarray:
-    e, n, k = w.shape
-    return w.reshape(e, n // 16, 16, k // 32, 2, 16).transpose(0, 1, 3, 4, 2, 5).reshape(e, n, k)
-
-
-def unshuffle(w: np.ndarray) -> np.ndarray:
-    e, n, k = w.shape
-    return w.reshape(e, n // 16, k // 32, 2, 16, 16).transpose(0, 1, 4, 2, 3, 5).reshape(e, n, k)
 
 
 def _quantise(x: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +42,7 @@ def generate(launch, rng):
     w1, w1_scale = _quantise(rng.standard_normal((experts, two_inter, dim)) / np.sqrt(dim), bufs["w1"]["dtype"])
     weights, ids = fused_topk(rng.standard_normal((tokens, experts)), topk)
     r = moe_sorting(ids, weights, experts, block_size(tokens, topk, experts, s["sorted_token_ids"][0]))
-    out = {"x": x, "x_scale": x_scale, "w1": shuffle(w1), "w1_scale": w1_scale,
+    out = {"x": x, "x_scale": x_scale, "w1": shuffle_weight(w1, 16), "w1_scale": w1_scale,
            "sorted_token_ids": r.sorted_token_ids, "sorted_expert_ids": r.sorted_expert_ids,
            "num_valid_ids": r.num_valid_ids}
     if "sorted_weights" in s:
@@ -64,7 +54,7 @@ def reference(inputs, scalars):
     out = np.zeros(inputs["out"].shape, np.float64)
     tokens, topk, inter = out.shape
     x = _values(inputs["x"]) * inputs["x_scale"].astype(np.float64)
-    w1 = _values(unshuffle(inputs["w1"])) * inputs["w1_scale"].astype(np.float64)
+    w1 = _values(unshuffle_weight(inputs["w1"], 16)) * inputs["w1_scale"].astype(np.float64)
     ids, experts = inputs["sorted_token_ids"].view(np.uint32), inputs["sorted_expert_ids"]
     block = block_size(tokens, topk, w1.shape[0], len(ids))
     weights = inputs.get("sorted_weights")
