@@ -142,7 +142,7 @@ def speculate_kernarg_load(body: Body, i: int) -> Body | None:
         return None
     last = body.pos[cfg.blocks[d].end - 1]
     end = body.instructions[cfg.blocks[d].end - 1]
-    at = last if end.is_branch or end.mnemonic.startswith("s_endpgm") else last + 1
+    at = last if end.is_branch or end.ends_program else last + 1
     items = list(body.items)
     item = items.pop(body.pos[i])
     items.insert(at, item)
@@ -191,7 +191,7 @@ def hoist_invariant(body: Body, i: int) -> Body | None:
     if any(sgprs & body.live_in[s] for s in exits):
         return None
     term = body.instructions[pre.end - 1]
-    at_end = not (term.is_branch or term.mnemonic.startswith("s_endpgm"))
+    at_end = not (term.is_branch or term.ends_program)
     if ("scc", 0) in info.defs:
         if ("scc", 0) in body.live_after(i) or (not at_end and ("scc", 0) in body.infos[pre.end - 1].uses):
             return None

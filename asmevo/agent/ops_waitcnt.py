@@ -65,7 +65,7 @@ def relax(body: Body, k: int) -> Body | None:
 
 
 def _is_end(item: BodyItem) -> bool:
-    return item.ins is not None and (item.ins.is_branch or item.ins.mnemonic.startswith("s_endpgm"))
+    return item.ins is not None and (item.ins.is_branch or item.ins.ends_program)
 
 
 def sink(body: Body, k: int) -> Body | None:

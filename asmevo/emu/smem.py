@@ -23,11 +23,12 @@ def compile_smem(ins: Instruction, ctx: Context) -> Op:
         def clock(m, g):
             m.s64[g.sel, d // 2] = np.uint64(m.clock)
         return Op(ins, clock, loads=(("s", d, 2),), counter="smem")
-    buffer = name.startswith(("s_buffer_load_", "s_buffer_store_"))
-    store = name.startswith(("s_store_", "s_buffer_store_"))
-    if not (name.startswith(("s_load_", "s_store_")) or buffer):
+    info = instr_info(name)
+    buffer = info.segment == "buffer"
+    store = info.memory == "store"
+    if info.memory not in ("load", "store") or info.segment == "scratch":
         raise UnsupportedInstruction(name, ins.address)
-    n = instr_info(name).access_bytes // 4 or None
+    n = info.access_bytes // 4 or None
     ops = ins.operands
     d = sgpr_index(ops[0])
     if n is None or d is None:

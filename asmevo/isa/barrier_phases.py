@@ -63,7 +63,7 @@ def lds_phases(cfg: CFG, k: int, phases: list[frozenset[int]], skip: frozenset[i
         if (j, passed) in seen or passed > limit:
             continue
         seen.add((j, passed))
-        if _waits_lds(ins[j]) or ins[j].mnemonic.startswith("s_endpgm"):
+        if _waits_lds(ins[j]) or ins[j].ends_program:
             continue
         if ins[j].mnemonic == "s_barrier" and j not in skip:
             passed += 1

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from ..errors import DisassemblyError, UnsupportedInstruction
 from .instruction import Instruction
 
-_ENDS = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
 _UNSUPPORTED = frozenset({"s_cbranch_join", "s_cbranch_g_fork", "s_cbranch_i_fork", "s_rfe_b64",
                           "s_rfe_restore_b64"})
 
@@ -121,7 +120,7 @@ def build_cfg(instructions: list[Instruction], labels: dict[str, int] | None = N
         if ins.is_branch:
             targets[i] = _resolve(ins, by_address, labels)
             leaders.add(targets[i])
-        if ins.is_branch or ins.mnemonic in _ENDS or ins.mnemonic == "s_setpc_b64":
+        if ins.is_branch or ins.ends_program or ins.mnemonic == "s_setpc_b64":
             leaders.add(i + 1)
     starts = sorted(s for s in leaders if s < len(instructions))
     blocks = [Block(k, s, e) for k, (s, e) in enumerate(zip(starts, starts[1:] + [len(instructions)]))]
@@ -136,7 +135,7 @@ def build_cfg(instructions: list[Instruction], labels: dict[str, int] | None = N
             succ.append(block_of[targets[b.end - 1]])
         if last.mnemonic == "s_setpc_b64":
             indirect.append(b.index)
-        elif last.mnemonic not in _ENDS and last.mnemonic != "s_branch" and b.end < len(instructions):
+        elif not last.ends_program and last.mnemonic != "s_branch" and b.end < len(instructions):
             succ.append(block_of[b.end])
         for s in dict.fromkeys(succ):
             b.succs.append(s)

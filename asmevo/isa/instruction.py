@@ -15,6 +15,7 @@ BRANCH_MNEMONICS = frozenset({
     "s_cbranch_execz", "s_cbranch_execnz", "s_cbranch_cdbgsys", "s_cbranch_cdbguser",
     "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user",
 })
+PROGRAM_ENDS = frozenset({"s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"})
 # Mnemonics whose operand field is a list of space-separated modifiers only.
 MODIFIER_ONLY = frozenset({"s_waitcnt", "s_endpgm", "s_barrier", "s_dcache_wb", "s_icache_inv"})
 _MOD_RE = re.compile(r"^[a-z_0-9]+(?::.*|\(.*\))?$")
@@ -44,6 +45,10 @@ class Instruction:
     @property
     def is_branch(self) -> bool:
         return self.mnemonic in BRANCH_MNEMONICS
+
+    @property
+    def ends_program(self) -> bool:
+        return self.mnemonic in PROGRAM_ENDS
 
     @property
     def is_data(self) -> bool:

@@ -139,7 +139,7 @@ def edge_schedules(cfg: CFG, edges: dict[tuple[int, int], int], cost_of: CostOf)
         for blk in cfg.blocks:
             preds = sorted(incoming.get(blk.index, []), key=lambda t: (-t[0], t[1]))
             body = ins[blk.start:blk.end]
-            ends_wave = body[-1].mnemonic in ("s_endpgm", "s_endpgm_saved")
+            ends_wave = body[-1].ends_program
             for _, p in preds:
                 entry = ends.get(p) if p != ENTRY else None
                 out[(p, blk.index)] = schedule_block(body, entry, cost_of, ends_wave)
