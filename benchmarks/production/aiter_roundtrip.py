@@ -7,6 +7,8 @@ patch-only / failed counts, wall time and CPU-seconds (this process, the workers
 tools). Exit 0 iff none failed.
 
     python benchmarks/production/aiter_roundtrip.py [--jobs N] [--batch 16] [--limit N] [--json out.json]
+
+Record: aiter_roundtrip[-limitN].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from asmevo.roundtrip import roundtrip_many  # noqa: E402
+from benchmarks import record  # noqa: E402
 
 VERSION = "0.1.7.post2.dev18"
 WHEEL = f"amd_aiter-{VERSION}-py3-none-any.whl"
@@ -80,13 +83,17 @@ def _batch(paths: list[Path]) -> list[dict]:
     return [r.as_dict() for r in roundtrip_many(paths)]
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--batch", type=int, default=16, help="files per worker task (one llvm-objdump run)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     parser.add_argument("--json", help="write per-file results here")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     files = extract(fetch_wheel())
     if args.limit:
         files = files[:args.limit]
@@ -122,4 +129,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, lambda argv: record.default_path(
+        __file__, f"limit{parse_args(argv).limit}" if parse_args(argv).limit else None)))
