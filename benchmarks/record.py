@@ -2,7 +2,7 @@
 
 A record is a text file whose first lines are
 
-    # commit: 0123456789ab (clean)        or (dirty: uncommitted changes), or a note for old records
+    # commit: 0123456789ab (clean)        or (dirty: uncommitted changes to code), or a note for old records
     # command: python benchmarks/emulator/bench_emulator.py --repeat 3
     # machine: 2 CPUs, Intel(R) Xeon(R) Processor, Linux x86_64; load average 0.4 at start
     # date: 2026-12-01 15:30 UTC
@@ -38,17 +38,22 @@ ROOT = Path(__file__).resolve().parents[1]
 HEADER_KEYS = ("commit", "command", "machine", "date")
 
 
+# Changes that cannot alter what a benchmark measures: tests, prose, and the records themselves.
+NOT_CODE = (":(exclude)tests", ":(exclude)docs", ":(exclude)*.md", ":(exclude)benchmarks/*.txt")
+
+
 def commit() -> str:
-    """HEAD's short hash and whether the work tree differs from it (untracked files aside)."""
+    """HEAD's short hash and whether the work tree's code differs from it (untracked files, tests, prose and
+    records aside)."""
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
 
     try:
         head = git("rev-parse", "--short=12", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", *NOT_CODE)
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
-    return f"{head} ({'dirty: uncommitted changes' if dirty else 'clean'})"
+    return f"{head} ({'dirty: uncommitted changes to code' if dirty else 'clean'})"
 
 
 def cpu_model() -> str:
