@@ -48,7 +48,11 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path}:{self.line}"
+        return f"{shown(self.path)}:{self.line}"
+
+
+def shown(path: Path) -> str:
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
 def blocks(path: Path) -> list[Block]:
@@ -102,8 +106,7 @@ def linked_files(block: Block) -> list[Path]:
     return out
 
 
-def is_record(path: Path) -> bool:
-    bench = ROOT / "benchmarks"
+def is_record(path: Path, bench: Path) -> bool:
     return path.is_relative_to(bench) and path.suffix in (".txt", ".md") and path.name != "README.md"
 
 
@@ -140,14 +143,16 @@ def check_record(path: Path) -> list[str]:
     header = read_header(path)
     missing = [k for k in HEADER_KEYS if k not in header]
     if missing:
-        return [f"{path.relative_to(ROOT)} has no {', '.join(missing)} line in its header (benchmarks/record.py)"]
+        return [f"{shown(path)} has no {', '.join(missing)} line in its header (benchmarks/record.py)"]
     problems = []
     commit = header["commit"]
     if "dirty" in commit:
-        problems.append(f"{path.relative_to(ROOT)} was made from an uncommitted tree ({commit}); re-run it clean")
+        problems.append(f"{shown(path)} was made from an uncommitted tree ({commit}); re-run it clean")
     sha = commit.split()[0]
-    if re.fullmatch(r"[0-9a-f]{7,40}", sha) and _git("cat-file", "-e", f"{sha}^{{commit}}") is False:
-        problems.append(f"{path.relative_to(ROOT)} names commit {sha}, which this repository does not have")
+    if not re.fullmatch(r"[0-9a-f]{7,40}", sha):
+        problems.append(f"{shown(path)}: its commit line does not start with a commit hash")
+    elif _git("cat-file", "-e", f"{sha}^{{commit}}") is False:
+        problems.append(f"{shown(path)} names commit {sha}, which this repository does not have")
     return problems
 
 
@@ -162,8 +167,9 @@ def _git(*args: str) -> bool | None:
         return None
 
 
-def check_files(paths: list[Path]) -> list[str]:
-    """Every problem with the figures of `paths`, one line each (empty: all figures resolve)."""
+def check_files(paths: list[Path], bench: Path = ROOT / "benchmarks") -> list[str]:
+    """Every problem with the figures of `paths`, one line each (empty: all figures resolve); linked files
+    under `bench` are records."""
     problems: list[str] = []
     checked: dict[Path, list[str]] = {}
     for path in paths:
@@ -180,14 +186,13 @@ def check_files(paths: list[Path]) -> list[str]:
                 if not f.is_file():
                     problems.append(f"{block.where}: links {f}, which does not exist")
                     continue
-                if is_record(f) and f not in checked:
+                if is_record(f, bench) and f not in checked:
                     checked[f] = check_record(f)
                     problems += checked[f]
                 texts.append(f.read_text())
             for fig in figs:
                 if texts and not any(found(fig, t) for t in texts):
-                    names = ", ".join(str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f) for f in files)
-                    problems.append(f"{block.where}: {fig} is not in {names}")
+                    problems.append(f"{block.where}: {fig} is not in {', '.join(shown(f) for f in files)}")
     return problems
 
 
