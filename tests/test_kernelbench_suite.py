@@ -291,3 +291,12 @@ def test_malformed_suite_raises_suite_error(tmp_path):
     (tmp_path / "suite.yaml").write_text(": : :\n")
     with pytest.raises(SuiteError):
         load_suite(tmp_path)
+
+
+def test_suite_check_cli_reports_every_shape_and_the_total(capsys):
+    from asmevo.cli import main
+    assert main(["suite", "check", "kernelbench", "--problem", "19_ReLU"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    shapes = [s.name for s in PROBLEMS["19_ReLU"].shapes if s.role in ("verify", "heldout")]
+    assert [ln.split()[1] for ln in out[1:-1]] == shapes and all(ln.split()[3] == "ok" for ln in out[1:-1])
+    assert out[-1] == f"{len(shapes)}/{len(shapes)} passed, 0 failed"

@@ -128,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if counts["failed"] else 0
 
 
+def record_path(argv: list[str]) -> Path:
+    limit = parse_args(argv).limit
+    return record.default_path(__file__, f"limit{limit}" if limit else None)
+
+
 if __name__ == "__main__":
-    sys.exit(record.main_recorded(main, lambda argv: record.default_path(
-        __file__, f"limit{parse_args(argv).limit}" if parse_args(argv).limit else None)))
+    sys.exit(record.main_recorded(main, record_path))

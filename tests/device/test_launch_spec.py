@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,9 +15,7 @@ from asmevo.device.dtypes import get_dtype
 from asmevo.device.kernarg import pack_kernargs
 from asmevo.device.launch import LaunchSpec, launch_args, make_inputs, run_launch
 from asmevo.errors import LaunchSpecError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kernargs import assert_packed, expected_kernargs, note_metadata  # noqa: E402
+from kernargs import assert_packed, expected_kernargs, note_metadata
 
 VADD = {"kernel": "vadd", "grid": [16, 1, 1], "block": [256, 1, 1], "dynamic_lds": 0, "seed": 0,
         "args": [{"buffer": "a", "dtype": "float32", "shape": [4096], "init": "random"},
