@@ -15,6 +15,7 @@ from asmevo.suites import load_suite
 SUITE = load_suite("kernelbench")
 PHI_1 = 0.8413447460685429  # standard normal CDF at 1 (tables): exact GELU(1) = 1 * PHI(1)
 LN3 = math.log(3.0)
+R1, R4 = 1 / math.sqrt(1 + 1e-5), 1 / math.sqrt(4 + 1e-5)  # 1 / sqrt(variance + eps) for variances 1 and 4
 
 
 def f32(rows) -> np.ndarray:
@@ -91,19 +92,16 @@ CASES = {
     "35_GroupNorm_": (
         {"x": f32([[[[-1, 1]], [[-1, 1]], [[10, 14]], [[10, 14]]]]), "weight": f32([2, 3, 1, 1]),
          "bias": f32([0, 1, 0, -1]), "y": zeros((1, 4, 1, 2))}, [2, 2, 2, 1e-5],
-        [[[[-2 / math.sqrt(1 + 1e-5), 2 / math.sqrt(1 + 1e-5)]], [[1 - 3 / math.sqrt(1 + 1e-5), 1 + 3 / math.sqrt(1 + 1e-5)]],
-          [[-2 / math.sqrt(4 + 1e-5), 2 / math.sqrt(4 + 1e-5)]], [[-1 - 2 / math.sqrt(4 + 1e-5), -1 + 2 / math.sqrt(4 + 1e-5)]]]],
-        False),
+        [[[[-2 * R1, 2 * R1]], [[1 - 3 * R1, 1 + 3 * R1]], [[-2 * R4, 2 * R4]], [[-1 - 2 * R4, -1 + 2 * R4]]]], False),
     # over the channels at each position: (3, 4) has mean square 12.5, (1, -1) has 1
     "36_RMSNorm_": (
         {"x": f32([[[[3, 1]], [[4, -1]]]]), "y": zeros((1, 2, 1, 2))}, [2, 2, 1e-5],
-        [[[[3 / math.sqrt(12.5 + 1e-5), 1 / math.sqrt(1 + 1e-5)]], [[4 / math.sqrt(12.5 + 1e-5), -1 / math.sqrt(1 + 1e-5)]]]],
-        False),
+        [[[[3 / math.sqrt(12.5 + 1e-5), R1]], [[4 / math.sqrt(12.5 + 1e-5), -R1]]]], False),
     # per sample over (1, 1, 2): (-1, 1) normalises to (-1, 1) / sqrt(1 + eps); a constant sample to 0, leaving the bias
     "40_LayerNorm": (
         {"x": f32([[[[-1, 1]]], [[[5, 5]]]]), "weight": f32([[[2, 3]]]), "bias": f32([[[0.5, -0.5]]]),
          "y": zeros((2, 1, 1, 2))}, [2, 1e-5],
-        [[[[0.5 - 2 / math.sqrt(1 + 1e-5), -0.5 + 3 / math.sqrt(1 + 1e-5)]]], [[[0.5, -0.5]]]], False),
+        [[[[0.5 - 2 * R1, -0.5 + 3 * R1]]], [[[0.5, -0.5]]]], False),
     # x = arange(16) as 4 x 4, kernel 2, stride 2, padding 1, dilation 2: output (i, j) reads rows and columns
     # {2i - 1, 2i + 1}, of which -1 and 4 are padding; so (0,0) = x[1,1] = 5, (0,1) = x[1,3] = 7,
     # (1,0) = x[3,1] = 13, (1,1) = x[3,3] = 15
@@ -136,7 +134,8 @@ CASES = {
          "y": zeros((2, 2), np.float16)}, [2, 2, 2, 0.5], [[2.25, 3], [5.25, 9]], True),
     # z = x @ W.T + bias = [[-1, -7], [1, -3]]
     "76_Gemm_Add_ReLU": (
-        {"x": f16([[1, 2], [3, 4]]), "W": f16([[1, 0], [1, 1]]), "bias": f16([-2, -10]), "y": zeros((2, 2), np.float16)},
+        {"x": f16([[1, 2], [3, 4]]), "W": f16([[1, 0], [1, 1]]), "bias": f16([-2, -10]),
+         "y": zeros((2, 2), np.float16)},
         [2, 2, 2], [[0, 0], [1, 0]], True),
     # z = (1 + 2 + 7, 0) / 10 = (1, 0); GELU(1) = PHI(1)
     "86_Matmul_Divide_GELU": (

@@ -7,7 +7,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -99,4 +99,5 @@ def test_patch_only_when_the_rebuild_differs(code_object, monkeypatch):
     assert patch(path, at, at + item.size, item.original) == k0.data
     nop = patch(path, at, at + item.size, "s_nop 0")
     changed = [i for i, (a, b) in enumerate(zip(nop, k0.data)) if a != b]
-    assert len(nop) == len(k0.data) and changed and k0.address_to_offset(at) <= changed[0] < k0.address_to_offset(at) + 4
+    offset = k0.address_to_offset(at)
+    assert len(nop) == len(k0.data) and changed and offset <= changed[0] < offset + 4

@@ -45,7 +45,8 @@ from asmevo.suites.refutil import bf16_to_f32  # noqa: E402
 from benchmarks import record  # noqa: E402
 
 REPOSITORY = "ScalingIntelligence/KernelBench"
-COMMIT = "423217d9fda91e0c2d67e4a43bf62f96f6d104f1"  # main on 2026-03-05 ("update all legacy python commands to UV", #143)
+# main on 2026-03-05 ("update all legacy python commands to UV", #143)
+COMMIT = "423217d9fda91e0c2d67e4a43bf62f96f6d104f1"
 CACHE = ROOT / "benchmarks" / ".cache" / "kernelbench" / COMMIT
 # sha256 of KernelBench/level{N}/<name>.py at COMMIT
 SHA256 = {

@@ -52,7 +52,8 @@ def test_a_figure_without_a_link_and_a_broken_record(site):
         "README.md:1: 35 s name no record (link the file they come from)"]
     (bench / "bare.txt").write_text("29/30\n")
     assert "has no commit, command, machine, date line" in check("29/30 ([r](benchmarks/bare.txt))\n")[0]
-    (bench / "dirty.txt").write_text(HEAD.format(commit=f"{HEAD_COMMIT} (dirty: uncommitted changes to code)") + "29/30\n")
+    dirty = f"{HEAD_COMMIT} (dirty: uncommitted changes to code)"
+    (bench / "dirty.txt").write_text(HEAD.format(commit=dirty) + "29/30\n")
     assert "uncommitted tree" in check("29/30 ([r](benchmarks/dirty.txt))\n")[0]
     (bench / "ghost.txt").write_text(HEAD.format(commit="0123456789ab (clean)") + "29/30\n")
     assert "which this repository does not have" in check("29/30 ([r](benchmarks/ghost.txt))\n")[0]

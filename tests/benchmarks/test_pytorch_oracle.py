@@ -77,7 +77,8 @@ def test_the_oracle_tells_a_different_definition(modules, monkeypatch):
     assert not oracle.check_shape(bn, bn.shapes_by_role("verify")[0], modules[bn.name]).agree
 
     leaky = SUITE.problem("20_LeakyReLU")
-    monkeypatch.setitem(oracle.CASES, leaky.name, lambda b, s: oracle._elementwise(b, s, scalars={"negative_slope": 0.02}))
+    monkeypatch.setitem(oracle.CASES, leaky.name,
+                        lambda b, s: oracle._elementwise(b, s, scalars={"negative_slope": 0.02}))
     r = oracle.check_shape(leaky, leaky.shapes_by_role("verify")[0], modules[leaky.name])
     assert not r.agree and "negative_slope" in r.message
 

@@ -102,7 +102,8 @@ def test_struct_scalar_matches_mixed_kernel(kernels):
     # a struct arg one byte short of S's 16
     short = {"struct": [{"offset": 0, "scalar": 4, "dtype": "int32"}, {"offset": 4, "scalar": 5.0, "dtype": "float32"}],
              "size": 15}
-    with pytest.raises(LaunchSpecError, match=r"args\[4\]: kernel mixed expects a 16-byte value, spec gives struct \(15 bytes"):
+    refusal = r"args\[4\]: kernel mixed expects a 16-byte value, spec gives struct \(15 bytes"
+    with pytest.raises(LaunchSpecError, match=refusal):
         LaunchSpec.from_dict({**MIXED, "args": MIXED["args"][:4] + [short] + MIXED["args"][5:]}).check(kernel)
 
 

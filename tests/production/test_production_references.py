@@ -76,8 +76,8 @@ CASES = {
     # softmax(0, ln 3, ln 2, ln 3) = (1, 3, 2, 3) / 9; top 2 = experts 1 and 3 (tie to the lower id first),
     # renormalised to 1/2 each; the padding row stays zero
     ("aiter", "topksoftmax"): (
-        {"topk_ids": zeros((2, 2), np.int32), "topk_weights": zeros((2, 2)), "gating": f32([[0, math.log(3), math.log(2),
-                                                                                            math.log(3)]])},
+        {"topk_ids": zeros((2, 2), np.int32), "topk_weights": zeros((2, 2)),
+         "gating": f32([[0, math.log(3), math.log(2), math.log(3)]])},
         [{"batch": 1, "expert": 4, "topk": 2, "renormalize": 1, "out_stride": 8}],
         {"topk_weights": ("float32", [[0.5, 0.5], [0, 0]]), "topk_ids": ("int32", [[1, 3], [0, 0]])}, False),
     # residual_out = (1, 3): mean 2, variance 1; (-1, 1) / sqrt(1 + 1e-5) * (2, 1) + (0.5, 0) = (-1.49999, 0.999995),
