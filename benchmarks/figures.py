@@ -169,26 +169,22 @@ def _git(*args: str) -> bool | None:
 
 def check_files(paths: list[Path], bench: Path = ROOT / "benchmarks") -> list[str]:
     """Every problem with the figures of `paths`, one line each (empty: all figures resolve); linked files
-    under `bench` are records."""
+    under `bench` are records, and every linked file must exist."""
     problems: list[str] = []
-    checked: dict[Path, list[str]] = {}
+    checked: set[Path] = set()
     for path in paths:
         for block in blocks(path):
-            figs = figures(block.text)
-            if not figs:
-                continue
-            files = linked_files(block)
-            if not files:
+            figs, files = figures(block.text), linked_files(block)
+            if figs and not files:
                 problems.append(f"{block.where}: {', '.join(figs)} name no record (link the file they come from)")
-                continue
             texts = []
             for f in files:
                 if not f.is_file():
-                    problems.append(f"{block.where}: links {f}, which does not exist")
+                    problems.append(f"{block.where}: links {shown(f)}, which does not exist")
                     continue
                 if is_record(f, bench) and f not in checked:
-                    checked[f] = check_record(f)
-                    problems += checked[f]
+                    checked.add(f)
+                    problems += check_record(f)
                 texts.append(f.read_text())
             for fig in figs:
                 if texts and not any(found(fig, t) for t in texts):

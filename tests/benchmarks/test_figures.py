@@ -50,6 +50,8 @@ def test_a_figure_without_a_link_and_a_broken_record(site):
     check, bench = site
     assert check("Took 35 s; `35 s` in code is not a figure.\n") == [
         "README.md:1: 35 s name no record (link the file they come from)"]
+    assert check("Swept every shape ([record](benchmarks/gone.txt)).\n") == [
+        "README.md:1: links benchmarks/gone.txt, which does not exist"]
     (bench / "bare.txt").write_text("29/30\n")
     assert "has no commit, command, machine, date line" in check("29/30 ([r](benchmarks/bare.txt))\n")[0]
     dirty = f"{HEAD_COMMIT} (dirty: uncommitted changes to code)"
