@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from asmevo.device.launch import LaunchSpec  # noqa: E402
-from asmevo.suites import compare_to_reference, load_suite  # noqa: E402
+from asmevo.errors import AsmEvoError  # noqa: E402
+from asmevo.suites import Problem, Shape, compare_to_reference, load_suite  # noqa: E402
 from asmevo.suites.check import problem_inputs, spec_scalars  # noqa: E402
 from asmevo.suites.refutil import bf16_to_f32  # noqa: E402
 from benchmarks import record  # noqa: E402
@@ -83,7 +84,7 @@ SHA256 = {
 }
 
 
-class OracleError(Exception):
+class OracleError(AsmEvoError):
     """A module file is missing or not the pinned one, or a mapping does not fit KernelBench's module."""
 
 
@@ -272,6 +273,9 @@ def tolerance_share(actual: np.ndarray, expected: np.ndarray, tolerance: dict, d
 
 @dataclass
 class ShapeResult:
+    """One shape: whether KernelBench's Model agrees with our reference (and our scalars with its values),
+    the largest difference as a share of the tolerance, what disagrees, and the problem's known deviation."""
+
     problem: str
     shape: str
     agree: bool
@@ -280,7 +284,8 @@ class ShapeResult:
     deviation: str
 
 
-def check_shape(problem, shape, module_path: Path) -> ShapeResult:
+def check_shape(problem: Problem, shape: Shape, module_path: Path) -> ShapeResult:
+    """Run KernelBench's module at `shape` on the suite's inputs for it and compare with reference.py."""
     import torch
     spec = LaunchSpec.load(shape.launch_path)
     bufs = problem_inputs(problem, spec, problem.launch(shape))
@@ -292,9 +297,9 @@ def check_shape(problem, shape, module_path: Path) -> ShapeResult:
     model = mod.Model(*mod.get_init_inputs())
     kb_shapes = [tuple(t.shape) for t in mod.get_inputs()]
     ours = [tuple(bufs[n].shape) for n in case.inputs]
-    problems = []
+    issues = []
     if kb_shapes != ours and not case.own_shapes:
-        problems.append(f"inputs {ours} but KernelBench's get_inputs() gives {kb_shapes}")
+        issues.append(f"inputs {ours} but KernelBench's get_inputs() gives {kb_shapes}")
     named = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     unset = sorted(n for n, _ in model.named_parameters() if n not in case.state)
     if unset:
@@ -311,7 +316,7 @@ def check_shape(problem, shape, module_path: Path) -> ShapeResult:
         for part in attr.split("."):
             theirs = getattr(theirs, part)
         if np.float32(theirs) != np.float32(value):
-            problems.append(f"our scalar {value!r} is not KernelBench's {attr} = {theirs!r}")
+            issues.append(f"our scalar {value!r} is not KernelBench's {attr} = {theirs!r}")
     if case.eval:
         model.eval()
     with torch.no_grad():
@@ -321,8 +326,8 @@ def check_shape(problem, shape, module_path: Path) -> ShapeResult:
     expected = problem.reference_fn()({k: v.copy() for k, v in bufs.items()}, scalars)
     ok, message = compare_to_reference(got, expected, problem.tolerance, problem.output_dtypes(shape))
     share = tolerance_share(got[name], expected[name], problem.tolerance, dtypes[name])
-    problems += [] if ok else [message]
-    return ShapeResult(problem.name, shape.name, not problems, share, "; ".join(problems) or "ok", case.deviation)
+    issues += [] if ok else [message]
+    return ShapeResult(problem.name, shape.name, not issues, share, "; ".join(issues) or "ok", case.deviation)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -357,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
                     deviations[r.problem] = r.deviation
                 print(f"{r.problem:<36} {r.shape:<22} {'agree' if r.agree else 'DISAGREE':<9} {r.share:>7.3f}  "
                       f"{r.message}", flush=True)
-    except (OracleError, KeyError) as exc:
+    except AsmEvoError as exc:
         raise SystemExit(f"error: {exc}") from None
     print()
     for name, text in deviations.items():
