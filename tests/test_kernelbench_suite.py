@@ -1,24 +1,27 @@
-"""The KernelBench suite: layout, launch specs vs. code-object metadata, manifest hashes, references.
-
-Kernels are not run here (no emulator needed); inputs for the references are built with numpy.
-"""
+"""The KernelBench suite: layout, launch specs vs. code-object metadata, manifest hashes, references,
+the round trip of every code object, and every K0 against its reference on the emulator
+(`asmevo suite check kernelbench`, one test per shape)."""
 from __future__ import annotations
 
 import hashlib
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
-import msgpack
 import numpy as np
 import pytest
-from elftools.elf.elffile import ELFFile
 
-from asmevo.errors import AsmEvoError
+from asmevo.codeobj import CodeObject
 from asmevo.compare import compare_to_reference
+from asmevo.device.base import Buffer
+from asmevo.device.kernarg import pack_kernargs
+from asmevo.device.launch import LaunchSpec, launch_args
+from asmevo.errors import AsmEvoError, LaunchSpecError
+from asmevo.roundtrip import roundtrip
 from asmevo.suites import SuiteError, load_suite
+from asmevo.suites.check import check_shape
 from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
+from kernargs import assert_packed, expected_kernargs, note_metadata
 
 SUITE = load_suite("kernelbench")
 PROBLEMS = {p.name: p for p in SUITE.problems}
@@ -26,20 +29,6 @@ MANIFEST = json.loads((SUITE.root / "manifest.json").read_text())
 SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4, "int64": 8, "uint8": 1}
 STORAGE = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16, "int32": np.int32,
            "int64": np.int64, "uint8": np.uint8}
-
-
-def kernel_metadata(co: Path) -> dict[str, dict]:
-    """Kernel metadata by name, read straight from the NT_AMDGPU_METADATA note."""
-    with co.open("rb") as f:
-        for sec in ELFFile(f).iter_sections():
-            if sec.header.sh_type != "SHT_NOTE":
-                continue
-            for note in sec.iter_notes():
-                if note["n_name"] == "AMDGPU" and note["n_type"] == 32:
-                    desc = note["n_desc"]
-                    meta = msgpack.unpackb(desc if isinstance(desc, bytes) else desc.encode("latin-1"))
-                    return {k[".name"]: k for k in meta["amdhsa.kernels"]}
-    raise AssertionError(f"{co}: no AMDGPU metadata note")
 
 
 def make_inputs(problem, spec: dict, seed: int = 0) -> tuple[dict[str, np.ndarray], list]:
@@ -95,7 +84,7 @@ def test_roles_and_sizes(name):
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 def test_launch_specs_match_metadata(name):
     p = PROBLEMS[name]
-    meta = kernel_metadata(p.code_object)
+    meta = note_metadata(p.code_object)
     assert p.kernel in meta, f"{p.kernel} not in {list(meta)}"
     km = meta[p.kernel]
     explicit = [a for a in km[".args"] if not a[".value_kind"].startswith("hidden_")]
@@ -116,15 +105,31 @@ def test_launch_specs_match_metadata(name):
         assert set(p.outputs) <= {a["buffer"] for a in spec["args"] if "buffer" in a}
 
 
+def packed_kernargs(spec: LaunchSpec, kernel) -> tuple[bytes, dict[str, int]]:
+    """The kernarg segment asmevo packs for `spec`, with buffer i at address (i + 1) * 2^32."""
+    addresses = {name: (i + 1) << 32 for i, name in enumerate(spec.buffers)}
+    buffers = {name: Buffer(name, addr, spec.buffers[name].nbytes) for name, addr in addresses.items()}
+    return pack_kernargs(kernel.metadata, launch_args(spec, kernel, buffers), spec.geometry), addresses
+
+
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
-def test_launch_specs_parse_with_device_loader(name):
-    launch = pytest.importorskip("asmevo.device.launch")
-    codeobj = pytest.importorskip("asmevo.codeobj")
+def test_launch_specs_pack_the_layout_the_metadata_gives(name):
+    """Every spec passes the device loader's check, and the kernarg bytes it packs are those an independent
+    reading of the metadata note gives (tests/kernargs.py); specs that disagree with the kernel are refused."""
     p = PROBLEMS[name]
-    co = codeobj.CodeObject.from_path(p.code_object)
-    kernel = next(k for k in co.kernels if k.name == p.kernel)
+    kernel = CodeObject.from_path(p.code_object).kernel(p.kernel)
+    meta = note_metadata(p.code_object)[p.kernel]
     for s in p.shapes:
-        launch.LaunchSpec.load(s.launch_path).check(kernel)
+        spec = LaunchSpec.load(s.launch_path)
+        spec.check(kernel)
+        packed, addresses = packed_kernargs(spec, kernel)
+        assert len(packed) >= meta[".kernarg_segment_size"]
+        assert_packed(packed, expected_kernargs(p.launch(s), meta, addresses))
+    raw = p.launch(p.shapes[0])
+    with pytest.raises(LaunchSpecError, match=r"args\[0\]: kernel .* expects a pointer here, spec gives scalar 0"):
+        LaunchSpec.from_dict({**raw, "args": [{"scalar": 0, "dtype": "int64"}, *raw["args"][1:]]}).check(kernel)
+    with pytest.raises(LaunchSpecError, match=rf"kernel {p.kernel} takes {len(raw['args'])} arguments"):
+        LaunchSpec.from_dict({**raw, "args": raw["args"][:-1]}).check(kernel)
 
 
 def test_manifest_hashes_match_committed_code_objects():
@@ -156,43 +161,71 @@ def test_mfma_kernels_use_mfma(name):
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 def test_reference_runs_with_right_shapes(name):
+    """At every verify and held-out shape the reference returns each output in its storage dtype and shape,
+    finite, and leaves its inputs alone. (Its values: tests/test_kernelbench_references.py, and KernelBench's
+    own PyTorch in benchmarks/kernelbench/pytorch_oracle.py.)"""
     p = PROBLEMS[name]
     ref = p.reference_fn()
     for s in p.shapes:
         if s.role in ("bench", "probe"):
             continue
-        spec = p.launch(s)
-        bufs, scalars = make_inputs(p, spec)
-        out = ref({k: v.copy() for k, v in bufs.items()}, scalars)
+        bufs, scalars = make_inputs(p, p.launch(s))
+        given = {k: v.copy() for k, v in bufs.items()}
+        out = ref(given, scalars)
         assert set(out) == set(p.outputs)
         for o in p.outputs:
             assert out[o].shape == bufs[o].shape and out[o].dtype == bufs[o].dtype, (s.name, o)
             vals = bf16_to_f32(out[o]) if p.output_dtypes(s)[o] == "bfloat16" else out[o].astype(np.float64)
             assert np.all(np.isfinite(vals)), (s.name, o)
-        ok, msg = compare_to_reference(out, ref(bufs, scalars), p.tolerance, p.output_dtypes(s))
-        assert ok, msg
+        assert all(np.array_equal(given[k], bufs[k]) for k in bufs), f"{s.name}: the reference changed its inputs"
+
+
+def _perturbed(value: float, delta: float, storage: np.dtype, bf16: bool) -> tuple[object, float]:
+    """`value + delta` in the output's storage, and the difference that storage actually holds."""
+    if bf16:
+        bits = f32_to_bf16(np.float32(value + delta))
+        return bits, float(bf16_to_f32(bits)) - value
+    stored = np.asarray(value + delta, dtype=storage)
+    return stored, float(stored) - value
 
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
-def test_tolerance_catches_perturbation(name):
+def test_tolerance_rejects_twice_its_bound_and_accepts_half(name):
+    """One output element moved by twice what the declared tolerance allows is rejected, by half of it
+    accepted (exact and integer outputs: one ulp or one unit is rejected)."""
     p = PROBLEMS[name]
     s = p.shapes_by_role("verify")[0]
-    spec = p.launch(s)
-    bufs, scalars = make_inputs(p, spec)
+    bufs, scalars = make_inputs(p, p.launch(s))
     expected = p.reference_fn()(bufs, scalars)
-    o = p.outputs[0]
-    bad = {k: v.copy() for k, v in expected.items()}
-    flat = bad[o].reshape(-1)
-    i = flat.size // 2
-    if p.dtype == "bfloat16" and o in p.output_dtypes(s) and p.output_dtypes(s)[o] == "bfloat16":
-        flat[i] = f32_to_bf16(bf16_to_f32(flat[i]) + np.float32(1e3))
-    elif flat.dtype.kind == "f":
-        flat[i] = flat[i] + np.asarray(max(1.0, abs(float(flat[i]))), dtype=flat.dtype)
+    o, dtypes, tol = p.outputs[0], p.output_dtypes(s), p.tolerance
+    bf16 = dtypes[o] == "bfloat16"
+    values = bf16_to_f32(expected[o]).astype(np.float64) if bf16 else expected[o].astype(np.float64)
+    i = values.size // 2
+    x = float(values.reshape(-1)[i])
+
+    def compare(element) -> tuple[bool, str]:
+        got = expected[o].copy()
+        got.reshape(-1)[i] = element
+        return compare_to_reference({o: got}, expected, tol, dtypes)
+
+    if tol.get("exact") or expected[o].dtype.kind != "f" and not bf16:
+        one_off = np.nextafter(expected[o].reshape(-1)[i], np.inf) if expected[o].dtype.kind == "f" \
+            else expected[o].reshape(-1)[i] + 1
+        ok, msg = compare(one_off)
+        assert not ok and msg.startswith(f"{o}[") and "expected" in msg
+        return
+    if "max_ulp" in tol:
+        ulp = float(np.spacing(np.float32(abs(x))))
+        bound = tol["max_ulp"] * ulp
     else:
-        flat[i] += 1
-    ok, msg = compare_to_reference(bad, expected, p.tolerance, p.output_dtypes(s))
-    assert not ok
-    assert msg.startswith(f"{o}[") and "expected" in msg
+        bound = tol["atol"] + tol["rtol"] * abs(x)
+    far, moved = _perturbed(x, 2 * bound, expected[o].dtype, bf16)
+    assert moved > bound  # the storage kept the perturbation beyond the tolerance
+    ok, msg = compare(far)
+    assert not ok and msg.startswith(f"{o}[") and "expected" in msg
+    near, moved = _perturbed(x, 0.5 * bound, expected[o].dtype, bf16)
+    assert 0 < moved <= bound
+    assert compare(near) == (True, "ok")
 
 
 def test_reference_semantics_spot_checks():
@@ -215,6 +248,22 @@ def test_reference_semantics_spot_checks():
     x, y = bufs["x"], mp.reference_fn()(bufs, sc)["y"]
     # output (0, 0) window rows/cols {-1, 1, 3} -> valid {1, 3}
     assert y[0, 0, 0, 0] == x[0, 0][np.ix_([1, 3], [1, 3])].max()
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_code_object_round_trips_identical(name):
+    result = roundtrip(PROBLEMS[name].code_object)
+    assert result.status == "identical", result.reason
+
+
+CHECKED = [(p.name, s.name) for p in SUITE.problems for s in p.shapes if s.role in ("verify", "heldout")]
+
+
+@pytest.mark.parametrize("name,shape", CHECKED)
+def test_k0_matches_its_reference_on_the_emulator(name, shape):
+    """`asmevo suite check kernelbench`, one shape at a time: K0 on the checked emulator against reference.py."""
+    result = check_shape(PROBLEMS[name], PROBLEMS[name].shape(shape))
+    assert result.status == "ok" and result.message == "ok", result.message
 
 
 def test_compare_modes():
@@ -242,3 +291,12 @@ def test_malformed_suite_raises_suite_error(tmp_path):
     (tmp_path / "suite.yaml").write_text(": : :\n")
     with pytest.raises(SuiteError):
         load_suite(tmp_path)
+
+
+def test_suite_check_cli_reports_every_shape_and_the_total(capsys):
+    from asmevo.cli import main
+    assert main(["suite", "check", "kernelbench", "--problem", "19_ReLU"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    shapes = [s.name for s in PROBLEMS["19_ReLU"].shapes if s.role in ("verify", "heldout")]
+    assert [ln.split()[1] for ln in out[1:-1]] == shapes and all(ln.split()[3] == "ok" for ln in out[1:-1])
+    assert out[-1] == f"{len(shapes)}/{len(shapes)} passed, 0 failed"

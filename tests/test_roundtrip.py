@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import json
 import resource
+import sys
+from pathlib import Path
 
 import pytest
 
 from asmevo.cli import main
+from asmevo.codeobj import CodeObject
 from asmevo.isa.assemble import assemble, link
+from asmevo.patch import patch
+from asmevo.recover import disassemble_text, recover
 from asmevo.roundtrip import roundtrip
 
 from cotools import KINDS
@@ -56,16 +61,43 @@ def test_roundtrip_is_fast(code_object):
     assert _cpu() - start < 1.0
 
 
-def test_patch_only_when_rebuild_is_not_exact(code_object, monkeypatch):
-    """A rebuild that cannot be exact (simulated: llvm-mc rejects the source) leaves the file
-    `patch-only` with the reason, after checking an in-place patch reproduces K0."""
+def test_an_encoding_llvm_mc_would_change_is_kept_as_raw_words(tmp_path):
+    """`v_mov_b32 v0, 1.0` hand-encoded with a 32-bit literal (0x3f800000) where llvm-mc writes the inline
+    constant (4 bytes shorter): the recovered source keeps the original words, so the rebuild is identical."""
+    sys.path.insert(0, str(Path(__file__).parent / "emu"))
+    from emutools import asm
+
+    path = tmp_path / "literal.co"
+    path.write_bytes(asm("  .long 0x7e0002ff, 0x3f800000\n  s_endpgm").data)
+    result = roundtrip(path)
+    assert result.status == "identical" and result.notes == ["1 instruction(s) kept as raw words"]
+    line = next(ln for ln in recover(path).source.splitlines() if "v_mov_b32" in ln)
+    assert line.startswith("\t.long 0x7e0002ff, 0x3f800000") and "re-encodes as f202007e" in line
+
+
+def test_patch_only_when_the_rebuild_differs(code_object, monkeypatch):
+    """A rebuild that is not exact leaves the file `patch-only`, naming the first difference, once a no-op
+    in-place patch reproduces K0 byte for byte. No object seen so far takes this path (encodings llvm-mc
+    would change are kept as raw words, above), so a rebuild from a source with its first `s_endpgm` turned
+    into `s_nop 0` stands in for an inexact one."""
     import asmevo.roundtrip as rt
-    from asmevo.errors import RebuildError
 
-    def refuse(*args, **kwargs):
-        raise RebuildError("simulated: descriptor not expressible")
+    path = code_object("hip-O3")
+    k0 = CodeObject.from_path(path)
+    rebuild = rt.rebuild_source
 
-    monkeypatch.setattr(rt, "rebuild_source", refuse)
-    result = roundtrip(code_object("hip-O3"))
-    assert result.status == "patch-only"
-    assert "simulated: descriptor not expressible" in result.reason
+    def inexact(source, info, **kwargs):
+        return rebuild(source.replace("\ts_endpgm", "\ts_nop 0", 1), info, **kwargs)
+
+    monkeypatch.setattr(rt, "rebuild_source", inexact)
+    result = roundtrip(path)
+    assert result.status == "patch-only" and result.reason.startswith("text differs at 0x"), result.reason
+    differs = int(result.reason.split()[3], 16)
+    item = next(i for i in disassemble_text(k0) if i.address <= differs < i.address + i.size)
+    at = item.address
+    assert item.text.startswith("s_endpgm")
+    assert patch(path, at, at + item.size, item.original) == k0.data
+    nop = patch(path, at, at + item.size, "s_nop 0")
+    changed = [i for i, (a, b) in enumerate(zip(nop, k0.data)) if a != b]
+    offset = k0.address_to_offset(at)
+    assert len(nop) == len(k0.data) and changed and offset <= changed[0] < offset + 4

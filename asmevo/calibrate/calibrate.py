@@ -98,7 +98,7 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 def summary(results: list[dict]) -> pd.DataFrame:
     """Per split: rows, rows predicted, Spearman rank correlation, median and 90th percentile of
-    |predicted / measured - 1|."""
+    |predicted / measured - 1| in percent."""
     table = []
     for split in sorted({r["split"] for r in results}):
         rows = [r for r in results if r["split"] == split]
@@ -108,6 +108,6 @@ def summary(results: list[dict]) -> pd.DataFrame:
         err = np.abs(pred / meas - 1) if len(done) else np.array([math.nan])
         rho = spearman(pred, meas) if len(done) > 1 else math.nan
         table.append({"split": split, "rows": len(rows), "predicted": len(done), "spearman": round(rho, 4),
-                      "median_abs_err": round(float(np.median(err)), 4),
-                      "p90_abs_err": round(float(np.percentile(err, 90)), 4)})
+                      "median_abs_err_%": round(100 * float(np.median(err)), 1),
+                      "p90_abs_err_%": round(100 * float(np.percentile(err, 90)), 1)})
     return pd.DataFrame(table)

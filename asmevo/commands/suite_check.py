@@ -27,5 +27,5 @@ def run_check(args: argparse.Namespace) -> int:
         total += 1
         failed += not r.ok
         print(f"{r.problem:<34} {r.shape:<14} {r.role:<8} {r.status:<9} {r.seconds:8.1f}  {r.message}", flush=True)
-    print(f"{total - failed} passed, {failed} failed")
+    print(f"{total - failed}/{total} passed, {failed} failed")
     return 1 if failed or not total else 0

@@ -5,6 +5,8 @@ held-out shape.
 
     python benchmarks/agents/bench_search_agent.py [--suite kernelbench] [--budget 16] [--seed 0]
         [--only NAME ...] [--out DIR] [--json results.json]
+
+Record: search_SUITE[-budgetN][-seedS][-ONLY].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -15,9 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-from asmevo.agent.optimize import optimize
-from asmevo.suites import load_suite
-from asmevo.launches import suite_launches
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from asmevo.agent.optimize import optimize  # noqa: E402
+from asmevo.launches import suite_launches  # noqa: E402
+from asmevo.suites import load_suite  # noqa: E402
+from benchmarks import record  # noqa: E402
 
 
 def run_problem(problem, budget: int, seed: int, out: Path) -> dict:
@@ -49,7 +55,7 @@ def summarize(rows: list[dict]) -> dict:
             "max": max(speedups, default=1.0)}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", default="kernelbench")
     ap.add_argument("--budget", type=int, default=16)
@@ -57,7 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--out", default="/tmp/asmevo-bench-search")
     ap.add_argument("--json")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def record_path(argv: list[str]) -> Path:
+    """search_SUITE[-budgetN][-seedS][-ONLY].txt beside this script."""
+    args = parse_args(argv)
+    return record.default_path(__file__, args.budget != 16 and f"budget{args.budget}", args.seed and f"seed{args.seed}",
+                               ",".join(args.only or []), stem=f"search_{args.suite}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     suite = load_suite(args.suite)
     problems = [p for p in suite.problems if not args.only or p.name in args.only]
     rows = []
@@ -84,4 +101,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, record_path))

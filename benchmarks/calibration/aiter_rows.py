@@ -2,7 +2,8 @@
 """Check the AITer calibration rows for one GPU: every relevant row of the pinned amd-aiter wheel's tuning tables
 (asmevo.calibrate.aiter_tables.aiter_rows), how many launch, why the others do not, and K0 run on a sample of each
 runnable row's workgroups on sparse memory (findings beyond the family's known_findings, and whether the sampled
-workgroups stored anything). Prints the figures and writes benchmarks/calibration/aiter_rows_<gpu>.txt.
+workgroups stored anything). Prints the figures; record: aiter_rows-<gpu>[-limitN].txt beside this script
+(benchmarks/record.py).
 
     python benchmarks/calibration/aiter_rows.py [--gpu mi308x] [--probe 8] [--limit N]
 """
@@ -10,10 +11,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import datetime
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,40 +20,24 @@ sys.path.insert(0, str(ROOT))
 
 from asmevo.calibrate.aiter_tables import aiter_rows, run_row, unexpected_findings, written_elements  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
+from benchmarks import record  # noqa: E402
 
 GPUS = {"mi308x": 80}  # CUs, the tables' cu_num
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _header(argv: list[str]) -> list[str]:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
-    return [f"commit: {commit}{' (uncommitted changes)' if dirty else ''}",
-            f"command: python benchmarks/calibration/aiter_rows.py {' '.join(argv)}".rstrip(),
-            f"machine: {os.cpu_count()} CPUs, {_cpu_model()}; load average {os.getloadavg()[0]:.1f}",
-            f"date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}"]
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpu", default="mi308x", choices=sorted(GPUS))
     ap.add_argument("--probe", type=int, default=8, help="workgroups run per row")
     ap.add_argument("--limit", type=int, default=0, help="run K0 on only the first N runnable rows")
-    args = ap.parse_args(argv)
-    lines = _header(argv)
-    out = lines.append
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+
+    def out(line: str) -> None:
+        print(line, flush=True)
 
     t0 = time.perf_counter()
     try:
@@ -80,7 +61,6 @@ def main(argv: list[str] | None = None) -> int:
     for (table, note), n in collections.Counter((r.table, r.note.split(':')[0] if r.note.startswith('invalid')
                                                  else r.note) for r in rows if r.note).items():
         out(f"  {n:3d}  {table}: {note}")
-    print("\n".join(lines), flush=True)
 
     runnable = [r for r in rows if r.launch and not r.reason]
     if args.limit:
@@ -98,22 +78,21 @@ def main(argv: list[str] | None = None) -> int:
             idle.append(f"  {r.table} {r.kernel} {r.shape}: the sampled workgroups stored nothing")
         if (i + 1) % 10 == 0:
             print(f"  ran {i + 1}/{len(runnable)}", file=sys.stderr, flush=True)
-    lines.append("")
-    lines.append(f"K0 on {args.probe} sampled workgroups of each of {len(runnable)} runnable rows (sparse memory, "
-                 f"checked emulator):")
-    lines.append(f"{'family':22s} {'rows':>5s} {'total s':>8s} {'median s':>9s} {'max s':>7s}")
+    out("")
+    out(f"K0 on {args.probe} sampled workgroups of each of {len(runnable)} runnable rows (sparse memory, "
+        f"checked emulator):")
+    out(f"{'family':22s} {'rows':>5s} {'total s':>8s} {'median s':>9s} {'max s':>7s}")
     for fam, ts in per_family.items():
         ts = sorted(ts)
-        lines.append(f"{fam:22s} {len(ts):5d} {sum(ts):8.1f} {ts[len(ts) // 2]:9.2f} {ts[-1]:7.2f}")
-    lines.append(f"rows with findings beyond their family's known_findings: {len(bad)}")
-    lines.extend(bad)
-    lines.append(f"rows whose sampled workgroups stored nothing: {len(idle)}")
-    lines.extend(idle)
-    print("\n".join(lines[-(len(per_family) + len(bad) + len(idle) + 5):]))
-    if not args.limit:
-        (ROOT / "benchmarks" / "calibration" / f"aiter_rows_{args.gpu}.txt").write_text("\n".join(lines) + "\n")
+        out(f"{fam:22s} {len(ts):5d} {sum(ts):8.1f} {ts[len(ts) // 2]:9.2f} {ts[-1]:7.2f}")
+    out(f"rows with findings beyond their family's known_findings: {len(bad)}")
+    for line in bad + [f"rows whose sampled workgroups stored nothing: {len(idle)}"] + idle:
+        out(line)
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    def path(argv: list[str]) -> Path:
+        args = parse_args(argv)
+        return record.default_path(__file__, args.gpu, args.limit and f"limit{args.limit}")
+    sys.exit(record.main_recorded(main, path))

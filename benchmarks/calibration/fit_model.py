@@ -11,6 +11,8 @@ and prints the fit split's Spearman rank correlation and median / 90th-percentil
 per point, best (lowest median error) last. Held-out rows are not read.
 
     python benchmarks/calibration/fit_model.py [--gpu mi308x]
+
+Record: fit_model-<gpu>.txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -29,16 +31,21 @@ from asmevo.codeobj import CodeObject  # noqa: E402
 from asmevo.device.launch import LaunchSpec  # noqa: E402
 from asmevo.model import DEFAULT_LATENCIES, estimate  # noqa: E402
 from asmevo.target import GPUS  # noqa: E402
+from benchmarks import record  # noqa: E402
 
 CLOCKS_GHZ = (1.2, 1.4, 1.6, 1.8, 2.1)
 HBM_TBPS = (2.6, 2.9, 3.2, 3.5, 4.2)
 LAUNCH_US = (2.0, 4.0, 6.0)
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpu", default="mi308x")
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     rows = [r for r in aiter_rows(CU_NUM[args.gpu]) if r.split == "fit" and r.launch and not r.reason]
     prepared = []
     for r in rows:
@@ -52,12 +59,12 @@ def main() -> int:
         out = [{"split": "fit", "measured_us": r.measured_us,
                 "predicted_us": estimate(ins, k, run, gpu, lat).predicted_us} for r, ins, k, run in prepared]
         s = summary(out).iloc[0]
-        results.append((s["median_abs_err"], ghz, hbm, launch, s["spearman"], s["p90_abs_err"]))
-    print(f"{len(prepared)} fit rows; clock_GHz hbm_TB/s launch_us -> spearman median p90")
+        results.append((s["median_abs_err_%"], ghz, hbm, launch, s["spearman"], s["p90_abs_err_%"]))
+    print(f"{len(prepared)} fit rows; clock_GHz hbm_TB/s launch_us -> spearman median% p90%")
     for med, ghz, hbm, launch, rho, p90 in sorted(results, reverse=True):
-        print(f"{ghz:4.1f} {hbm:4.1f} {launch:4.1f} -> {rho:.3f} {med:.3f} {p90:.3f}")
+        print(f"{ghz:4.1f} {hbm:4.1f} {launch:4.1f} -> {rho:.3f} {med:5.1f} {p90:5.1f}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, lambda argv: record.default_path(__file__, parse_args(argv).gpu)))

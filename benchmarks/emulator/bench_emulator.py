@@ -2,7 +2,7 @@
 work-items), a DPP/LDS block reduction and an MFMA f16 matmul. Kernels are built with clang-19 at
 bench time into a cache directory ($ASMEVO_BENCH_CACHE, default /tmp/asmevo-emu-bench).
 
-Usage: python benchmarks/emulator/bench_emulator.py [--repeat N]
+Usage: python benchmarks/emulator/bench_emulator.py [--repeat N]   (record: bench_emulator.txt beside it)
 """
 from __future__ import annotations
 
@@ -11,14 +11,19 @@ import hashlib
 import os
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from asmevo.codeobj import CodeObject
-from asmevo.emu import Memory, run_kernel
-from asmevo.toolchain import find_toolchain
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from asmevo.codeobj import CodeObject  # noqa: E402
+from asmevo.emu import Memory, run_kernel  # noqa: E402
+from asmevo.toolchain import find_toolchain  # noqa: E402
+from benchmarks import record  # noqa: E402
 
 CACHE = Path(os.environ.get("ASMEVO_BENCH_CACHE", "/tmp/asmevo-emu-bench"))
 PRELUDE = """
@@ -117,10 +122,10 @@ def bench(label, co, name, grid, block, buffers, scalars, repeat):
     return rate
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     n = 1 << 20
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
@@ -134,7 +139,8 @@ def main() -> None:
     b = rng.standard_normal((dim, k)).astype(np.float16)
     bench(f"MFMA f16 matmul {dim}x{dim}x{k}", build(MATMUL), "mfma_matmul", ((dim // 32) ** 2 // 4, 1, 1),
           (256, 1, 1), [a, b, np.zeros((dim, dim), np.float32)], struct.pack("<ii", dim, k), args.repeat)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(record.main_recorded(main, record.default_path(__file__)))

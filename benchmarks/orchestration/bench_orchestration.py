@@ -10,6 +10,8 @@
    (every stage a cache hit). Orchestration overhead = process start-up before the first stage
    (imports, API server) + tasks x per-task overhead, as a share of the first run; the re-run's
    wall time as a share of the first run is the resume cost. Targets: < 10 % and < 5 %.
+
+Record: orchestration_SUITE[-PROBLEMS][-AGENT][-budgetN].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -24,6 +26,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from benchmarks import record  # noqa: E402
 
 
 def children_cpu_s() -> float:
@@ -84,14 +89,25 @@ def per_task_overhead(n: int) -> tuple[float, float, float]:
     return (timings[0] - direct) / n, (timings[1] - direct) / n, api_s
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="kernelbench")
     parser.add_argument("--problems", help="comma-separated subset (default: the whole suite)")
     parser.add_argument("--agent", default="search", help="editing agent of the suite run (default search)")
     parser.add_argument("--budget", type=int, default=16, help="candidate edits per kernel (default 16)")
     parser.add_argument("--tasks", type=int, default=200, help="trivial tasks for the per-task measurement")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def record_path(argv: list[str]) -> Path:
+    """orchestration_SUITE[-PROBLEMS][-AGENT][-budgetN].txt beside this script."""
+    args = parse_args(argv)
+    return record.default_path(__file__, args.problems, args.agent != "search" and args.agent,
+                               args.budget != 16 and f"budget{args.budget}", stem=f"orchestration_{args.suite}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
 
     home = Path(tempfile.mkdtemp(prefix="asmevo-bench-suite-"))
     first_s, first_cpu, first_out = cli_run(home, args.suite, args.problems, args.agent, args.budget)
@@ -116,4 +132,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, record_path))

@@ -7,6 +7,8 @@ this process, K0's bytes standing in for a candidate's:
 - `sample`: otherwise the candidate runs K0's sampled bench workgroups itself.
 
     python benchmarks/orchestration/timing_cost.py [--only NAME ...]
+
+Record: timing_cost[-NAMES].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from asmevo.model import estimate, trace_sample  # noqa: E402
 from asmevo.model.reuse import same_paths, transplant  # noqa: E402
 from asmevo.target import gpu  # noqa: E402
 from asmevo.timing import model_time, whole_trace  # noqa: E402
+from benchmarks import record  # noqa: E402
 
 
 def seconds(co: CodeObject, vl, workgroups=None) -> tuple[float, object]:
@@ -45,10 +48,14 @@ def reuse_seconds(co: CodeObject, check, k0_estimate) -> float:
     return time.perf_counter() - start
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*")
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     ratios, reused = [], []
     print(f"{'problem':40s} {'verify s':>9} {'reuse s':>8} {'ratio':>6} {'sample s':>9} {'ratio':>6} {'sampled':>8}")
     for p in load_suite("kernelbench").problems:
@@ -72,4 +79,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, lambda argv: record.default_path(__file__, *(parse_args(argv).only or ()))))

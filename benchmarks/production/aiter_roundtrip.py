@@ -7,6 +7,8 @@ patch-only / failed counts, wall time and CPU-seconds (this process, the workers
 tools). Exit 0 iff none failed.
 
     python benchmarks/production/aiter_roundtrip.py [--jobs N] [--batch 16] [--limit N] [--json out.json]
+
+Record: aiter_roundtrip[-limitN].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from asmevo.calibrate.aiter_wheel import VERSION, AiterWheelError, extract, fetch_wheel  # noqa: E402
 from asmevo.roundtrip import roundtrip_many  # noqa: E402
+from benchmarks import record  # noqa: E402
 
 
 def _cpu_seconds() -> float:
@@ -37,13 +40,17 @@ def _batch(paths: list[Path]) -> list[dict]:
     return [r.as_dict() for r in roundtrip_many(paths)]
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--batch", type=int, default=16, help="files per worker task (one llvm-objdump run)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     parser.add_argument("--json", help="write per-file results here")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
         files = extract(fetch_wheel())
     except AiterWheelError as exc:
@@ -82,5 +89,10 @@ def main() -> int:
     return 1 if counts["failed"] else 0
 
 
+def record_path(argv: list[str]) -> Path:
+    limit = parse_args(argv).limit
+    return record.default_path(__file__, f"limit{limit}" if limit else None)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, record_path))

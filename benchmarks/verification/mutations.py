@@ -18,6 +18,8 @@ equivalents, the survivors, and the time of one full verification per kernel.
 
     python benchmarks/verification/mutations.py [--problems 19_ReLU,23_Softmax] [--trials 3] [--seed 0]
         [--json out.json]
+
+Record: mutations-seedS[-trialsN][-PROBLEMS].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -45,9 +47,10 @@ from asmevo.isa.regs import reg_info  # noqa: E402
 from asmevo.rebuild import rebuild_source  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
-from asmevo.launches import suite_launches
-from asmevo.static_checks import static_differences
+from asmevo.launches import suite_launches  # noqa: E402
+from asmevo.static_checks import static_differences  # noqa: E402
 from asmevo.verify import ReferenceCache, verify  # noqa: E402
+from benchmarks import record  # noqa: E402
 from equivalence import LINE, equivalence_proof  # noqa: E402
 
 _NON_COMMUTATIVE = re.compile(r"^[vs]_(sub|subrev|lshl|lshr|ashr|bfe|cmp_(lt|gt|le|ge)|cndmask|ldexp|"
@@ -311,13 +314,23 @@ def problem_rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", help="comma-separated problem names (default: every KernelBench problem)")
     ap.add_argument("--trials", type=int, default=3, help="random input sets per launch (default 3)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write every outcome here")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def record_path(argv: list[str]) -> Path:
+    args = parse_args(argv)
+    return record.default_path(__file__, f"seed{args.seed}", f"trials{args.trials}" if args.trials != 3 else None,
+                               args.problems)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     suite = load_suite("kernelbench")
     problems = [suite.problem(n) for n in args.problems.split(",")] if args.problems else list(suite.problems)
     outcomes: list[Outcome] = []
@@ -369,4 +382,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, record_path))

@@ -5,6 +5,8 @@ spec's seed) and prints the workgroups run, the seconds taken, the sparse memory
 pages against the buffers' full size, and whether K0 ran clean; then the process's peak RSS.
 
     python benchmarks/verification/probe_cost.py [--problems 2_Standard_matrix_multiplication_,19_ReLU]
+
+Record: probe_cost[-PROBLEMS].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -20,12 +22,17 @@ from asmevo.device import get_device  # noqa: E402
 from asmevo.device.launch import LaunchSpec  # noqa: E402
 from asmevo.device.probe import run_probe  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
+from benchmarks import record  # noqa: E402
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", help="comma-separated problem names (default: every problem with a probe)")
+    return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--problems", help="comma-separated problem names (default: every problem with a probe)")
-    args = ap.parse_args(argv)
+    args = parse_args(argv)
     suite = load_suite("kernelbench")
     wanted = set(args.problems.split(",")) if args.problems else None
     device = get_device("emu", checked=True)
@@ -49,4 +56,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, lambda argv: record.default_path(__file__, parse_args(argv).problems)))

@@ -12,7 +12,7 @@ problem's launch dims (`benchmarks/kernelbench/specs.py`), and reports every sha
 
 `--edit ADDR=OLD=NEW` replaces the instruction at ADDR (which must start with OLD) by NEW, or deletes
 it when NEW is empty; `--dims` takes one field per launch dim, each an integer, LO..HI or LO..HI:STEP.
-Exits 1 when any shape differs.
+Exits 1 when any shape differs. Record: shape_sweep-PROBLEM-ADDRS.txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "kernelbench"))
 from asmevo.codeobj import CodeObject  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
-from asmevo.launches import launch_from_dict
-from asmevo.static_checks import static_differences
+from asmevo.launches import launch_from_dict  # noqa: E402
+from asmevo.static_checks import static_differences  # noqa: E402
 from asmevo.verify import verify  # noqa: E402
+from benchmarks import record  # noqa: E402
 from line_edits import build  # noqa: E402
 from specs import launch_spec  # noqa: E402
 
@@ -48,13 +49,24 @@ def dims_arg(text: str) -> range:
     return range(int(lo), int(hi or lo) + 1, int(step or 1))
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("problem")
     ap.add_argument("--edit", type=edit_arg, action="append", required=True, help="ADDR=OLD=NEW (NEW empty: delete)")
     ap.add_argument("--dims", type=dims_arg, nargs="+", required=True, help="per launch dim: N, LO..HI or LO..HI:STEP")
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def record_path(argv: list[str]) -> Path:
+    """shape_sweep-PROBLEM-ADDRS.txt: one record per survivor."""
+    args = parse_args(argv)
+    return record.default_path(__file__, args.problem, "_".join(f"0x{a:x}" for a, _, _ in args.edit),
+                               args.seed and f"seed{args.seed}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     problem = load_suite("kernelbench").problem(args.problem)
     manifest = json.loads((ROOT / "benchmarks" / "kernelbench" / "manifest.json").read_text())
     rec = recover(problem.code_object)
@@ -78,4 +90,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, record_path))

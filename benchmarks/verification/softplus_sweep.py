@@ -20,7 +20,7 @@ float64 log1p.
         [--mutation 0x1d98|0x1fac] [--chunk 2097152] [--faithful] [--log1p]
 
 Prints per chunk how many patterns differ, then the total and the first differing inputs; exits 1
-when any differs.
+when any differs. Record: softplus_sweep-0xADDR[-log1p][-faithful]-RANGES.txt beside this script.
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from asmevo.device.launch import run_launch  # noqa: E402
 from asmevo.recover import recover  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
 from asmevo.launches import launch_from_dict  # noqa: E402
+from benchmarks import record  # noqa: E402
 from line_edits import build  # noqa: E402
 
 # Guards (s_and_saveexec) of each element's block, as (address, original, empty-mask version).
@@ -81,7 +82,7 @@ def span(text: str) -> tuple[int, int]:
     return int(lo, 0), int(hi, 0)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--range", type=span, action="append", required=True, help="LO:HI bit patterns (HI excluded)")
     ap.add_argument("--chunk", type=int, default=1 << 21, help="patterns per launch")
@@ -89,7 +90,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mutation", type=lambda t: int(t, 0), choices=sorted(MUTATIONS), default=0x1d98,
                     help="the survivor's address (default 0x1d98)")
     ap.add_argument("--log1p", action="store_true", help="sweep log1p's input e instead of x")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def record_path(argv: list[str]) -> Path:
+    """softplus_sweep-0xADDR[-log1p][-faithful]-LO_HI[...].txt"""
+    args = parse_args(argv)
+    return record.default_path(__file__, f"0x{args.mutation:x}", args.log1p and "log1p", args.faithful and "faithful",
+                               *(f"0x{lo:x}_0x{hi:x}" for lo, hi in args.range))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     element, original, mutated = MUTATIONS[args.mutation]
     common = {a: (old, new) for k, guards in GUARDS.items() if k != element for a, old, new in guards}
     if args.log1p:
@@ -135,4 +147,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, record_path))

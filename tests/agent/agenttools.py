@@ -10,9 +10,11 @@ from asmevo.suites import load_suite
 from asmevo.launches import suite_launches
 
 
-def evaluator(problem: str, launches: int = 1) -> Evaluator:
+def evaluator(problem: str) -> Evaluator:
+    """An evaluator that verifies each candidate on every verify shape of `problem` and its held-out one (the
+    shapes that tell tail paths apart, e.g. 20_LeakyReLU's n % 4 != 0 in v_3x99)."""
     p = load_suite("kernelbench").problem(problem)
-    return Evaluator(p.code_object, suite_launches(p)[:launches])
+    return Evaluator(p.code_object, suite_launches(p, heldout=True))
 
 
 def body_window(ev: Evaluator, cid: int = 0) -> Window:

@@ -44,9 +44,6 @@ def test_missing_files_exit_2(kernels, tmp_path, capsys):
 
 
 def test_emulate_vadd_end_to_end(kernels, tmp_path, capsys):
-    emu = pytest.importorskip("asmevo.emu")
-    if not hasattr(emu, "run_kernel"):
-        pytest.skip("emulator not landed yet: asmevo.emu.run_kernel is absent")
     out = tmp_path / "out"
     code = main(["emulate", str(kernels["hip5"]), "--launch", str(write_spec(tmp_path, VADD)), "--out", str(out)])
     assert code == 0, capsys.readouterr()

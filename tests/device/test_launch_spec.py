@@ -12,8 +12,10 @@ import yaml
 from asmevo.codeobj import CodeObject
 from asmevo.device.base import Buffer, Device, DeviceError, LaunchResult, Module
 from asmevo.device.dtypes import get_dtype
-from asmevo.device.launch import LaunchSpec, make_inputs, run_launch
+from asmevo.device.kernarg import pack_kernargs
+from asmevo.device.launch import LaunchSpec, launch_args, make_inputs, run_launch
 from asmevo.errors import LaunchSpecError
+from kernargs import assert_packed, expected_kernargs, note_metadata
 
 VADD = {"kernel": "vadd", "grid": [16, 1, 1], "block": [256, 1, 1], "dynamic_lds": 0, "seed": 0,
         "args": [{"buffer": "a", "dtype": "float32", "shape": [4096], "init": "random"},
@@ -42,8 +44,22 @@ def test_json_and_yaml_specs_agree(tmp_path):
     assert short.geometry == a.geometry
 
 
-def test_spec_matches_kernel(kernels):
-    LaunchSpec.from_dict(VADD).check(vadd_kernel(kernels))
+def packed(spec: LaunchSpec, kernel, addresses: dict[str, int]) -> bytes:
+    buffers = {n: Buffer(n, a, spec.buffers[n].nbytes) for n, a in addresses.items()}
+    return pack_kernargs(kernel.metadata, launch_args(spec, kernel, buffers), spec.geometry)
+
+
+@pytest.mark.parametrize("which", ["hip4", "hip5"])
+def test_spec_matches_kernel(kernels, which):
+    """A spec the loader accepts packs each argument at the offset and size the metadata note gives
+    (read independently, tests/kernargs.py), and the grid and block into the hidden arguments."""
+    kernel = CodeObject.from_path(kernels[which]).kernel("vadd")
+    spec = LaunchSpec.from_dict(VADD)
+    spec.check(kernel)
+    addresses = {"a": 0x7F00_0000_1000, "b": 0x7F00_0000_2000, "c": 0x7F00_0000_3000}
+    expected = expected_kernargs(VADD, note_metadata(kernels[which])["vadd"], addresses)
+    assert sorted(expected)[:4] == [0, 8, 16, 24]  # three pointers, then n
+    assert_packed(packed(spec, kernel, addresses), expected)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -61,13 +77,34 @@ def test_spec_disagreeing_with_metadata(kernels, change, message):
         spec.check(vadd_kernel(kernels))
 
 
+MIXED = {"kernel": "mixed", "grid": [1], "block": [64], "args": [
+    {"scalar": 1, "dtype": "int8"}, {"buffer": "p", "dtype": "float32", "shape": [64], "init": "zeros"},
+    {"scalar": 2, "dtype": "int16"}, {"scalar": 3.0, "dtype": "float64"},
+    {"scalar": [4, 5.0, 6.0], "dtype": ["int32", "float32", "float64"]},
+    {"scalar": 7, "dtype": "int64"}, {"scalar": 8.0, "dtype": "float32"}]}
+
+
 def test_struct_scalar_matches_mixed_kernel(kernels):
-    spec = LaunchSpec.from_dict({"kernel": "mixed", "grid": [1], "block": [64], "args": [
-        {"scalar": 1, "dtype": "int8"}, {"buffer": "p", "dtype": "float32", "shape": [64], "init": "zeros"},
-        {"scalar": 2, "dtype": "int16"}, {"scalar": 3.0, "dtype": "float64"},
-        {"scalar": [4, 5.0, 6.0], "dtype": ["int32", "float32", "float64"]},
-        {"scalar": 7, "dtype": "int64"}, {"scalar": 8.0, "dtype": "float32"}]})
-    spec.check(CodeObject.from_path(kernels["hip4"]).kernel("mixed"))
+    kernel = CodeObject.from_path(kernels["hip4"]).kernel("mixed")
+    spec = LaunchSpec.from_dict(MIXED)
+    spec.check(kernel)
+    # mixed(char, float*, short, double, struct S {int; float; double}, long long, float): C's natural
+    # alignment puts them at 0, 8, 16, 24, 32 (S: 16 bytes), 48, 56
+    expected = bytearray(64)
+    struct.pack_into("<b", expected, 0, 1)
+    struct.pack_into("<Q", expected, 8, 0x1234_0000)
+    struct.pack_into("<h", expected, 16, 2)
+    struct.pack_into("<d", expected, 24, 3.0)
+    struct.pack_into("<ifd", expected, 32, 4, 5.0, 6.0)
+    struct.pack_into("<q", expected, 48, 7)
+    struct.pack_into("<f", expected, 56, 8.0)
+    assert packed(spec, kernel, {"p": 0x1234_0000})[:60] == bytes(expected[:60])
+    # a struct arg one byte short of S's 16
+    short = {"struct": [{"offset": 0, "scalar": 4, "dtype": "int32"}, {"offset": 4, "scalar": 5.0, "dtype": "float32"}],
+             "size": 15}
+    refusal = r"args\[4\]: kernel mixed expects a 16-byte value, spec gives struct \(15 bytes"
+    with pytest.raises(LaunchSpecError, match=refusal):
+        LaunchSpec.from_dict({**MIXED, "args": MIXED["args"][:4] + [short] + MIXED["args"][5:]}).check(kernel)
 
 
 @pytest.mark.parametrize("arg, message", [

@@ -144,3 +144,12 @@ def test_candidate_stuck_in_a_loop_fails_fast_on_its_budget():
 def test_verification_runs_the_emulator_checked():
     dev = get_device("emu").verifying()
     assert dev.checked and dev.verifying() is dev
+def test_a_candidate_reading_a_never_written_register_is_different_though_its_outputs_agree():
+    """Verification runs the emulator checked: K1 copies v7, which nothing writes, into v6, which nothing
+    reads. Every buffer agrees with K0's, but the uninitialized read is a finding K0 does not have."""
+    def insert(lines):
+        i = next(n for n, ln in enumerate(lines) if ln.rstrip().endswith("; 0x1600"))
+        return lines[:i] + ["\tv_mov_b32_e32 v6, v7"] + lines[i:]
+    v = verify(K0, edited(insert), LAUNCHES, trials=1, special=False)
+    assert v.kind == "different" and "uninitialized" in v.reason, v.reason
+    assert any(f["kind"] == "uninitialized" and "v7" in f["message"] for f in v.evidence["findings"]), v.evidence
