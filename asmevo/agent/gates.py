@@ -20,7 +20,7 @@ from ..timing import time_candidate
 from ..abi import abi_differences
 from ..launches import VerifyLaunch
 from ..static_checks import static_differences
-from ..verify import Verdict, sha256, verify
+from ..verify import ReferenceCache, Verdict, sha256, verify
 from .body import Body
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
@@ -54,6 +54,7 @@ class Evaluator:
         self.heldout = list(heldout)
         self.device = device or get_device("emu")
         self.trials = trials
+        self.reference = ReferenceCache()  # K0's results per launch and input set, run once for every candidate
         self.kernel = kernel or launches[0].spec.kernel
         if self.kernel not in self.k0.kernel_names:
             raise AsmEvoError(f"kernel {self.kernel} is not in {k0_path} (has {', '.join(self.k0.kernel_names)})")
@@ -131,7 +132,7 @@ class Evaluator:
         rejection = None
         try:
             verdict = verify(self.k0, self._code(cand), self.launches, trials=self.trials, device=self.device,
-                             static=False)
+                             static=False, reference=self.reference)
             cand.verdict = verdict.to_json()
             if not verdict.equivalent:
                 rejection = Rejection(verdict.kind, verdict.reason)
@@ -209,8 +210,8 @@ class Evaluator:
         for cand in ranked:
             if cand.cycles >= self.lineage.candidates[0].cycles:
                 break
-            verdict = verify(self.k0, self._code(cand), launches,
-                             trials=self.trials, device=self.device)
+            verdict = verify(self.k0, self._code(cand), launches, trials=self.trials, device=self.device,
+                             reference=self.reference)
             attempts.append({"candidate": cand.id, **verdict.to_json()})
             if verdict.equivalent:
                 self.lineage.best = cand.id

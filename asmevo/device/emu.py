@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from ..codeobj import CodeObject, Kernel
+from ..codeobj import Kernel, parsed
 from ..emu import RunReport, run_kernel
 from ..emu.memory import LAYOUTS, Memory
 from ..emu.state import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
@@ -56,7 +56,7 @@ class EmuDevice(Device):
         return self._with(budget=instructions)
 
     def load(self, code_object: bytes) -> Module:
-        return Module(CodeObject(code_object))
+        return Module(parsed(code_object))
 
     def alloc(self, nbytes: int, name: str) -> Buffer:
         buf = Buffer(name, self.memory.alloc(nbytes, name), nbytes)

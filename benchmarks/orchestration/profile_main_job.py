@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Where the main job's time goes: every stage of `asmevo suite run kernelbench --agent search` for a
+few KernelBench kernels, run in this process (no Prefect: the stage bodies only), with the time
+attributed exclusively to what ran.
+
+    python benchmarks/orchestration/profile_main_job.py [--problems 21_Sigmoid,23_Softmax]
+        [--budget 16] [--seed 0] [--cprofile 25] [--out FILE]
+
+Per kernel and stage (recover, rebuild, profile, verify, time, edit, verify_best, time_best) the
+wall seconds; inside `edit`, the time of each phase of the agent (setup: recovery and K0's profiles;
+profile: profiling a verified parent; rank: proposing
+and ranking edits of it; build: edit, rebuild and static gates; verify;
+time; heldout: the final re-verification) split by activity (rebuild = llvm-mc + ld.lld, static
+checks, emulation = emulated launches, program = decoding and compiling a code object for the
+emulator, comparison, inputs = input-set generation, model = the cycle model on a launch,
+prediction = the agent's static cycle predictions and operators, disassembly, other). Every
+second is charged to the innermost activity running (exclusive time). Also the evaluation
+seconds of each candidate (build + verify + time) and their median, and with `--cprofile N` the
+N functions with the most own time. Writes the report to `--out` (default
+benchmarks/orchestration/profile_main_job.txt) with commit, command, machine and date.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import inspect
+import io
+import os
+import platform
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+DEFAULT_PROBLEMS = "21_Sigmoid,23_Softmax,29_Softplus,67_conv_standard_1D"
+STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit", "verify_best", "time_best")
+
+# (module, attribute) -> label. Phases are the agent's steps inside `edit`; activities are what runs.
+PHASES = {
+    ("asmevo.agent.gates", "Evaluator.__init__"): "setup",
+    ("asmevo.agent.gates", "Evaluator.profile"): "profile",
+    ("asmevo.agent.search", "_ranked"): "rank",
+    ("asmevo.agent.gates", "Evaluator.build"): "build",
+    ("asmevo.agent.gates", "Evaluator.verify_candidate"): "verify",
+    ("asmevo.agent.gates", "Evaluator.time_candidate"): "time",
+    ("asmevo.agent.gates", "Evaluator.confirm_heldout"): "heldout",
+}
+ACTIVITIES = {
+    ("asmevo.rebuild", "rebuild_source"): "rebuild",
+    ("asmevo.recover", "recover"): "recover",
+    ("asmevo.static_checks", "static_differences"): "static checks",
+    ("asmevo.abi", "abi_differences"): "static checks",
+    ("asmevo.emu", "run_kernel"): "emulation",
+    ("asmevo.emu.program", "program_for"): "program",
+    ("asmevo.emu.program", "Program.hazards"): "static checks",
+    ("asmevo.compare", "compare_buffers"): "comparison",
+    ("asmevo.device.probe", "probe_difference"): "comparison",
+    ("asmevo.verify", "_sets"): "inputs",
+    ("asmevo.device.launch", "make_inputs"): "inputs",
+    ("asmevo.cycle_model", "model_launch"): "model",
+    ("asmevo.agent.search", "predict"): "prediction",
+    ("asmevo.agent.operators", "propose"): "prediction",
+    ("asmevo.isa.disasm", "disassemble"): "disassembly",
+    ("asmevo.codeobj.elf", "CodeObject.__init__"): "ELF parsing",
+    ("asmevo.emu.memory", "Memory.__init__"): "memory",
+    ("asmevo.emu.memory", "Memory.alloc"): "memory",
+    ("asmevo.emu.memory", "Memory.write"): "memory",
+    ("asmevo.emu.memory", "Memory.read"): "memory",
+    ("asmevo.emu.memory", "Memory.guard_violations"): "memory",
+}
+
+
+class Attribution:
+    """Exclusive wall time per (stage, phase, activity): wrapped functions push their label."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[tuple[str, str, str], float] = defaultdict(float)
+        self.stage = "-"
+        self.phases: list[str] = []
+        self.activities: list[str] = []
+        self.last = time.perf_counter()
+
+    def _charge(self) -> None:
+        now = time.perf_counter()
+        key = (self.stage, self.phases[-1] if self.phases else "-", self.activities[-1] if self.activities else "other")
+        self.seconds[key] += now - self.last
+        self.last = now
+
+    def wrap(self, fn, label: str, stack: str):
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn, label, stack)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            self._charge()
+            getattr(self, stack).append(label)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._charge()
+                getattr(self, stack).pop()
+        return wrapper
+
+    def _wrap_generator(self, fn, label: str, stack: str):
+        """A generator's time is its iteration: each step is charged to `label`."""
+        step = self.wrap(next, label, stack)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            it = fn(*args, **kwargs)
+            while True:
+                try:
+                    yield step(it)
+                except StopIteration:
+                    return
+        return wrapper
+
+    def set_stage(self, stage: str) -> None:
+        self._charge()
+        self.stage = stage
+
+
+def install(att: Attribution) -> None:
+    """Wrap every listed function wherever it is bound: its module, classes, and modules that
+    imported it by name."""
+    import importlib
+
+    for module in ("asmevo.agent.optimize", "asmevo.verify", "asmevo.timing", "asmevo.profile", "asmevo.device.emu"):
+        importlib.import_module(module)  # bind every by-name import before wrapping
+    for table, stack in ((PHASES, "phases"), (ACTIVITIES, "activities")):
+        for (module, attr), label in table.items():
+            mod = importlib.import_module(module)
+            owner, name = (getattr(mod, attr.split(".")[0]), attr.split(".")[1]) if "." in attr else (mod, attr)
+            original = getattr(owner, name)
+            wrapped = att.wrap(original, label, stack)
+            setattr(owner, name, wrapped)
+            if owner is mod:
+                for other in list(sys.modules.values()):
+                    if other is not None and getattr(other, name, None) is original:
+                        setattr(other, name, wrapped)
+
+
+def run_kernel_job(problem, att: Attribution, budget: int, seed: int) -> dict:
+    """Every stage of the main job for one problem, as `flows.pipeline.submit_kernel` runs them."""
+    from asmevo.agent.optimize import optimize
+    from asmevo.codeobj import CodeObject
+    from asmevo.device import get_device
+    from asmevo.launches import suite_launches
+    from asmevo.profile import profile_launch
+    from asmevo.rebuild import rebuild_source
+    from asmevo.recover import recover
+    from asmevo.timing import time_candidate
+    from asmevo.verify import verify
+
+    emu = get_device("emu")
+    every = suite_launches(problem, heldout=True, probes=True)
+    verify_l = [vl for vl in every if vl.label in {x.label for x in suite_launches(problem)}]
+    probes = [vl for vl in every if vl.spec.probe]
+    heldout = [vl for vl in every if vl not in verify_l and vl not in probes]
+    timing_l = max(verify_l, key=lambda vl: vl.spec.grid[0] * vl.spec.grid[1] * vl.spec.grid[2]
+                   * vl.spec.block[0] * vl.spec.block[1] * vl.spec.block[2])
+    k0 = CodeObject.from_path(problem.code_object)
+    stage_s = {}
+
+    def stage(name, fn):
+        att.set_stage(name)
+        started = time.perf_counter()
+        out = fn()
+        stage_s[name] = time.perf_counter() - started
+        att.set_stage("-")
+        return out
+
+    with tempfile.TemporaryDirectory(prefix="asmevo-prof-") as tmp:
+        rec = stage("recover", lambda: recover(problem.code_object))
+        rebuilt = stage("rebuild", lambda: CodeObject(rebuild_source(rec.source, rec.info).data, "rebuilt.co"))
+        stage("profile", lambda: profile_launch(k0, timing_l.spec, device=emu, known_findings=timing_l.known_findings))
+        verdict = stage("verify", lambda: verify(k0, rebuilt, verify_l + probes, device=emu))
+        stage("time", lambda: time_candidate(verdict, k0, rebuilt, timing_l, emu))
+        result = stage("edit", lambda: optimize(problem.code_object, verify_l + probes, outdir=Path(tmp) / "out",
+                                                agent="search", budget=budget, seed=seed, heldout=heldout,
+                                                device=emu))
+        best = CodeObject(result.best.data, "best.co")
+        verdict = stage("verify_best", lambda: verify(k0, best, verify_l + heldout + probes, device=emu))
+        decision = stage("time_best", lambda: time_candidate(verdict, k0, best, timing_l, emu))
+    cands = [c for c in result.lineage.candidates[1:]]
+    return {"stages": stage_s, "speedup": decision.speedup if decision.accepted else 1.0,
+            "candidates": [(c.status, c.reason, c.seconds, c.verdict is not None) for c in cands]}
+
+
+def _header(args: argparse.Namespace) -> str:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
+                           text=True).stdout.strip()
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    load = os.getloadavg()
+    return (f"# commit {commit}{' (uncommitted changes)' if dirty else ''}; command: python "
+            f"{' '.join([str(Path(sys.argv[0]).relative_to(REPO)) if Path(sys.argv[0]).is_absolute() else sys.argv[0]] + sys.argv[1:])}\n"
+            f"# machine: {os.cpu_count()} CPUs, {cpu}; load average at start {load[0]:.2f}; "
+            f"date {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", default=DEFAULT_PROBLEMS)
+    ap.add_argument("--budget", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cprofile", type=int, default=0, metavar="N", help="print the N functions with most own time")
+    ap.add_argument("--out", default=str(REPO / "benchmarks/orchestration/profile_main_job.txt"))
+    args = ap.parse_args()
+    header = _header(args)
+    from asmevo.suites import load_suite
+
+    suite = load_suite("kernelbench")
+    att = Attribution()
+    install(att)
+    prof = cProfile.Profile() if args.cprofile else None
+    lines = [header]
+    per_kernel, evals = {}, []
+    started = time.perf_counter()
+    for name in args.problems.split(","):
+        t0 = time.perf_counter()
+        if prof:
+            prof.enable()
+        job = run_kernel_job(suite.problem(name), att, args.budget, args.seed)
+        if prof:
+            prof.disable()
+        per_kernel[name] = job
+        evals += [s for status, _, s, verdict in job["candidates"] if verdict]
+        tried = len(job["candidates"])
+        print(f"{name}: {time.perf_counter() - t0:.1f} s, {tried} candidates, speedup {job['speedup']:.3f}", flush=True)
+    total = time.perf_counter() - started
+    lines.append(f"kernels: {len(per_kernel)}, budget {args.budget}, seed {args.seed}; wall {total:.1f} s\n")
+    lines.append("## seconds per stage\n")
+    lines.append(f"{'kernel':<36}" + "".join(f"{s:>12}" for s in STAGES) + f"{'cands':>7}{'speedup':>9}")
+    for name, job in per_kernel.items():
+        lines.append(f"{name:<36}" + "".join(f"{job['stages'].get(s, 0):>12.1f}" for s in STAGES)
+                     + f"{len(job['candidates']):>7}{job['speedup']:>9.3f}")
+    sums = {s: sum(j["stages"].get(s, 0) for j in per_kernel.values()) for s in STAGES}
+    lines.append(f"{'total':<36}" + "".join(f"{sums[s]:>12.1f}" for s in STAGES))
+    lines.append(f"{'share':<36}" + "".join(f"{100 * sums[s] / total:>11.1f}%" for s in STAGES))
+    for stage in STAGES:
+        cells = {(p, a): v for (s, p, a), v in att.seconds.items() if s == stage}
+        if not cells or sum(cells.values()) < 0.05:
+            continue
+        phases = sorted({p for p, _ in cells}, key=lambda p: -sum(v for (q, _), v in cells.items() if q == p))
+        acts = sorted({a for _, a in cells}, key=lambda a: -sum(v for (_, b), v in cells.items() if b == a))
+        lines.append(f"\n## {stage}: seconds by phase (rows) and activity (columns), exclusive\n")
+        lines.append(f"{'phase':<10}" + "".join(f"{a[:12]:>13}" for a in acts) + f"{'total':>10}{'share':>8}")
+        whole = sum(cells.values())
+        for p in phases + ["total"]:
+            row = [sum(v for (q, b), v in cells.items() if b == a and (p == "total" or q == p)) for a in acts]
+            lines.append(f"{p:<10}" + "".join(f"{v:>13.2f}" for v in row) + f"{sum(row):>10.1f}"
+                         f"{100 * sum(row) / whole:>7.1f}%")
+    lines.append("\n## candidate evaluations (build + verify + time, candidates that reached verification)\n")
+    if evals:
+        q = statistics.quantiles(evals, n=10) if len(evals) > 1 else [evals[0]] * 9
+        lines.append(f"{len(evals)} evaluations: median {statistics.median(evals):.2f} s, p10 {q[0]:.2f} s, "
+                     f"p90 {q[-1]:.2f} s, max {max(evals):.2f} s, sum {sum(evals):.1f} s")
+    rejected = [s for j in per_kernel.values() for status, _, s, verdict in j["candidates"] if not verdict]
+    if rejected:
+        lines.append(f"{len(rejected)} candidates rejected before verification: median {statistics.median(rejected):.2f} s")
+    if prof:
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(args.cprofile)
+        body = out.getvalue()
+        lines.append("\n## cProfile, own time (edit and every other stage)\n")
+        lines.append(body[body.index("ncalls"):].rstrip())
+    text = "\n".join(lines) + "\n"
+    print(text)
+    Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
