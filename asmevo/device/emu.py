@@ -55,6 +55,14 @@ class EmuDevice(Device):
     def bounded(self, instructions: int) -> "EmuDevice":
         return self._with(budget=instructions)
 
+    def wide_key(self) -> tuple[bool, bool]:
+        """Emulator settings a wide launch shares (layouts and budgets may differ per launch)."""
+        return self.checked, self.faithful
+
+    def copy(self) -> "EmuDevice":
+        """The same settings with a memory of its own."""
+        return self._with()
+
     def load(self, code_object: bytes) -> Module:
         return Module(parsed(code_object))
 

@@ -31,7 +31,8 @@ def check_pending(m: Machine, g: Group, op: Op, regs: list, write: bool) -> None
             file, idx = key
             what = "overwrites" if write else "reads"
             m.find("waitcnt", op.ins.address, g.waves[bad],
-                   f"{op.ins.mnemonic} {what} {file}{idx} while a load into it is outstanding (missing s_waitcnt)")
+                   f"{op.ins.mnemonic} {what} {file}{idx} while a load into it is outstanding (missing s_waitcnt)",
+                   each=True)
         kind[sel] = np.where(done, 0, k)
 
 
@@ -42,10 +43,10 @@ def check_init(m: Machine, g: Group, op: Op) -> None:
             bad = ~m.s_init[g.sel, i]
             if bad.any():
                 m.find("uninitialized", op.ins.address, g.waves[bad],
-                       f"{op.ins.mnemonic} reads s{i} before any write")
+                       f"{op.ins.mnemonic} reads s{i} before any write", each=True)
         else:
             init = (m.v_init if f == "v" else m.a_init)[i][g.sel]
             bad = ~init & mask
             if bad.any():
                 m.find("uninitialized", op.ins.address, g.waves[bad.any(axis=1)],
-                       f"{op.ins.mnemonic} reads {f}{i} in lanes never written")
+                       f"{op.ins.mnemonic} reads {f}{i} in lanes never written", each=True)

@@ -12,30 +12,63 @@ from .program import Program
 from .state import Group, Machine
 
 class Stats:
-    """Counters accumulated over the batches of one launch."""
+    """Counters accumulated over the batches of one launch. A wide run (several launches in one
+    batch) also counts per launch: `budgets`, and per PC the executions by each launch's waves."""
 
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, budgets: np.ndarray | None = None):
         self.budget = budget
         self.instructions = 0
         self.lane_instructions = 0
         self.pc_counts: dict[int, int] = {}
         self.stopped = False
+        self.budgets = budgets
+        if budgets is not None:
+            self.launch_instructions = np.zeros(len(budgets), np.int64)
+            self.launch_lanes = np.zeros(len(budgets), np.int64)
+            self.launch_pc_counts: dict[int, np.ndarray] = {}
 
 
-def _merge(groups: list[Group]) -> Group:
+def _group(m: Machine, pc: int, waves: np.ndarray) -> Group:
+    """A group; in a wide run it knows how many waves of each launch it holds."""
+    if m.launch_of_wave is None:
+        return Group(pc, waves)
+    return Group(pc, waves, np.bincount(m.launch_of_wave[waves], minlength=m.launches))
+
+
+def _merge(m: Machine, groups: list[Group]) -> Group:
     waves = np.sort(np.concatenate([g.waves for g in groups]))
-    return Group(groups[0].pc, waves)
+    return _group(m, groups[0].pc, waves)
+
+
+def _count_launches(m: Machine, g: Group, stats: Stats) -> bool:
+    """Wide runs: count the group's instructions per launch; False (and every launch tainted, the
+    run stopped) when one of them would exceed its launch's budget: each then runs on its own."""
+    after = stats.launch_instructions + g.counts
+    if stats.instructions + len(g) > stats.budget and (after > stats.budgets).any():
+        m.tainted.update(range(m.launches))
+        stats.stopped = True
+        return False
+    stats.launch_instructions = after
+    stats.launch_lanes += g.launch_lanes(m)
+    counts = stats.launch_pc_counts.get(g.pc)
+    if counts is None:
+        stats.launch_pc_counts[g.pc] = g.counts.copy()
+    else:
+        counts += g.counts
+    m.current = g
+    return True
 
 
 def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
     """Run every wave of machine `m` to s_endpgm (or until the budget is exhausted)."""
-    groups = [Group(m.entry, np.arange(m.W))]
+    groups = [_group(m, m.entry, np.arange(m.W))]
     parked: list[Group] = []
     ops = prog.ops
     pc_counts = stats.pc_counts
     checked = m.checked
     trace = m.trace
     starts = trace.block_of if trace is not None else None
+    wide = m.launch_of_wave is not None
     while True:
         if not groups:
             if not parked:
@@ -45,7 +78,7 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
         pc = min(g.pc for g in groups)
         same = [g for g in groups if g.pc == pc]
         if len(same) > 1:
-            g = _merge(same)
+            g = _merge(m, same)
             groups = [x for x in groups if x.pc != pc] + [g]
         else:
             g = same[0]
@@ -53,7 +86,9 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
         if op is None:
             raise EmulationError(f"execution reached 0x{pc:x}, which holds no instruction")
         n = len(g)
-        if stats.instructions + n > stats.budget:
+        if wide and not _count_launches(m, g, stats):
+            return
+        if not wide and stats.instructions + n > stats.budget:
             m.find("budget", pc, g.waves, f"instruction budget of {stats.budget} wave-instructions exhausted "
                                           f"(runaway loop?)")
             stats.stopped = True
@@ -91,20 +126,21 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
                     g.pc = op.next_pc
                 else:
                     groups.remove(g)
-                    groups.append(Group(op.target, g.waves[taken]))
-                    groups.append(Group(op.next_pc, g.waves[~taken]))
+                    groups.append(_group(m, op.target, g.waves[taken]))
+                    groups.append(_group(m, op.next_pc, g.waves[~taken]))
         elif kind == JUMP:
             pcs = np.asarray(res, np.uint64)
             groups.remove(g)
             for target in np.unique(pcs):
-                groups.append(Group(int(target), g.waves[pcs == target]))
+                groups.append(_group(m, int(target), g.waves[pcs == target]))
         elif kind == END:
             groups.remove(g)
         elif kind == BARRIER:
             pending = m.lds_last_store[g.sel] > m.lds_retired[g.sel]
             if pending.any():
                 m.find("waitcnt", pc, g.waves[pending],
-                       "s_barrier with LDS stores not retired by s_waitcnt lgkmcnt (other waves may not see them)")
+                       "s_barrier with LDS stores not retired by s_waitcnt lgkmcnt (other waves may not see them)",
+                       each=True)
             groups.remove(g)
             parked.append(g)
 
