@@ -13,10 +13,14 @@ from prefect.runtime import flow_run
 from asmevo.device import hardware_identity
 from asmevo.suites import load_suite
 
+from tasks import progress as stage_progress
+
 from .config import RunConfig
 from .pipeline import KernelJob, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
+from .progress import Display
 from .report import build_report, publish
 from .runs import Run, new_run_id, now
+from .runtime import stop_on_signals
 
 
 def _hardware(device: str) -> dict | None:
@@ -31,19 +35,39 @@ def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOu
     return f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  ({hits}/{len(outcomes)} cached)"
 
 
+def _submit(job: KernelJob, config: RunConfig) -> dict:
+    """A kernel's stage futures; its stage calls' progress events carry the kernel's name."""
+    token = stage_progress.LABEL.set(job.name)
+    try:
+        return submit_kernel(job, config)
+    finally:
+        stage_progress.LABEL.reset(token)
+
+
 def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tuple[list[dict], dict]:
-    """Submit every kernel, collect rows as kernels finish; returns (rows, cache statistics)."""
-    submitted = {job.name: submit_kernel(job, config) for job in jobs}
-    by_last = {futures.get("time_best", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
-    rows, hits, calls = [], 0, 0
-    for last in as_completed(list(by_last)):
-        job = by_last[last]
-        outcomes = {stage: outcome(f) for stage, f in submitted[job.name].items()}
-        rows.append(kernel_row(job, outcomes))
-        hits += sum(o.cached for o in outcomes.values())
-        calls += len(outcomes)
-        if progress:
-            print(_progress_line(len(rows), len(jobs), rows[-1], outcomes), flush=True)
+    """Submit every kernel, collect rows as kernels finish; returns (rows, cache statistics).
+    With `progress`, stage events and finished kernels are shown (`flows.progress`), and SIGINT or
+    SIGTERM stop the run at once (`flows.runtime.stop_on_signals`)."""
+    display = Display(len(jobs)) if progress else None
+    if display is not None:
+        stop_on_signals(display.close)
+        stage_progress.set_sink(display.event)
+    try:
+        submitted = {job.name: _submit(job, config) for job in jobs}
+        by_last = {futures.get("time_best", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
+        rows, hits, calls = [], 0, 0
+        for last in as_completed(list(by_last)):
+            job = by_last[last]
+            outcomes = {stage: outcome(f) for stage, f in submitted[job.name].items()}
+            rows.append(kernel_row(job, outcomes))
+            hits += sum(o.cached for o in outcomes.values())
+            calls += len(outcomes)
+            if display is not None:
+                display.kernel_done(_progress_line(len(rows), len(jobs), rows[-1], outcomes))
+    finally:
+        if display is not None:
+            stage_progress.set_sink(None)
+            display.close()
     return rows, {"hits": hits, "stage_calls": calls}
 
 

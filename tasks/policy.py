@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import secrets
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -24,6 +25,7 @@ from artifacts import Record, asmevo_home, canonical_json, default_store
 from asmevo.device import DeviceError
 from asmevo.errors import AsmEvoError, ToolchainError
 
+from . import progress, workers
 from .storage import AtomicLocalFileSystem
 from .versions import code_version
 
@@ -110,20 +112,33 @@ def stage(name: str, modules: tuple[str, ...], **task_options: Any) -> Callable[
             if failed:
                 return failed
             config = parameters.get("config", {})
-            started = time.perf_counter()
-            try:
-                out = fn(*args, **kwargs)
-            except ENVIRONMENT_ERRORS:
-                raise  # a missing device or toolchain says nothing about the inputs: never cached
-            except AsmEvoError as exc:
-                out = Output(ERROR_KIND, {"stage": name, "error": type(exc).__name__, "message": str(exc)})
-            elapsed = time.perf_counter() - started
+            out, elapsed = workers.call(name, fn.__module__, args, kwargs)
             store = default_store()
             sha = store.put(out.data) if isinstance(out.data, bytes) else store.put_json(out.data)
             store.add_record(Record(kind=out.kind, sha256=sha, stage=name, inputs=inputs, config=config,
                                     code_version=code_version(modules), elapsed_s=round(elapsed, 6)))
             return sha
 
+        def compute(*args: Any, **kwargs: Any) -> tuple[Output, float]:
+            """The body's output (an error artifact for an AsmEvoError) and its seconds; runs in a
+            stage worker process when the run has a pool (`tasks.workers`)."""
+            started = time.perf_counter()
+            token = progress.CALL.set(secrets.token_hex(4))
+            progress.emit("start", stage=name)
+            out = None
+            try:
+                out = fn(*args, **kwargs)
+            except ENVIRONMENT_ERRORS:
+                raise  # a missing device or toolchain says nothing about the inputs: never cached
+            except AsmEvoError as exc:
+                out = Output(ERROR_KIND, {"stage": name, "error": type(exc).__name__, "message": str(exc)})
+            finally:
+                elapsed = time.perf_counter() - started
+                progress.emit("finish", stage=name, seconds=elapsed, error=out is None or out.kind == ERROR_KIND)
+                progress.CALL.reset(token)
+            return out, elapsed
+
+        workers.register(name, compute)
         policy = StageCachePolicy(stage=name, modules=modules,
                                   key_storage=AtomicLocalFileSystem(basepath=str(home.keys)),
                                   isolation_level="READ_COMMITTED")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..codeobj import CodeObject
 from ..device import Device, get_device
@@ -71,6 +72,7 @@ class Evaluator:
                                        p.estimate.model_cycles for p in self.baseline.profiles]},
                                    source=rec.source, data=self.k0.data))
         self._seen: dict[str, int] = {rec.source: 0}
+        self.on_candidate: Callable[[Candidate], None] | None = None  # told of every evaluated candidate
 
     @property
     def best(self) -> Candidate:
@@ -102,6 +104,8 @@ class Evaluator:
             self.verify_candidate(cand.id)
         if cand.status == "equivalent":
             self.time_candidate(cand.id)
+        if self.on_candidate is not None:
+            self.on_candidate(cand)
         return cand
 
     def build(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:

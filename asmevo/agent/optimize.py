@@ -44,10 +44,12 @@ def _launches(items: list) -> list[VerifyLaunch]:
 def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent: str = "search",
              budget: int = 16, seed: int = 0, heldout: list = (), device: Device | None = None,
              model: str | None = None, api_base: str | None = None, llm_options: dict | None = None,
-             log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
+             log: Callable[[str], None] = lambda s: None,
+             on_candidate: Callable[[Candidate, Lineage], None] | None = None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
     `agent`; `heldout` launches, and probe launches among `launches` (too large to profile), are used
-    only for the final re-verification."""
+    only for the final re-verification. `on_candidate(candidate, lineage)` hears of every candidate
+    the agent had evaluated."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
@@ -56,6 +58,8 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     probes = [vl for vl in given if vl.spec.probe]
     ev = Evaluator(kernel_co, [vl for vl in given if not vl.spec.probe], heldout=_launches(list(heldout)) + probes,
                    device=device)
+    if on_candidate is not None:
+        ev.on_candidate = lambda cand: on_candidate(cand, ev.lineage)
     ev.lineage.config = {"agent": agent, "budget": budget, "seed": seed,
                          "launches": [vl.label for vl in ev.launches],
                          "heldout": [vl.label for vl in ev.heldout]}

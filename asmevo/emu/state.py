@@ -117,6 +117,7 @@ class Machine:
             self.a_init = np.zeros(self.a.shape, bool)
             self.s_init = np.zeros(self.s.shape, bool)
             self.lds_init = np.zeros(self.lds.shape, bool)  # LDS bytes written by this workgroup
+            self.written: set[tuple[str, int]] = set()  # registers written in every lane of every wave
         self.findings: list[Finding] = []
         self.finding_launch: list[int] = []  # wide runs: the launch of each finding
         self.tainted: set[int] = set()  # wide runs: launches whose findings a run of their own may change

@@ -60,6 +60,7 @@ ACTIVITIES = {
     ("asmevo.static_checks", "static_differences"): "static checks",
     ("asmevo.abi", "abi_differences"): "static checks",
     ("asmevo.emu", "run_kernel"): "emulation",
+    ("asmevo.emu", "run_kernel_wide"): "emulation",
     ("asmevo.emu.program", "program_for"): "program",
     ("asmevo.emu.program", "Program.hazards"): "static checks",
     ("asmevo.compare", "compare_buffers"): "comparison",
