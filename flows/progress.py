@@ -60,11 +60,16 @@ class Display:
                 self._write(line)
 
     def close(self) -> None:
+        """Stop the clock and erase the status block (unless the lock stays taken: a run stopping
+        from a signal handler may have interrupted a write)."""
         self._closed.set()
-        with self._lock:
-            if self.live:
-                self._clear()
-                self.stream.flush()
+        if self._lock.acquire(timeout=0.2):
+            try:
+                if self.live:
+                    self._clear()
+                    self.stream.flush()
+            finally:
+                self._lock.release()
 
     def _tick(self) -> None:
         while not self._closed.wait(1.0):

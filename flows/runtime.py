@@ -17,6 +17,7 @@ import multiprocessing.util
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
@@ -69,21 +70,31 @@ def stage_pool(workers: int | None, dask: str | None, device: str) -> Iterator[N
 
 def stop_on_signals(on_stop: Callable[[], None] = lambda: None) -> None:
     """From now on SIGINT and SIGTERM kill the stage workers, call `on_stop`, say so and end the
-    process (exit status 128 + signal). Call from the main thread inside the flow (Prefect installs
-    its own SIGTERM handler when a flow starts, which reports a crash to the API before exiting)."""
+    process (exit status 128 + signal). Call from the main thread before a flow and again inside it
+    (Prefect puts its own SIGTERM handler in place while a flow runs, which reports a crash to the
+    API before exiting, and restores the one before it afterwards)."""
 
     def stop(signum, frame) -> None:
+        # whatever below waits (a full output pipe, a lock the interrupted code holds), the process ends
+        threading.Timer(1.0, os._exit, (128 + signum,)).start()
         stage_workers.stop(kill=True)
-        gc.collect()  # the pool's queues: their semaphores are unlinked, not reported as leaked
-        multiprocessing.util._run_finalizers()
         with contextlib.suppress(Exception):
             on_stop()
         sys.stderr.write(f"\nstopped by {signal.Signals(signum).name}: every finished stage is cached; "
                          f"run the same command again to resume\n")
         sys.stderr.flush()
         sys.stdout.flush()
+        # the pool's queues unlink their semaphores (else reported as leaked), unless that waits on them
+        cleanup = threading.Thread(target=_release_queues, daemon=True)
+        cleanup.start()
+        cleanup.join(timeout=0.5)
         os._exit(128 + signum)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(ValueError):  # not the main thread: leave the defaults
             signal.signal(sig, stop)
+
+
+def _release_queues() -> None:
+    gc.collect()
+    multiprocessing.util._run_finalizers()

@@ -61,10 +61,11 @@ def run(args: argparse.Namespace) -> int:
     api_ready = start_api()  # the server boots while Prefect and the flows import
     from flows.report import build_report
     from flows.runs import load_run
-    from flows.runtime import stage_pool, task_runner
+    from flows.runtime import stage_pool, stop_on_signals, task_runner
     from flows.suite import run_suite
 
     api_ready()
+    stop_on_signals()
     with stage_pool(args.workers, args.dask, args.device):
         result = run_suite.with_options(task_runner=task_runner(args.workers, args.dask, args.device))(
             **parameters, run_id=args.run_id)
