@@ -73,6 +73,7 @@ class Evaluator:
                                    source=rec.source, data=self.k0.data))
         self._seen: dict[str, int] = {rec.source: 0}
         self.on_candidate: Callable[[Candidate], None] | None = None  # told of every evaluated candidate
+        self._objects: dict[int, CodeObject] = {}
 
     @property
     def best(self) -> Candidate:
@@ -172,7 +173,11 @@ class Evaluator:
             cand.status, cand.reason, cand.detail = "rejected", rejection.reason, rejection.detail
 
     def _code(self, cand: Candidate) -> CodeObject:
-        return CodeObject(cand.data, f"candidate-{cand.id}.co")
+        """The candidate's code object, parsed once (every gate reads it)."""
+        co = self._objects.get(cand.id)
+        if co is None or co.data is not cand.data:
+            co = self._objects[cand.id] = CodeObject(cand.data, f"candidate-{cand.id}.co")
+        return co
 
     def _static_gates(self, cand: Candidate) -> Rejection | None:
         if cand.source in self._seen:

@@ -195,15 +195,15 @@ def _run_together(launch: _Launch, launches: list[WideLaunch], addrs: list[dict[
             run_batch(m, launch.prog, stats)
     except AsmEvoError:
         return [None] * n  # whichever launch raised raises again on its own
+    instructions, lanes, pcs = stats.per_launch()
     out: list[RunReport | None] = []
     for k in range(n):
         if k in m.tainted:
             out.append(None)
             continue
-        executed = {pc: int(c[k]) for pc, c in stats.launch_pc_counts.items() if c[k]}
+        executed = {pc: int(c[k]) for pc, c in pcs.items() if c[k]}
         findings = [f for f, owner in zip(m.findings, m.finding_launch) if owner == k]
-        out.append(RunReport(instructions=int(stats.launch_instructions[k]),
-                             lane_instructions=int(stats.launch_lanes[k]), waves=per_launch,
+        out.append(RunReport(instructions=int(instructions[k]), lane_instructions=int(lanes[k]), waves=per_launch,
                              findings=findings + _hazards(launch, executed), pc_counts=executed))
         memory.release(k)
     return out

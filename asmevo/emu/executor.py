@@ -13,7 +13,7 @@ from .state import Group, Machine
 
 class Stats:
     """Counters accumulated over the batches of one launch. A wide run (several launches in one
-    batch) also counts per launch: `budgets`, and per PC the executions by each launch's waves."""
+    batch) also counts per launch (`budgets`; `per_launch()` after the run)."""
 
     def __init__(self, budget: int, budgets: np.ndarray | None = None):
         self.budget = budget
@@ -22,10 +22,43 @@ class Stats:
         self.pc_counts: dict[int, int] = {}
         self.stopped = False
         self.budgets = budgets
-        if budgets is not None:
-            self.launch_instructions = np.zeros(len(budgets), np.int64)
-            self.launch_lanes = np.zeros(len(budgets), np.int64)
-            self.launch_pc_counts: dict[int, np.ndarray] = {}
+        # wide runs: executions of each (pc, group, EXEC version), and the group's waves and active
+        # lanes per launch for each (group, EXEC version); counted per launch at the end
+        self._steps: dict[tuple, int] = {}
+        self._shares: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._running: np.ndarray | None = None  # per-launch instructions, once a budget is near
+
+    def count(self, m: Machine, g: Group) -> bool:
+        """Count a wide run's step; False (every launch tainted, the run stopped) when a launch
+        would exceed its budget: each then runs alone, which finds the exact point."""
+        share = (g, m.exec_version)
+        if share not in self._shares:
+            self._shares[share] = (g.counts, g.launch_lanes(m))
+        if self.instructions + len(g) > self.budget:  # the least budget: some launch may be near its own
+            if self._running is None:
+                self._running = self.per_launch()[0]
+            after = self._running + g.counts
+            if (after > self.budgets).any():
+                m.tainted.update(range(m.launches))
+                self.stopped = True
+                return False
+            self._running = after
+        key = (g.pc, g, m.exec_version)
+        self._steps[key] = self._steps.get(key, 0) + 1
+        m.current = g
+        return True
+
+    def per_launch(self) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        """Wide runs: (instructions, active-lane instructions, per-PC executions) of each launch."""
+        n = len(self.budgets)
+        instructions, lanes = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        pcs: dict[int, np.ndarray] = {}
+        for (pc, g, version), times in self._steps.items():
+            waves, active = self._shares[(g, version)]
+            instructions += times * waves
+            lanes += times * active
+            pcs[pc] = pcs[pc] + times * waves if pc in pcs else times * waves
+        return instructions, lanes, pcs
 
 
 def _group(m: Machine, pc: int, waves: np.ndarray) -> Group:
@@ -38,25 +71,6 @@ def _group(m: Machine, pc: int, waves: np.ndarray) -> Group:
 def _merge(m: Machine, groups: list[Group]) -> Group:
     waves = np.sort(np.concatenate([g.waves for g in groups]))
     return _group(m, groups[0].pc, waves)
-
-
-def _count_launches(m: Machine, g: Group, stats: Stats) -> bool:
-    """Wide runs: count the group's instructions per launch; False (and every launch tainted, the
-    run stopped) when one of them would exceed its launch's budget: each then runs on its own."""
-    after = stats.launch_instructions + g.counts
-    if stats.instructions + len(g) > stats.budget and (after > stats.budgets).any():
-        m.tainted.update(range(m.launches))
-        stats.stopped = True
-        return False
-    stats.launch_instructions = after
-    stats.launch_lanes += g.launch_lanes(m)
-    counts = stats.launch_pc_counts.get(g.pc)
-    if counts is None:
-        stats.launch_pc_counts[g.pc] = g.counts.copy()
-    else:
-        counts += g.counts
-    m.current = g
-    return True
 
 
 def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
@@ -75,18 +89,22 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
                 return
             _release(m, parked, ops)
             groups, parked = parked, []
-        pc = min(g.pc for g in groups)
-        same = [g for g in groups if g.pc == pc]
-        if len(same) > 1:
-            g = _merge(m, same)
-            groups = [x for x in groups if x.pc != pc] + [g]
+        if len(groups) == 1:
+            g = groups[0]
+            pc = g.pc
         else:
-            g = same[0]
+            pc = min(g.pc for g in groups)
+            same = [g for g in groups if g.pc == pc]
+            if len(same) > 1:
+                g = _merge(m, same)
+                groups = [x for x in groups if x.pc != pc] + [g]
+            else:
+                g = same[0]
         op = ops.get(pc)
         if op is None:
             raise EmulationError(f"execution reached 0x{pc:x}, which holds no instruction")
         n = len(g)
-        if wide and not _count_launches(m, g, stats):
+        if wide and not stats.count(m, g):
             return
         if not wide and stats.instructions + n > stats.budget:
             m.find("budget", pc, g.waves, f"instruction budget of {stats.budget} wave-instructions exhausted "
@@ -109,9 +127,8 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
         if op.counter:
             _issue(m, g, op)
         if checked:
-            for f, i in op.writes:
-                if f == "s":
-                    m.s_init[g.sel, i] = True
+            for i in op.s_writes:
+                m.s_init[g.sel, i] = True
         kind = op.kind
         if kind == 0:
             g.pc = op.next_pc

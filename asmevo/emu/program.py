@@ -42,6 +42,7 @@ def compile_instruction(ins: Instruction, ctx: Context) -> Op:
         op = Op(ins, fail)
     op.next_pc = ins.address + ins.size
     op.reads, op.writes = register_sets(ins)
+    op.s_writes = [i for f, i in op.writes if f == "s"]
     return op
 
 

@@ -2,7 +2,14 @@
 work-items), a DPP/LDS block reduction and an MFMA f16 matmul. Kernels are built with clang-19 at
 bench time into a cache directory ($ASMEVO_BENCH_CACHE, default /tmp/asmevo-emu-bench).
 
-Usage: python benchmarks/emulator/bench_emulator.py [--repeat N]
+Then the fixed cost of a launch as verification makes it (`run_launch` on the checked emulator
+device: buffers allocated and filled, kernargs packed, outputs read back): a second launch of an
+already built code object on a one-workgroup shape of a KernelBench kernel (19_ReLU v_3x99: 119
+wave-instructions, so nearly all of it is fixed cost), and the first launch of a new code object
+that differs from it (a candidate: K0 with one instruction edited), whose decoded and prepared
+instructions mostly carry over.
+
+Usage: python benchmarks/emulator/bench_emulator.py [--repeat N] [--out FILE]
 """
 from __future__ import annotations
 
@@ -117,6 +124,42 @@ def bench(label, co, name, grid, block, buffers, scalars, repeat):
     return rate
 
 
+def fixed_cost(repeat: int) -> None:
+    """Seconds of launches on a tiny shape: K0 again and again, and a new candidate's first launch."""
+    from asmevo.device import get_device
+    from asmevo.device.launch import make_inputs, run_launch
+    from asmevo.launches import suite_launches
+    from asmevo.rebuild import rebuild_source
+    from asmevo.recover import recover
+    from asmevo.suites import load_suite
+
+    problem = load_suite("kernelbench").problem("19_ReLU")
+    spec = next(vl.spec for vl in suite_launches(problem) if vl.label.endswith("v_3x99"))
+    k0 = problem.code_object.read_bytes()
+    inputs = make_inputs(spec)
+    device = get_device("emu").verifying()
+    run_launch(device, k0, spec, inputs)
+    again = []
+    for _ in range(max(repeat, 5)):
+        start = time.perf_counter()
+        _, result = run_launch(device, k0, spec, inputs)
+        again.append(time.perf_counter() - start)
+    rec = recover(problem.code_object)
+    first = []
+    for k, nops in enumerate(range(1, max(repeat, 5) + 1)):  # distinct candidates: s_nop padding of one line
+        line = "\tv_max_f32_e32 v7, 0, v1"
+        assert line in rec.source
+        edited = rec.source.replace(line, "\ts_nop 0\n" * nops + line, 1)
+        k1 = rebuild_source(edited, rec.info).data
+        start = time.perf_counter()
+        run_launch(device, k1, spec, inputs)
+        first.append(time.perf_counter() - start)
+    instr = result.report.instructions
+    print(f"fixed cost, 19_ReLU v_3x99 ({instr} wave-instructions, checked): second launch of K0 median "
+          f"{1e3 * float(np.median(again)):.1f} ms (min {1e3 * min(again):.1f}); first launch of a new candidate "
+          f"median {1e3 * float(np.median(first)):.1f} ms (min {1e3 * min(first):.1f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -134,6 +177,7 @@ def main() -> None:
     b = rng.standard_normal((dim, k)).astype(np.float16)
     bench(f"MFMA f16 matmul {dim}x{dim}x{k}", build(MATMUL), "mfma_matmul", ((dim // 32) ** 2 // 4, 1, 1),
           (256, 1, 1), [a, b, np.zeros((dim, dim), np.float32)], struct.pack("<ii", dim, k), args.repeat)
+    fixed_cost(args.repeat)
 
 
 if __name__ == "__main__":

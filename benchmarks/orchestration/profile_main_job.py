@@ -150,6 +150,24 @@ def install(att: Attribution) -> None:
                         setattr(other, name, wrapped)
 
 
+EVALUATIONS: list[tuple[float, float, bool]] = []  # (wall s, CPU s, reached verification) per candidate
+
+
+def time_evaluations() -> None:
+    """Record wall and CPU seconds of every `Evaluator.evaluate` call (one candidate through the gates)."""
+    from asmevo.agent.gates import Evaluator
+
+    original = Evaluator.evaluate
+
+    @functools.wraps(original)
+    def evaluate(self, *args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        cand = original(self, *args, **kwargs)
+        EVALUATIONS.append((time.perf_counter() - wall, time.process_time() - cpu, cand.verdict is not None))
+        return cand
+    Evaluator.evaluate = evaluate
+
+
 def run_kernel_job(problem, att: Attribution, budget: int, seed: int) -> dict:
     """Every stage of the main job for one problem, as `flows.pipeline.submit_kernel` runs them."""
     from asmevo.agent.optimize import optimize
@@ -225,10 +243,11 @@ def main() -> None:
     suite = load_suite("kernelbench")
     att = Attribution()
     install(att)
+    time_evaluations()
     prof = cProfile.Profile() if args.cprofile else None
     lines = [header]
-    per_kernel, evals = {}, []
-    started = time.perf_counter()
+    per_kernel = {}
+    started, cpu_started = time.perf_counter(), time.process_time()
     for name in args.problems.split(","):
         t0 = time.perf_counter()
         if prof:
@@ -237,11 +256,11 @@ def main() -> None:
         if prof:
             prof.disable()
         per_kernel[name] = job
-        evals += [s for status, _, s, verdict in job["candidates"] if verdict]
         tried = len(job["candidates"])
         print(f"{name}: {time.perf_counter() - t0:.1f} s, {tried} candidates, speedup {job['speedup']:.3f}", flush=True)
     total = time.perf_counter() - started
-    lines.append(f"kernels: {len(per_kernel)}, budget {args.budget}, seed {args.seed}; wall {total:.1f} s\n")
+    lines.append(f"kernels: {len(per_kernel)}, budget {args.budget}, seed {args.seed}; wall {total:.1f} s, CPU "
+                 f"{time.process_time() - cpu_started:.1f} s; load average at the end {os.getloadavg()[0]:.2f}\n")
     lines.append("## seconds per stage\n")
     lines.append(f"{'kernel':<36}" + "".join(f"{s:>12}" for s in STAGES) + f"{'cands':>7}{'speedup':>9}")
     for name, job in per_kernel.items():
@@ -263,14 +282,16 @@ def main() -> None:
             row = [sum(v for (q, b), v in cells.items() if b == a and (p == "total" or q == p)) for a in acts]
             lines.append(f"{p:<10}" + "".join(f"{v:>13.2f}" for v in row) + f"{sum(row):>10.1f}"
                          f"{100 * sum(row) / whole:>7.1f}%")
-    lines.append("\n## candidate evaluations (build + verify + time, candidates that reached verification)\n")
-    if evals:
-        q = statistics.quantiles(evals, n=10) if len(evals) > 1 else [evals[0]] * 9
-        lines.append(f"{len(evals)} evaluations: median {statistics.median(evals):.2f} s, p10 {q[0]:.2f} s, "
-                     f"p90 {q[-1]:.2f} s, max {max(evals):.2f} s, sum {sum(evals):.1f} s")
-    rejected = [s for j in per_kernel.values() for status, _, s, verdict in j["candidates"] if not verdict]
-    if rejected:
-        lines.append(f"{len(rejected)} candidates rejected before verification: median {statistics.median(rejected):.2f} s")
+    lines.append("\n## candidate evaluations (one candidate through the gates: build, static checks, verify, time)\n")
+    for label, rows in (("reached verification", [e for e in EVALUATIONS if e[2]]),
+                        ("rejected before verification", [e for e in EVALUATIONS if not e[2]])):
+        if not rows:
+            continue
+        walls, cpus = [w for w, _, _ in rows], [c for _, c, _ in rows]
+        q = statistics.quantiles(walls, n=10) if len(walls) > 1 else [walls[0]] * 9
+        lines.append(f"{len(rows)} {label}: wall median {statistics.median(walls):.2f} s (p10 {q[0]:.2f}, p90 {q[-1]:.2f}, "
+                     f"max {max(walls):.2f}, sum {sum(walls):.1f}); CPU median {statistics.median(cpus):.2f} s "
+                     f"(sum {sum(cpus):.1f})")
     if prof:
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(args.cprofile)
