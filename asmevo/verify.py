@@ -20,6 +20,7 @@ not a probe and every input set, compared under the same policy. A difference th
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections import Counter
@@ -129,7 +130,13 @@ def _sets(device: Device, spec: LaunchSpec, trials: int, special: bool) -> list[
     if _probing(device, spec):
         return [(f"trial {t} (seed {spec.seed + t}), probe of {spec.probe} workgroups", spec.seed + t)
                 for t in range(trials)]
-    return list(input_sets(spec, trials, special))
+    return list(_input_sets(spec, trials, special))
+
+
+@functools.lru_cache(maxsize=32)
+def _input_sets(spec: LaunchSpec, trials: int, special: bool) -> tuple[tuple[str, dict[str, np.ndarray]], ...]:
+    """`input_sets`, generated once per spec (deterministic; every launch gets copies)."""
+    return tuple(input_sets(spec, trials, special))
 
 
 def _run(device: Device, data: bytes, spec: LaunchSpec, inputs):

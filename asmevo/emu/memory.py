@@ -225,9 +225,9 @@ class WideMemory(Memory):
     """The global memories of several launches of one kernel emulated together (`run_kernel_wide`):
     their heaps one after another in one heap, launch k's from `bases[k]`. Each launch keeps its own
     device addresses (launches may use different layouts, so equal addresses mean different bytes):
-    an access is translated by its launch's layout and is in bounds only inside that launch's
-    buffers, exactly as in a launch of its own. `release()` hands each memory its part of the heap
-    as a view (what the launch wrote)."""
+    an access is in bounds only wholly inside one of its own launch's buffers, exactly as in a launch
+    of its own, and lands in that launch's part of the heap. `release()` hands each memory its part
+    of the heap as a view (what the launch wrote)."""
 
     def __init__(self, memories: list[Memory]):
         if any(isinstance(m, SparseMemory) for m in memories):
@@ -243,33 +243,25 @@ class WideMemory(Memory):
                          for m, base in zip(memories, self.bases.tolist()) for b in m._buffers]
         self._starts = np.array([b.start for b in self._buffers], np.int64)
         self._ends = np.array([b.start + b.nbytes for b in self._buffers], np.int64)
-        # Device ranges of every launch, keyed by launch: packed memories map [BASE, BASE + heap) onto
-        # their heap, crossing ones each buffer's range; a range k's key is (launch << KEY_SHIFT) + lo.
-        keys, ends, shifts = [], [], []
-        for k, (m, base) in enumerate(zip(memories, self.bases.tolist())):
-            if m.layout == "packed":
-                spans = [(0, len(m.heap), base)]
-            else:
-                spans = [(int(lo) - BASE, int(hi) - BASE, base - int(shift) + BASE)
-                         for lo, hi, shift in zip(m._lo, m._hi, m._shift)]
-            for lo, hi, delta in spans:
-                keys.append((k << _KEY_SHIFT) + lo)
-                ends.append((k << _KEY_SHIFT) + hi)
-                shifts.append(delta)
-        self._keys = np.array(keys, np.int64)
-        self._key_ends = np.array(ends, np.int64)
-        self._deltas = np.array(shifts, np.int64)
+        # Every buffer of every launch as a key range: (launch << _KEY_SHIFT) + its device address
+        # relative to BASE, and what turns such a key's address into a heap offset.
+        keys = [((k << _KEY_SHIFT) + b.address - BASE, b.nbytes, base + b.start - (b.address - BASE))
+                for k, (m, base) in enumerate(zip(memories, self.bases.tolist())) for b in m._buffers]
+        keys.sort()
+        self._lo = np.array([lo for lo, _, _ in keys], np.int64)
+        self._hi = self._lo + np.array([n for _, n, _ in keys], np.int64)
+        self._delta = np.array([d for _, _, d in keys], np.int64)
 
     def locate(self, address: np.ndarray, size: int, launch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Offsets in the shared heap of each access's own launch's address, and whether it lies in
-        one of that launch's buffers (`launch`: the launch of each access, same shape)."""
+        """Heap offsets of accesses of `size` bytes at each access's own launch's address, and
+        whether each lies wholly inside one of that launch's buffers (`launch`: the launch of each
+        access, same shape); an access that does not gets offset -1."""
         rel = (address - np.uint64(BASE)).view(np.int64)
         valid = (rel >= 0) & (rel < (1 << _KEY_SHIFT))
         key = (launch.astype(np.int64) << _KEY_SHIFT) + np.where(valid, rel, 0)
-        k = np.maximum(np.searchsorted(self._keys, key, side="right") - 1, 0)
-        inside = valid & (key >= self._keys[k]) & (key < self._key_ends[k])
-        off = np.where(inside, rel + self._deltas[k], -1)
-        return off, inside & self.in_bounds(off, size)
+        k = np.maximum(np.searchsorted(self._lo, key, side="right") - 1, 0)
+        ok = valid & (key >= self._lo[k]) & (key + size <= self._hi[k])
+        return np.where(ok, rel + self._delta[k], -1), ok
 
     def offsets(self, address: np.ndarray) -> np.ndarray:
         raise EmulationError("a wide memory translates addresses per launch (locate)")
