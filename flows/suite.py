@@ -10,6 +10,7 @@ from prefect import flow
 from prefect.futures import as_completed
 from prefect.runtime import flow_run
 
+from asmevo.codeobj import CodeObject
 from asmevo.device import hardware_identity
 from asmevo.suites import load_suite
 
@@ -33,6 +34,12 @@ def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOu
     timing = (f"{row['baseline']:g} {row['unit']} x{row['speedup']:.3f}" if row["baseline"] is not None
               else row["error"][:80])
     return f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  ({hits}/{len(outcomes)} cached)"
+
+
+def _longest_first(problems: list) -> list:
+    """Problems in the order their stages are submitted: the largest code objects (most instructions:
+    the GEMMs, whose stages take longest) first, so that no long kernel starts last and runs alone."""
+    return sorted(problems, key=lambda p: -len(CodeObject.from_path(p.code_object).listing.instructions))
 
 
 def _submit(job: KernelJob, config: RunConfig) -> dict:
@@ -93,7 +100,7 @@ def run_suite(suite: str, agent: str = "none", budget: int = 0, device: str = "e
     run = Run(run_id=run_id or new_run_id(loaded.name), suite=suite, config=config.to_json(), kernels=len(chosen),
               flow_run_id=str(flow_run.get_id()))
     run.save()
-    rows, cache = _run_kernels([ingest_problem(p, device) for p in chosen], config, progress)
+    rows, cache = _run_kernels([ingest_problem(p, device) for p in _longest_first(chosen)], config, progress)
     run.save_results(rows)
     run.status = "completed"
     run.finished = now()

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import os
+import select
 import signal
 import threading
+import time
 from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
@@ -42,7 +45,7 @@ def start(workers: int) -> None:
                                     "tasks.recover", "tasks.rebuild"])
     _events = context.SimpleQueue()
     _pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                                initargs=(_events,))
+                                initargs=(_events, os.getpid()))
     _forwarder = threading.Thread(target=_forward, args=(_events,), name="asmevo-progress", daemon=True)
     _forwarder.start()
 
@@ -83,9 +86,28 @@ def call(name: str, module: str, args: tuple, kwargs: dict) -> Any:
         raise
 
 
-def _init_worker(events) -> None:
+def _init_worker(events, run_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process decides what an interrupt stops
     progress.set_sink(events.put)
+    threading.Thread(target=_die_with, args=(run_pid,), name="asmevo-run-watch", daemon=True).start()
+
+
+def _die_with(run_pid: int) -> None:
+    """End this worker when the run's process ends, however it ends (`kill -9` included): nothing
+    else would, a worker waits on a queue its siblings also hold open."""
+    try:
+        fd = os.pidfd_open(run_pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):  # no pidfd (Linux < 5.3): poll
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(run_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+    select.select([fd], [], [])  # readable once the process has exited
+    os._exit(1)
 
 
 def _run(name: str, module: str, args: tuple, kwargs: dict, label: str) -> Any:
