@@ -21,11 +21,17 @@ import subprocess
 import time
 from pathlib import Path
 
+import sys
+
 import numpy as np
 
-from asmevo.codeobj import CodeObject
-from asmevo.emu import Memory, run_kernel
-from asmevo.toolchain import find_toolchain
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from asmevo.codeobj import CodeObject  # noqa: E402
+from asmevo.emu import Memory, run_kernel  # noqa: E402
+from asmevo.toolchain import find_toolchain  # noqa: E402
+from header import header  # noqa: E402
 
 CACHE = Path(os.environ.get("ASMEVO_BENCH_CACHE", "/tmp/asmevo-emu-bench"))
 PRELUDE = """
@@ -111,7 +117,7 @@ def _launch(co, name, grid, block, buffers, scalars: bytes, lds: int = 0):
     return rep, time.perf_counter() - start
 
 
-def bench(label, co, name, grid, block, buffers, scalars, repeat):
+def bench(label, co, name, grid, block, buffers, scalars, repeat) -> str:
     _launch(co, name, (1, 1, 1), block, buffers, scalars)  # warm the decoded-program cache
     best = None
     for _ in range(repeat):
@@ -119,12 +125,13 @@ def bench(label, co, name, grid, block, buffers, scalars, repeat):
         assert rep.ok, rep.findings
         best = dt if best is None else min(best, dt)
     rate = rep.lane_instructions / best
-    print(f"{label:<34} waves {rep.waves:>6}  lane-instr {rep.lane_instructions:>11,}  {best:7.3f} s  "
-          f"{rate:10.3e} lane-instr/s")
-    return rate
+    line = (f"{label:<34} waves {rep.waves:>6}  lane-instr {rep.lane_instructions:>11,}  {best:7.3f} s  "
+            f"{rate:10.3e} lane-instr/s")
+    print(line, flush=True)
+    return line
 
 
-def fixed_cost(repeat: int) -> None:
+def fixed_cost(repeat: int) -> str:
     """Seconds of launches on a tiny shape: K0 again and again, and a new candidate's first launch."""
     from asmevo.device import get_device
     from asmevo.device.launch import make_inputs, run_launch
@@ -155,29 +162,36 @@ def fixed_cost(repeat: int) -> None:
         run_launch(device, k1, spec, inputs)
         first.append(time.perf_counter() - start)
     instr = result.report.instructions
-    print(f"fixed cost, 19_ReLU v_3x99 ({instr} wave-instructions, checked): second launch of K0 median "
-          f"{1e3 * float(np.median(again)):.1f} ms (min {1e3 * min(again):.1f}); first launch of a new candidate "
-          f"median {1e3 * float(np.median(first)):.1f} ms (min {1e3 * min(first):.1f})")
+    line = (f"fixed cost, 19_ReLU v_3x99 ({instr} wave-instructions, checked): second launch of K0 median "
+            f"{1e3 * float(np.median(again)):.1f} ms (min {1e3 * min(again):.1f}); first launch of a new candidate "
+            f"median {1e3 * float(np.median(first)):.1f} ms (min {1e3 * min(first):.1f})")
+    print(line, flush=True)
+    return line
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", help="also write the figures here, after a header (commit, command, machine, date)")
     args = ap.parse_args()
+    head = header()
     rng = np.random.default_rng(0)
+    lines = []
     n = 1 << 20
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    bench("elementwise axpby+leaky (1M items)", build(ELEMENTWISE), "axpby", (n // 256, 1, 1), (256, 1, 1),
-          [x, y, np.zeros(n, np.float32)], struct.pack("<ffi", 2.0, -3.0, n), args.repeat)
+    lines.append(bench("elementwise axpby+leaky (1M items)", build(ELEMENTWISE), "axpby", (n // 256, 1, 1), (256, 1, 1),
+          [x, y, np.zeros(n, np.float32)], struct.pack("<ffi", 2.0, -3.0, n), args.repeat))
     m = 1 << 18
-    bench("block reduction DPP+LDS (256K)", build(REDUCTION), "block_sum", (m // 256, 1, 1), (256, 1, 1),
-          [x[:m], np.zeros(m // 256, np.float32)], b"", args.repeat)
+    lines.append(bench("block reduction DPP+LDS (256K)", build(REDUCTION), "block_sum", (m // 256, 1, 1), (256, 1, 1),
+          [x[:m], np.zeros(m // 256, np.float32)], b"", args.repeat))
     dim, k = 256, 256
     a = rng.standard_normal((dim, k)).astype(np.float16)
     b = rng.standard_normal((dim, k)).astype(np.float16)
-    bench(f"MFMA f16 matmul {dim}x{dim}x{k}", build(MATMUL), "mfma_matmul", ((dim // 32) ** 2 // 4, 1, 1),
-          (256, 1, 1), [a, b, np.zeros((dim, dim), np.float32)], struct.pack("<ii", dim, k), args.repeat)
-    fixed_cost(args.repeat)
+    lines.append(bench(f"MFMA f16 matmul {dim}x{dim}x{k}", build(MATMUL), "mfma_matmul", ((dim // 32) ** 2 // 4, 1, 1),
+          (256, 1, 1), [a, b, np.zeros((dim, dim), np.float32)], struct.pack("<ii", dim, k), args.repeat))
+    lines.append(fixed_cost(args.repeat))
+    if args.out:
+        Path(args.out).write_text(head + "\n".join(lines) + f"\nload average at the end {os.getloadavg()[0]:.2f}\n")
 
 
 if __name__ == "__main__":

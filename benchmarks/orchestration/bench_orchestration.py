@@ -2,7 +2,7 @@
 """Prefect orchestration cost: overhead per stage task, and a finished suite run's resume time.
 
     python benchmarks/orchestration/bench_orchestration.py [--suite kernelbench] [--problems A,B]
-        [--agent search] [--budget 16] [--tasks 200]
+        [--agent search] [--budget 16] [--tasks 200] [--out FILE]
 
 1. Per task: a flow of N trivial content-cached stage tasks (misses, then hits) against calling
    the same stage bodies directly; the difference per call is Prefect's overhead.
@@ -20,10 +20,14 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from header import header  # noqa: E402
 
 
 def children_cpu_s() -> float:
@@ -31,18 +35,48 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _unwaited_cpu_s(pid: int, seen: dict[int, float]) -> None:
+    """Record the CPU seconds so far of every process below `pid` that runs a multiprocessing fork
+    server's code (the stage workers and their fork server: nobody waits for them, so the run's
+    resource usage does not include them)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += map(int, (task / "children").read_text().split())
+            if p != pid and b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes():
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+                seen[p] = (int(fields[11]) + int(fields[12])) / tick
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+
+
 def cli_run(home: Path, suite: str, problems: str | None, agent: str, budget: int) -> tuple[float, float, str]:
-    """(wall s, CPU s of the run's processes, stdout) of one `asmevo suite run`."""
+    """(wall s, CPU s of the run's processes, stdout) of one `asmevo suite run`. The stage workers'
+    CPU is sampled every half second (up to half a second of each worker's last moments is missed)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(ASMEVO_HOME=str(home), PYTHONPATH=str(REPO))
     args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite, "--agent", agent, "--budget", str(budget)]
     args += ["--problems", problems] if problems else []
     started, cpu_before = time.perf_counter(), children_cpu_s()
-    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True)
-    wall, cpu = time.perf_counter() - started, children_cpu_s() - cpu_before
-    if "stage calls were cache hits" not in proc.stdout:
-        sys.exit(f"suite run failed:\n{proc.stdout}\n{proc.stderr}")
-    return wall, cpu, proc.stdout
+    proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: dict[int, float] = {}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.5):
+            _unwaited_cpu_s(proc.pid, workers)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = proc.communicate()
+    done.set()
+    sampler.join()
+    wall, cpu = time.perf_counter() - started, children_cpu_s() - cpu_before + sum(workers.values())
+    if "stage calls were cache hits" not in stdout:
+        sys.exit(f"suite run failed:\n{stdout}\n{stderr}")
+    return wall, cpu, stdout
 
 
 def per_task_overhead(n: int) -> tuple[float, float, float]:
@@ -91,7 +125,9 @@ def main() -> int:
     parser.add_argument("--agent", default="search", help="editing agent of the suite run (default search)")
     parser.add_argument("--budget", type=int, default=16, help="candidate edits per kernel (default 16)")
     parser.add_argument("--tasks", type=int, default=200, help="trivial tasks for the per-task measurement")
+    parser.add_argument("--out", help="also write the figures here, after a header (commit, command, machine, date)")
     args = parser.parse_args()
+    head = header()
 
     home = Path(tempfile.mkdtemp(prefix="asmevo-bench-suite-"))
     first_s, first_cpu, first_out = cli_run(home, args.suite, args.problems, args.agent, args.budget)
@@ -103,15 +139,21 @@ def main() -> int:
     miss_s, hit_s, api_s = per_task_overhead(args.tasks)
     startup_s = first_s - flow_s
     overhead_s = startup_s + calls * miss_s
-    print(f"per task: {1000 * miss_s:.1f} ms on a miss, {1000 * hit_s:.1f} ms on a cache hit "
-          f"({args.tasks} trivial tasks); API server start {api_s:.1f} s")
-    print(f"first run: {first_s:.1f} s wall ({flow_s:.1f} s in the flow, {startup_s:.1f} s process start-up "
-          f"and shutdown), {calls} stage calls")
-    print(f"orchestration overhead: {overhead_s:.1f} s = {100 * overhead_s / first_s:.1f} % of the first run "
-          f"(target < 10 %)")
-    print(f"resume of the finished run: {again_s:.1f} s wall, {hits} cache hits = "
-          f"{100 * again_s / first_s:.1f} % of the first run (target < 5 %)")
-    print(f"CPU time: first run {first_cpu:.1f} s, re-run {again_cpu:.1f} s = {100 * again_cpu / first_cpu:.1f} %")
+    lines = [
+        f"per task: {1000 * miss_s:.1f} ms on a miss, {1000 * hit_s:.1f} ms on a cache hit "
+        f"({args.tasks} trivial tasks); API server start {api_s:.1f} s",
+        f"first run: {first_s:.1f} s wall ({flow_s:.1f} s in the flow, {startup_s:.1f} s process start-up "
+        f"and shutdown), {calls} stage calls",
+        f"orchestration overhead: {overhead_s:.1f} s = {100 * overhead_s / first_s:.1f} % of the first run "
+        f"(target < 10 %)",
+        f"resume of the finished run: {again_s:.1f} s wall, {hits} cache hits = "
+        f"{100 * again_s / first_s:.1f} % of the first run (target < 5 %)",
+        f"CPU time: first run {first_cpu:.1f} s, re-run {again_cpu:.1f} s = {100 * again_cpu / first_cpu:.1f} %",
+        f"load average at the end {os.getloadavg()[0]:.2f}",
+        "", "first run's output:", first_out.rstrip()]
+    print("\n".join(lines))
+    if args.out:
+        Path(args.out).write_text(head + "\n".join(lines) + "\n")
     return 0
 
 

@@ -27,19 +27,19 @@ import functools
 import inspect
 import io
 import os
-import platform
 import pstats
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from header import header  # noqa: E402
 
 DEFAULT_PROBLEMS = "21_Sigmoid,23_Softmax,29_Softplus,67_conv_standard_1D"
 STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit", "verify_best", "time_best")
@@ -215,20 +215,6 @@ def run_kernel_job(problem, att: Attribution, budget: int, seed: int) -> dict:
             "candidates": [(c.status, c.reason, c.seconds, c.verdict is not None) for c in cands]}
 
 
-def _header(args: argparse.Namespace) -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
-                           text=True).stdout.strip()
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    load = os.getloadavg()
-    return (f"# commit {commit}{' (uncommitted changes)' if dirty else ''}; command: python "
-            f"{' '.join([str(Path(sys.argv[0]).relative_to(REPO)) if Path(sys.argv[0]).is_absolute() else sys.argv[0]] + sys.argv[1:])}\n"
-            f"# machine: {os.cpu_count()} CPUs, {cpu}; load average at start {load[0]:.2f}; "
-            f"date {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}\n")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", default=DEFAULT_PROBLEMS)
@@ -237,7 +223,7 @@ def main() -> None:
     ap.add_argument("--cprofile", type=int, default=0, metavar="N", help="print the N functions with most own time")
     ap.add_argument("--out", default=str(REPO / "benchmarks/orchestration/profile_main_job.txt"))
     args = ap.parse_args()
-    header = _header(args)
+    head = header()
     from asmevo.suites import load_suite
 
     suite = load_suite("kernelbench")
@@ -245,7 +231,7 @@ def main() -> None:
     install(att)
     time_evaluations()
     prof = cProfile.Profile() if args.cprofile else None
-    lines = [header]
+    lines = [head]
     per_kernel = {}
     started, cpu_started = time.perf_counter(), time.process_time()
     for name in args.problems.split(","):
