@@ -96,6 +96,20 @@ def code_findings(co: CodeObject) -> dict[str, list[StaticFinding]]:
             for k in co.kernels}
 
 
+_K0_FINDINGS: dict[bytes, tuple[list[str], dict[str, list[StaticFinding]]]] = {}
+_K0_KEPT = 16
+
+
+def _findings_of_k0(k0: CodeObject) -> tuple[list[str], dict[str, list[StaticFinding]]]:
+    """K0's resource and code findings, kept by content: every candidate is compared with one K0."""
+    found = _K0_FINDINGS.get(k0.data)
+    if found is None:
+        if len(_K0_FINDINGS) >= _K0_KEPT:
+            _K0_FINDINGS.clear()
+        found = _K0_FINDINGS[k0.data] = (resource_findings(k0), code_findings(k0))
+    return found
+
+
 def static_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
     """Every static reason to reject K1 before running it: ABI changes, then resource overruns,
     hazards and s_waitcnt gaps that K0 does not already have (K0's own findings, counted per
@@ -103,9 +117,10 @@ def static_differences(k0: CodeObject, k1: CodeObject) -> list[str]:
     abi = abi_differences(k0, k1)
     if abi:
         return abi
-    known = set(resource_findings(k0))
+    k0_resources, before = _findings_of_k0(k0)
+    known = set(k0_resources)
     out = [f for f in resource_findings(k1) if f not in known]
-    before, after = code_findings(k0), code_findings(k1)
+    after = code_findings(k1)
     for name, found in after.items():
         allowance = Counter((f.check, f.rule) for f in before.get(name, []))
         for f in found:

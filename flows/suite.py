@@ -10,14 +10,19 @@ from prefect import flow
 from prefect.futures import as_completed
 from prefect.runtime import flow_run
 
+from asmevo.codeobj import CodeObject
 from asmevo.device import hardware_identity
 from asmevo.suites import load_suite
 from asmevo.target import DEFAULT_GPU
 
+from tasks import progress as stage_progress
+
 from .config import RunConfig
 from .pipeline import KernelJob, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
+from .progress import Display
 from .report import build_report, publish
 from .runs import Run, new_run_id, now
+from .runtime import stop_on_signals
 
 
 def _hardware(device: str) -> dict | None:
@@ -32,19 +37,45 @@ def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOu
     return f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  ({hits}/{len(outcomes)} cached)"
 
 
+def _longest_first(problems: list) -> list:
+    """Problems in the order their stages are submitted: the largest code objects (most instructions:
+    the GEMMs, whose stages take longest) first, so that no long kernel starts last and runs alone."""
+    return sorted(problems, key=lambda p: -len(CodeObject.from_path(p.code_object).listing.instructions))
+
+
+def _submit(job: KernelJob, config: RunConfig) -> dict:
+    """A kernel's stage futures; its stage calls' progress events carry the kernel's name."""
+    token = stage_progress.LABEL.set(job.name)
+    try:
+        return submit_kernel(job, config)
+    finally:
+        stage_progress.LABEL.reset(token)
+
+
 def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tuple[list[dict], dict]:
-    """Submit every kernel, collect rows as kernels finish; returns (rows, cache statistics)."""
-    submitted = {job.name: submit_kernel(job, config) for job in jobs}
-    by_last = {futures.get("time_best_verify", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
-    rows, hits, calls = [], 0, 0
-    for last in as_completed(list(by_last)):
-        job = by_last[last]
-        outcomes = {stage: outcome(f) for stage, f in submitted[job.name].items()}
-        rows.append(kernel_row(job, outcomes))
-        hits += sum(o.cached for o in outcomes.values())
-        calls += len(outcomes)
-        if progress:
-            print(_progress_line(len(rows), len(jobs), rows[-1], outcomes), flush=True)
+    """Submit every kernel, collect rows as kernels finish; returns (rows, cache statistics).
+    With `progress`, stage events and finished kernels are shown (`flows.progress`), and SIGINT or
+    SIGTERM stop the run at once (`flows.runtime.stop_on_signals`)."""
+    display = Display(len(jobs)) if progress else None
+    if display is not None:
+        stop_on_signals(display.close)
+        stage_progress.set_sink(display.event)
+    try:
+        submitted = {job.name: _submit(job, config) for job in jobs}
+        by_last = {futures.get("time_best_verify", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
+        rows, hits, calls = [], 0, 0
+        for last in as_completed(list(by_last)):
+            job = by_last[last]
+            outcomes = {stage: outcome(f) for stage, f in submitted[job.name].items()}
+            rows.append(kernel_row(job, outcomes))
+            hits += sum(o.cached for o in outcomes.values())
+            calls += len(outcomes)
+            if display is not None:
+                display.kernel_done(_progress_line(len(rows), len(jobs), rows[-1], outcomes))
+    finally:
+        if display is not None:
+            stage_progress.set_sink(None)
+            display.close()
     return rows, {"hits": hits, "stage_calls": calls}
 
 
@@ -72,7 +103,7 @@ def run_suite(suite: str, agent: str = "none", budget: int = 0, device: str = "e
     run = Run(run_id=run_id or new_run_id(loaded.name), suite=suite, config=config.to_json(), kernels=len(chosen),
               flow_run_id=str(flow_run.get_id()))
     run.save()
-    rows, cache = _run_kernels([ingest_problem(p, device) for p in chosen], config, progress)
+    rows, cache = _run_kernels([ingest_problem(p, device) for p in _longest_first(chosen)], config, progress)
     run.save_results(rows)
     run.status = "completed"
     run.finished = now()

@@ -12,6 +12,7 @@ from asmevo.device import get_device
 from asmevo.target import DEFAULT_GPU
 from asmevo.device.gpus import require_identity
 
+from . import progress
 from .inputs import verify_launch
 from .policy import Output, stage
 from .versions import code_version
@@ -34,7 +35,8 @@ def optimize(k0: str, launches: list[str], heldout: list[str], timing: str, conf
                                  agent=config["agent"], budget=config["budget"], seed=config["seed"],
                                  heldout=[verify_launch(s, tmp) for s in heldout],
                                  timing=verify_launch(timing, tmp), gpu_name=config.get("gpu", DEFAULT_GPU),
-                                 device=get_device(config["device"]))
+                                 device=get_device(config["device"]),
+                                 on_candidate=lambda cand, lineage: _progress(cand, lineage, config["budget"]))
         diff = result.paths["diff"].read_text()
     best = store.put(result.best.data)
     if not store.has_record(best):
@@ -42,3 +44,11 @@ def optimize(k0: str, launches: list[str], heldout: list[str], timing: str, conf
                                 code_version=code_version(MODULES)))
     return Output("optimization", {"best": best, "improved": result.improved, "speedup": result.speedup,
                                    "diff": diff, "lineage": result.lineage.to_json()})
+
+
+def _progress(cand, lineage, budget: int) -> None:
+    """A progress event per evaluated candidate: how many the budget counts (those verified or
+    rejected by verification), how many were tried, and the best speedup so far."""
+    evaluated = sum(c.verdict is not None for c in lineage.candidates)
+    progress.emit("candidate", stage="edit", evaluated=evaluated, budget=budget, tried=len(lineage.candidates) - 1,
+                  status=cand.status, best=lineage.best_candidate.speedup or 1.0)

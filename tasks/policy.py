@@ -12,18 +12,24 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import secrets
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from prefect import Task
 from prefect.cache_policies import CachePolicy
 from prefect.context import TaskRunContext
+from prefect.futures import PrefectFuture, PrefectTaskRunFuture
+from prefect.results import ResultStore
+from prefect.states import Completed
 
 from artifacts import Record, asmevo_home, canonical_json, default_store
 from asmevo.device import DeviceError
 from asmevo.errors import AsmEvoError, ToolchainError
 
+from . import progress, workers
 from .storage import AtomicLocalFileSystem
 from .versions import code_version
 
@@ -42,11 +48,58 @@ class Output:
 class StageTask(Task):
     """A Task whose result storage may be an unsaved block. Prefect's constructor insists on a
     saved (server-side) block, but resolves an unsaved one fine; stage results need the atomic
-    local storage and no server round trip at import time."""
+    local storage and no server round trip at import time.
+
+    A submitted call whose result is already cached (every input known: values, or futures of other
+    such calls; the record of its key present) gets a finished future with that result at once
+    (`CachedFuture`), as Prefect's own cache lookup would give, without a task run: a resumed or
+    repeated suite run then pays no API round trips for the stages it already has."""
 
     def __init__(self, *args: Any, result_storage: Any = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.result_storage = result_storage
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        hit = self._cached(args, kwargs)
+        return hit if hit is not None else super().submit(*args, **kwargs)
+
+    def _cached(self, args: tuple, kwargs: dict) -> "CachedFuture | None":
+        bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        parameters = {}
+        for name, value in bound.arguments.items():
+            if isinstance(value, list):
+                value = [v.value if isinstance(v, CachedFuture) else v for v in value]
+                if any(isinstance(v, PrefectFuture) for v in value):
+                    return None
+            elif isinstance(value, CachedFuture):
+                value = value.value
+            elif isinstance(value, PrefectFuture):
+                return None
+            parameters[name] = value
+        key = self.cache_policy.compute_key(None, parameters, {})
+        store = ResultStore(result_storage=self.result_storage, metadata_storage=self.cache_policy.key_storage)
+        if not store.exists(key):
+            return None
+        return CachedFuture(store.read(key).result)
+
+
+class CachedFuture(PrefectTaskRunFuture):
+    """A stage call's result found in the cache before any task run (`StageTask.submit`)."""
+
+    def __init__(self, value: Any):
+        super().__init__(uuid.uuid4())
+        self.value = value
+        self._final_state = Completed(name="Cached", data=value)
+
+    def wait(self, timeout: float | None = None) -> None:
+        return None
+
+    def result(self, timeout: float | None = None, raise_on_failure: bool = True) -> Any:
+        return self.value
+
+    def add_done_callback(self, fn: Callable[[PrefectFuture], None]) -> None:
+        fn(self)
 
 
 @dataclass
@@ -110,20 +163,33 @@ def stage(name: str, modules: tuple[str, ...], **task_options: Any) -> Callable[
             if failed:
                 return failed
             config = parameters.get("config", {})
-            started = time.perf_counter()
-            try:
-                out = fn(*args, **kwargs)
-            except ENVIRONMENT_ERRORS:
-                raise  # a missing device or toolchain says nothing about the inputs: never cached
-            except AsmEvoError as exc:
-                out = Output(ERROR_KIND, {"stage": name, "error": type(exc).__name__, "message": str(exc)})
-            elapsed = time.perf_counter() - started
+            out, elapsed = workers.call(name, fn.__module__, args, kwargs)
             store = default_store()
             sha = store.put(out.data) if isinstance(out.data, bytes) else store.put_json(out.data)
             store.add_record(Record(kind=out.kind, sha256=sha, stage=name, inputs=inputs, config=config,
                                     code_version=code_version(modules), elapsed_s=round(elapsed, 6)))
             return sha
 
+        def compute(*args: Any, **kwargs: Any) -> tuple[Output, float]:
+            """The body's output (an error artifact for an AsmEvoError) and its seconds; runs in a
+            stage worker process when the run has a pool (`tasks.workers`)."""
+            started = time.perf_counter()
+            token = progress.CALL.set(secrets.token_hex(4))
+            progress.emit("start", stage=name)
+            out = None
+            try:
+                out = fn(*args, **kwargs)
+            except ENVIRONMENT_ERRORS:
+                raise  # a missing device or toolchain says nothing about the inputs: never cached
+            except AsmEvoError as exc:
+                out = Output(ERROR_KIND, {"stage": name, "error": type(exc).__name__, "message": str(exc)})
+            finally:
+                elapsed = time.perf_counter() - started
+                progress.emit("finish", stage=name, seconds=elapsed, error=out is None or out.kind == ERROR_KIND)
+                progress.CALL.reset(token)
+            return out, elapsed
+
+        workers.register(name, compute)
         policy = StageCachePolicy(stage=name, modules=modules,
                                   key_storage=AtomicLocalFileSystem(basepath=str(home.keys)),
                                   isolation_level="READ_COMMITTED")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..abi import abi_differences
 from ..codeobj import CodeObject
@@ -26,7 +27,7 @@ from ..recover import recover
 from ..static_checks import static_differences
 from ..target import DEFAULT_GPU
 from ..timing import Timing, _gate, decide, model_candidate, model_timing, time_candidate
-from ..verify import Verdict, sha256, verify
+from ..verify import ReferenceCache, Verdict, sha256, verify
 from .body import Body
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
@@ -67,6 +68,7 @@ class Evaluator:
         self.gpu_name = gpu_name
         self.eps = (0.0 if self.device.sandboxed else 0.01) if eps is None else eps
         self.trials = trials
+        self.reference = ReferenceCache()  # K0's results per launch and input set, run once for every candidate
         self.kernel = kernel or launches[0].spec.kernel
         if self.kernel not in self.k0.kernel_names:
             raise AsmEvoError(f"kernel {self.kernel} is not in {k0_path} (has {', '.join(self.k0.kernel_names)})")
@@ -82,6 +84,8 @@ class Evaluator:
                                    timing={**self.baseline.timing.to_json(), "launch": self.timing.label},
                                    source=rec.source, data=self.k0.data))
         self._seen: dict[str, int] = {rec.source: 0}
+        self.on_candidate: Callable[[Candidate], None] | None = None  # told of every evaluated candidate
+        self._objects: dict[int, CodeObject] = {}
 
     @property
     def best(self) -> Candidate:
@@ -113,6 +117,8 @@ class Evaluator:
             self.verify_candidate(cand.id)
         if cand.status == "equivalent":
             self.time_candidate(cand.id)
+        if self.on_candidate is not None:
+            self.on_candidate(cand)
         return cand
 
     def build(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
@@ -143,7 +149,7 @@ class Evaluator:
         rejection = None
         try:
             verdict = verify(self.k0, self._code(cand), self.launches, trials=self.trials, device=self.device,
-                             static=False)
+                             static=False, reference=self.reference)
             cand.verdict = verdict.to_json()
             if not verdict.equivalent:
                 rejection = Rejection(verdict.kind, verdict.reason)
@@ -203,7 +209,11 @@ class Evaluator:
             cand.status, cand.reason, cand.detail = "rejected", rejection.reason, rejection.detail
 
     def _code(self, cand: Candidate) -> CodeObject:
-        return CodeObject(cand.data, f"candidate-{cand.id}.co")
+        """The candidate's code object, parsed once (every gate reads it)."""
+        co = self._objects.get(cand.id)
+        if co is None or co.data is not cand.data:
+            co = self._objects[cand.id] = CodeObject(cand.data, f"candidate-{cand.id}.co")
+        return co
 
     def _static_gates(self, cand: Candidate) -> Rejection | None:
         if cand.source in self._seen:
@@ -247,8 +257,8 @@ class Evaluator:
         attempts = []
         self.lineage.best = 0
         for cand in ranked:
-            verdict = verify(self.k0, self._code(cand), launches,
-                             trials=self.trials, device=self.device)
+            verdict = verify(self.k0, self._code(cand), launches, trials=self.trials, device=self.device,
+                             reference=self.reference)
             attempts.append({"candidate": cand.id, **verdict.to_json()})
             if verdict.equivalent:
                 self.lineage.best = cand.id

@@ -45,11 +45,13 @@ def _launches(items: list) -> list[VerifyLaunch]:
 def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent: str = "search",
              budget: int = 16, seed: int = 0, heldout: list = (), timing=None, device: Device | None = None,
              gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
-             llm_options: dict | None = None, log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
+             llm_options: dict | None = None, log: Callable[[str], None] = lambda s: None,
+             on_candidate: Callable[[Candidate, Lineage], None] | None = None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
     `agent`, every candidate timed on `timing` (the bench shape; default: the largest verify launch)
     for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
-    are used only for the final re-verification."""
+    are used only for the final re-verification. `on_candidate(candidate, lineage)` hears of every
+    candidate the agent had evaluated."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
@@ -58,6 +60,8 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     probes = [vl for vl in given if vl.spec.probe]
     ev = Evaluator(kernel_co, [vl for vl in given if not vl.spec.probe], heldout=_launches(list(heldout)) + probes,
                    timing=_launches([timing])[0] if timing is not None else None, device=device, gpu_name=gpu_name)
+    if on_candidate is not None:
+        ev.on_candidate = lambda cand: on_candidate(cand, ev.lineage)
     ev.lineage.config = {"agent": agent, "budget": budget, "seed": seed, "gpu": gpu_name, "timing": ev.timing.label,
                          "launches": [vl.label for vl in ev.launches],
                          "heldout": [vl.label for vl in ev.heldout]}

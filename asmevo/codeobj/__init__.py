@@ -1,5 +1,5 @@
 """Code-object model: ELF, kernel descriptors, metadata, target id."""
 from .descriptor import KernelDescriptor
-from .elf import CodeObject, Kernel, TargetId
+from .elf import CodeObject, Kernel, TargetId, parsed
 
-__all__ = ["CodeObject", "Kernel", "KernelDescriptor", "TargetId"]
+__all__ = ["CodeObject", "Kernel", "KernelDescriptor", "TargetId", "parsed"]

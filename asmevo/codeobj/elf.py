@@ -3,6 +3,8 @@ descriptors, metadata. The ELF is walked once; sections and symbols are kept as 
 from __future__ import annotations
 
 import io
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -216,3 +218,24 @@ class CodeObject:
         if ".text" not in self.sections:
             raise CodeObjectError(f"{self.path}: no .text section")
         return self.sections[".text"]
+
+
+_PARSED: OrderedDict[bytes, CodeObject] = OrderedDict()
+_PARSED_KEPT = 64
+_PARSED_LOCK = threading.Lock()
+
+
+def parsed(data: bytes) -> CodeObject:
+    """`CodeObject(data)`, parsed once per content (an emulated launch loads the same few objects
+    again and again; CodeObjects are not changed after construction)."""
+    with _PARSED_LOCK:
+        co = _PARSED.get(data)
+        if co is not None:
+            _PARSED.move_to_end(data)
+            return co
+    co = CodeObject(data)
+    with _PARSED_LOCK:
+        _PARSED[data] = co
+        if len(_PARSED) > _PARSED_KEPT:
+            _PARSED.popitem(last=False)
+    return co

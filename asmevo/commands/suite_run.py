@@ -26,7 +26,8 @@ def register_run(sub) -> None:
     """Add `run` to the `suite` command group's subparsers."""
     p = sub.add_parser("run", help="run a suite as a resumable Prefect flow", description=__doc__.splitlines()[0])
     add_run_options(p)
-    p.add_argument("--workers", type=positive_int, help="parallel tasks (default: CPU count)")
+    p.add_argument("--workers", type=positive_int,
+                   help="worker processes computing stages (default: CPU count; with --dask: Dask workers)")
     p.add_argument("--dask", metavar="ADDR",
                    help="run tasks on the Dask scheduler at ADDR (or `local` for a temporary LocalCluster)")
     p.add_argument("--run-id", help="name of the run directory (default: <suite>-<time>-<random>)")
@@ -62,12 +63,14 @@ def run(args: argparse.Namespace) -> int:
     api_ready = start_api()  # the server boots while Prefect and the flows import
     from flows.report import build_report
     from flows.runs import load_run
-    from flows.runtime import task_runner
+    from flows.runtime import stage_pool, stop_on_signals, task_runner
     from flows.suite import run_suite
 
     api_ready()
-    result = run_suite.with_options(task_runner=task_runner(args.workers, args.dask, args.device))(
-        **parameters, run_id=args.run_id)
+    stop_on_signals()
+    with stage_pool(args.workers, args.dask, args.device):
+        result = run_suite.with_options(task_runner=task_runner(args.workers, args.dask, args.device))(
+            **parameters, run_id=args.run_id)
     report = build_report(load_run(result["run_id"]))
     cache = result["cache"]
     print(f"run {result['run_id']}: {report.summary['ok']}/{result['kernels']} kernels ok, "

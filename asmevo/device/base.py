@@ -78,6 +78,11 @@ class Device(ABC):
         """This device with a cap on executed wave-instructions per launch, where it counts them."""
         return self
 
+    def wide_key(self) -> object:
+        """Launches of one code object and spec on devices with the same key (not None) can run as
+        one wide emulated launch (`asmevo.device.launch.run_launches`); None: one launch at a time."""
+        return None
+
     @abstractmethod
     def load(self, code_object: bytes) -> Module:
         """Load a code object's bytes."""

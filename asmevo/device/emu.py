@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from ..codeobj import CodeObject, Kernel
+from ..codeobj import Kernel, parsed
 from ..emu import RunReport, run_kernel
 from ..emu.memory import LAYOUTS, Memory
 from ..emu.state import PRIVATE_APERTURE_HI, SHARED_APERTURE_HI
@@ -55,8 +55,16 @@ class EmuDevice(Device):
     def bounded(self, instructions: int) -> "EmuDevice":
         return self._with(budget=instructions)
 
+    def wide_key(self) -> tuple[bool, bool]:
+        """Emulator settings a wide launch shares (layouts and budgets may differ per launch)."""
+        return self.checked, self.faithful
+
+    def copy(self) -> "EmuDevice":
+        """The same settings with a memory of its own."""
+        return self._with()
+
     def load(self, code_object: bytes) -> Module:
-        return Module(CodeObject(code_object))
+        return Module(parsed(code_object))
 
     def alloc(self, nbytes: int, name: str) -> Buffer:
         buf = Buffer(name, self.memory.alloc(nbytes, name), nbytes)

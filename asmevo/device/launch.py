@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -43,8 +44,8 @@ import numpy as np
 import yaml
 
 from ..codeobj import CodeObject, Kernel
-from ..errors import LaunchSpecError
-from .base import Device, LaunchResult, run_then_release
+from ..errors import AsmEvoError, LaunchSpecError
+from .base import Buffer, Device, LaunchResult, Module, run_then_release
 from .dtypes import DType, encode_scalar, get_dtype
 from .kernarg import (Geometry, KernargImage, Scalar, check_geometry, check_image, explicit_args,
                       make_geometry)
@@ -501,3 +502,81 @@ def run_launch(device: Device, code_object: str | Path | bytes, spec: LaunchSpec
         return {name: device.read(allocated[name], buf.dtype.storage, buf.shape) for name, buf in buffers.items()}, result
 
     return run_then_release(body, cleanup)
+
+
+def run_launches(devices: list[Device], code_object: bytes, spec: LaunchSpec,
+                 inputs: list[dict[str, np.ndarray]]) -> list[tuple[dict[str, np.ndarray], LaunchResult] | AsmEvoError]:
+    """`run_launch(devices[i], code_object, spec, inputs[i])` for every i, with the error a launch
+    raises returned in its place. Launches on emulator devices with the same settings (`wide_key`)
+    run as one wide emulated launch (`asmevo.emu.run_kernel_wide`): the same outcomes, one pass of
+    the emulator over all of them."""
+    from ..emu import WideLaunch, run_kernel_wide
+    from .emu import launch_outcome
+
+    out: list = [None] * len(devices)
+    keys = {d.wide_key() for d in devices}
+    if len(devices) < 2 or len(keys) != 1 or None in keys:
+        for i, (device, given) in enumerate(zip(devices, inputs)):
+            try:
+                out[i] = run_launch(device, code_object, spec, given)
+            except AsmEvoError as exc:
+                out[i] = exc
+        return out
+    seen: set[int] = set()
+    devices = [d.copy() if id(d) in seen or seen.add(id(d)) else d for d in devices]  # one memory per launch
+    cleanup: list[Callable[[], None]] = []
+    ready: list[tuple[int, Module, Kernel, Geometry, bytes, dict[str, Buffer], set[str]]] = []
+
+    def body() -> None:
+        for i, (device, given) in enumerate(zip(devices, inputs)):
+            module = device.load(code_object)
+            cleanup.append(lambda d=device, mod=module: d.unload(mod))
+            try:
+                kernel, geometry, kernarg, allocated = _prepare(device, module, spec, given, cleanup)
+            except AsmEvoError as exc:
+                out[i] = exc
+                continue
+            ready.append((i, module, kernel, geometry, kernarg, allocated, set(device.memory.guard_violations())))
+        if not ready:
+            return
+        first, geometry = devices[ready[0][0]], ready[0][3]
+        start = time.perf_counter()
+        try:
+            reports = run_kernel_wide(ready[0][1].code_object, ready[0][2].name,
+                                      [WideLaunch(kernarg, devices[i].memory, devices[i].budget)
+                                       for i, _, _, _, kernarg, _, _ in ready],
+                                      grid=geometry.grid, block=geometry.block, dynamic_lds=geometry.dynamic_lds,
+                                      checked=first.checked, faithful=first.faithful)
+        except AsmEvoError as exc:  # the launch itself is refused: each of them would raise it
+            reports = [exc] * len(ready)
+        wall = time.perf_counter() - start
+        for (i, _, kernel, geometry, _, allocated, earlier), report in zip(ready, reports):
+            if isinstance(report, AsmEvoError):
+                out[i] = report
+                continue
+            findings, ok = launch_outcome(report, devices[i].memory, earlier)
+            result = LaunchResult(kernel.name, geometry, ok, wall, findings, report)
+            out[i] = ({name: devices[i].read(allocated[name], buf.dtype.storage, buf.shape)
+                       for name, buf in spec.buffers.items()}, result)
+
+    run_then_release(body, cleanup)
+    return out
+
+
+def _prepare(device: Device, module: Module, spec: LaunchSpec, inputs: dict[str, np.ndarray],
+             cleanup: list[Callable[[], None]]) -> tuple[Kernel, Geometry, bytes, dict[str, Buffer]]:
+    """`run_launch`'s steps before the launch: check, allocate and fill, pack the kernargs."""
+    spec.check(module.kernel(spec.kernel))
+    buffers = spec.buffers
+    missing = sorted(set(buffers) - set(inputs))
+    if missing:
+        raise LaunchSpecError(f"no input for buffer(s) {', '.join(missing)}")
+    allocated = {}
+    for name, buf in buffers.items():
+        _check_array(buf, inputs[name], "input")
+        allocated[name] = device.alloc(buf.nbytes, name)
+        cleanup.append(lambda b=allocated[name]: device.free(b))
+        device.copy_in(allocated[name], inputs[name])
+    args = launch_args(spec, module.kernel(spec.kernel), allocated)
+    kernel, geometry, kernarg = device.prepare(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
+    return kernel, geometry, kernarg, allocated

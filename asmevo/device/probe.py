@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..codeobj import CodeObject
+from ..codeobj import parsed
 from ..compare import Difference, TolerancePolicy, compare_buffer
 from ..emu import run_kernel
 from ..emu.memory import HeapBuffer
@@ -62,7 +62,7 @@ def run_probe(device: EmuDevice, data: bytes, spec: LaunchSpec, seed: int, *, wo
     """Run `spec`'s probe (spec.probe workgroups, or the given `workgroups`) of `data` with the inputs
     of `seed`, under the emulator settings of `device` (budget, checked, layout, faithful); `trace`
     records the run for the timing model."""
-    module = Module(CodeObject(data))
+    module = Module(parsed(data))
     kernel = module.kernel(spec.kernel)
     spec.check(kernel)
     memory = SparseMemory(layout=device.layout)

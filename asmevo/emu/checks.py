@@ -31,21 +31,33 @@ def check_pending(m: Machine, g: Group, op: Op, regs: list, write: bool) -> None
             file, idx = key
             what = "overwrites" if write else "reads"
             m.find("waitcnt", op.ins.address, g.waves[bad],
-                   f"{op.ins.mnemonic} {what} {file}{idx} while a load into it is outstanding (missing s_waitcnt)")
+                   f"{op.ins.mnemonic} {what} {file}{idx} while a load into it is outstanding (missing s_waitcnt)",
+                   each=True)
         kind[sel] = np.where(done, 0, k)
 
 
 def check_init(m: Machine, g: Group, op: Op) -> None:
+    """Reads of register lanes never written (checked mode). Written flags only ever turn on, so a
+    register read without fault by every wave with every lane active is written everywhere for good
+    (`m.written`) and not checked again."""
     mask, full, _ = g.exec_info(m)
-    for f, i in op.reads:
+    everywhere = len(g) == m.W
+    for reg in op.reads:
+        if reg in m.written:
+            continue
+        f, i = reg
         if f == "s":
             bad = ~m.s_init[g.sel, i]
             if bad.any():
                 m.find("uninitialized", op.ins.address, g.waves[bad],
-                       f"{op.ins.mnemonic} reads s{i} before any write")
+                       f"{op.ins.mnemonic} reads s{i} before any write", each=True)
+            elif everywhere:
+                m.written.add(reg)
         else:
             init = (m.v_init if f == "v" else m.a_init)[i][g.sel]
             bad = ~init & mask
             if bad.any():
                 m.find("uninitialized", op.ins.address, g.waves[bad.any(axis=1)],
-                       f"{op.ins.mnemonic} reads {f}{i} in lanes never written")
+                       f"{op.ins.mnemonic} reads {f}{i} in lanes never written", each=True)
+            elif everywhere and full:
+                m.written.add(reg)

@@ -57,13 +57,14 @@ def host_buffers(memory: Memory, kernel: Kernel, kernarg: bytes, grid, block, ld
 
 
 def init_batch(m: Machine, kernel: Kernel, workgroups: np.ndarray, grid, block, addrs: dict[str, int],
-               kernarg: bytes) -> None:
-    """Initial state of the waves of `workgroups` (flat ids, one per batch workgroup)."""
+               kernarg: bytes, first_wave: int = 0) -> None:
+    """Initial state of the waves of `workgroups` (flat ids, one per batch workgroup), which are the
+    batch's waves from `first_wave` on (a wide batch holds several launches one after another)."""
     d = kernel.descriptor
     f = d.fields
     wpg = m.wpg
-    W = m.W
-    s = m.s
+    waves = slice(first_wave, first_wave + len(workgroups) * wpg)
+    s = m.s[waves]
     values = {
         "enable_sgpr_private_segment_buffer": [0, 0, 0, 0],
         "enable_sgpr_dispatch_ptr": [addrs["packet"] & 0xFFFFFFFF, addrs["packet"] >> 32],
@@ -99,9 +100,9 @@ def init_batch(m: Machine, kernel: Kernel, workgroups: np.ndarray, grid, block, 
         r += 1
     s[:, FLAT_SCRATCH:FLAT_SCRATCH + 2] = 0
     ids, bits = work_items(block)
-    m.v[0].reshape(m.nwg, wpg, 64)[:] = ids  # every workgroup has the same work-item layout
-    m.s64[:, EXEC // 2] = np.tile(bits, m.nwg)
+    m.v[0][waves].reshape(len(workgroups), wpg, 64)[:] = ids  # every workgroup has the same work-item layout
+    m.s64[waves, EXEC // 2] = np.tile(bits, len(workgroups))
     m.exec_version += 1
     if m.checked:
-        m.v_init[0] = True
-        m.s_init[:, written + [EXEC, EXEC + 1, FLAT_SCRATCH, FLAT_SCRATCH + 1]] = True
+        m.v_init[0][waves] = True
+        m.s_init[waves, written + [EXEC, EXEC + 1, FLAT_SCRATCH, FLAT_SCRATCH + 1]] = True

@@ -15,6 +15,7 @@ from .atomics import _combine
 from .ops import Context, Op
 
 U32, I64 = np.uint32, np.int64
+_ALL_WRITTEN = U32(0x01010101)  # the four written-flags (bools) of a dword, viewed as one word
 _READ = {"b32": 4, "b64": 8, "b96": 12, "b128": 16, "u8": 1, "i8": 1, "u16": 2, "i16": 2,
          "u8_d16": 1, "i8_d16": 1, "u16_d16": 2, "u8_d16_hi": 1, "i8_d16_hi": 1, "u16_d16_hi": 2}
 _WRITE = {"b8": 1, "b16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16, "b8_d16_hi": 1, "b16_d16_hi": 2}
@@ -25,44 +26,63 @@ _ATOMIC = {"add_u32": "add", "sub_u32": "sub", "min_i32": "smin", "max_i32": "sm
            "min_u64": "umin", "cmpst_b64": "cmpswap", "wrxchg_rtn_b64": "swap", "add_f64": "add_f64"}
 
 
-def _race_state(m):
+class _RaceState:
+    """Per LDS unit: last writer wave and its epoch, reader wave (-2: several) and epoch, and a
+    scratch array. The unit is a dword while every access so far covered whole aligned dwords (every
+    byte of a dword then has the same state, so checking dwords is checking bytes), a byte after."""
+
+    def __init__(self, nbytes: int):
+        self.unit = 4
+        self.arrays = [np.full(nbytes // 4, -1, np.int32) for _ in range(5)]
+
+    def to_bytes(self) -> None:
+        self.unit = 1
+        self.arrays = [np.repeat(a, 4) for a in self.arrays]
+
+
+def _race_state(m) -> _RaceState:
     if m.lds_track is None:
-        n = len(m.lds)
-        m.lds_track = (np.full(n, -1, np.int32), np.full(n, -1, np.int32),
-                       np.full(n, -1, np.int32), np.full(n, -1, np.int32), np.full(n, -1, np.int32))
+        m.lds_track = _RaceState(len(m.lds))  # LDS is allocated in multiples of 16 bytes per workgroup
     return m.lds_track
 
 
-def _track(m, g, ins, wave: np.ndarray, byte: np.ndarray, write: bool) -> None:
-    """Race check and bookkeeping for byte indices `byte` accessed by batch-local waves `wave`."""
-    w_wave, w_ep, r_wave, r_ep, scratch = _race_state(m)
+def _track(m, g, ins, wv: np.ndarray, base: np.ndarray, size: int, write: bool) -> None:
+    """Race check and bookkeeping for `size` bytes from each LDS byte address in `base`, accessed by
+    batch-local waves `wv` (one per address)."""
+    state = _race_state(m)
+    if state.unit == 4 and (size % 4 or (base & 3).any()):
+        state.to_bytes()
+    n = size // state.unit
+    unit = ((base if state.unit == 1 else base >> 2)[:, None] + np.arange(n)).ravel()
+    wave = np.repeat(wv, n)
+    w_wave, w_ep, r_wave, r_ep, scratch = state.arrays
     ep = m.lds_epoch[m.wg_of_wave[wave]]
-    race = (w_ep[byte] == ep) & (w_wave[byte] != wave)
+    race = (w_ep[unit] == ep) & (w_wave[unit] != wave)
     if write:
-        race |= (r_ep[byte] == ep) & (r_wave[byte] != wave)
-    scratch[byte] = wave  # one of the accessing waves per byte survives: the others see a stranger
-    shared = scratch[byte] != wave  # accesses to a byte another wave of this instruction also accesses
+        race |= (r_ep[unit] == ep) & (r_wave[unit] != wave)
+    scratch[unit] = wave  # one of the accessing waves per unit survives: the others see a stranger
+    shared = scratch[unit] != wave  # accesses to a unit another wave of this instruction also accesses
     if race.any() or (write and shared.any()):
         if race.any():
             i = int(np.nonzero(race)[0][0])
-            other = int(w_wave[byte[i]] if w_ep[byte[i]] == ep[i] else r_wave[byte[i]])
+            other = int(w_wave[unit[i]] if w_ep[unit[i]] == ep[i] else r_wave[unit[i]])
         else:
             i = int(np.nonzero(shared)[0][0])
-            other = int(scratch[byte[i]])
-        b = int(byte[i])
+            other = int(scratch[unit[i]])
+        b = int(unit[i]) * state.unit  # the first byte of the unit: the first such byte of the access
         who = f"wave {int(m.wave_ids[other])}" if other >= 0 else "another wave"
         m.find("lds_race", ins.address, wave[i],
                f"{ins.mnemonic}: LDS byte {b % m.lds_stride} {'written' if write else 'read'} while {who} "
                f"accessed it since the last barrier")
     if write:
-        w_wave[byte] = wave
-        w_ep[byte] = ep
+        w_wave[unit] = wave
+        w_ep[unit] = ep
     else:
-        same = (r_ep[byte] == ep) & (r_wave[byte] != wave) & (r_wave[byte] != -1)
-        r_wave[byte] = np.where(same, -2, wave)
-        r_ep[byte] = ep
+        same = (r_ep[unit] == ep) & (r_wave[unit] != wave) & (r_wave[unit] != -1)
+        r_wave[unit] = np.where(same, -2, wave)
+        r_ep[unit] = ep
         if shared.any():
-            r_wave[byte[shared]] = -2
+            r_wave[unit[shared]] = -2
 
 
 def _dma_order(m, ins, wv: np.ndarray, byte: np.ndarray, size: int, dma_seq: np.ndarray | None) -> None:
@@ -85,9 +105,17 @@ def _dma_order(m, ins, wv: np.ndarray, byte: np.ndarray, size: int, dma_seq: np.
                f"{int(m.wave_ids[int(w[i])])} not yet retired by s_waitcnt vmcnt")
 
 
-def _check_written(m, ins, wave: np.ndarray, byte: np.ndarray, size: int, write: bool) -> None:
+def _check_written(m, ins, wave: np.ndarray, base: np.ndarray, size: int, write: bool) -> None:
     """Checked mode: a read (or atomic) of an LDS byte no wave of the workgroup has written is an
-    `uninitialized` finding (hardware LDS holds whatever an earlier workgroup left)."""
+    `uninitialized` finding (hardware LDS holds whatever an earlier workgroup left). Accesses of whole
+    aligned dwords test and set the four flags of a dword at once."""
+    if size % 4 == 0 and not (base & 3).any():
+        flags = m.lds_init.view(U32)
+        dwords = _units(base >> 2, size // 4)
+        if write or (flags[dwords] == _ALL_WRITTEN).all():
+            flags[dwords] = _ALL_WRITTEN
+            return
+    byte = _units(base, size)
     if not write:
         unset = ~m.lds_init[byte]
         if unset.any():
@@ -95,6 +123,11 @@ def _check_written(m, ins, wave: np.ndarray, byte: np.ndarray, size: int, write:
             m.find("uninitialized", ins.address, wave[i // size],
                    f"{ins.mnemonic}: LDS byte {int(byte[i]) % m.lds_stride} read before any write by its workgroup")
     m.lds_init[byte] = True
+
+
+def _units(first: np.ndarray, n: int) -> np.ndarray:
+    """`n` consecutive units from each of `first`, flattened."""
+    return (first[:, None] + np.arange(n)).ravel()
 
 
 def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None, dma_seq: np.ndarray | None = None):
@@ -111,22 +144,22 @@ def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None, dm
     ndw = max(1, size // 4)
     wv = np.broadcast_to(g.waves[:, None], mask.shape)[mask]
     base = (m.wg_of_wave[wv] * m.lds_stride).astype(I64) + off[mask]
-    byte = (base[:, None] + np.arange(size)).ravel()
     if dma_seq is not None or m.lds_dma is not None:
-        _dma_order(m, ins, wv, byte, size,
+        _dma_order(m, ins, wv, _units(base, size), size,
                    None if dma_seq is None else np.broadcast_to(dma_seq[:, None], mask.shape)[mask])
     if m.checked:
-        _check_written(m, ins, wv, byte, size, data is not None and atomic is None)
+        _check_written(m, ins, wv, base, size, data is not None and atomic is None)
     if atomic is not None:
         return _lds_atomic(m, ins, mask, base, ndw, data, atomic)
     if m.wpg > 1 and len(base):
-        _track(m, g, ins, np.repeat(wv, size), byte, data is not None)
+        _track(m, g, ins, wv, base, size, data is not None)
+    aligned = size >= 4 and not (base & 3).any()
     if data is None:
         out = np.zeros(mask.shape + (ndw,), U32)
-        if size >= 4 and not (base & 3).any():
-            out[mask] = m.lds.view(U32)[(base >> 2)[:, None] + np.arange(ndw)]
+        if aligned:
+            out[mask] = m.lds.view(U32)[_units(base >> 2, ndw).reshape(-1, ndw)]
         else:
-            raw = m.lds[byte].reshape(-1, size)
+            raw = m.lds[_units(base, size)].reshape(-1, size)
             if size >= 4:
                 out[mask] = raw.view(U32).reshape(-1, ndw)
             else:
@@ -136,10 +169,12 @@ def lds_access(m, g, ins, mask, off, size, data, atomic: tuple | None = None, dm
                 out[mask] = v[:, None]
         return out
     d = data[mask]
-    if size >= 4:
-        m.lds[byte] = np.ascontiguousarray(d, U32).view(np.uint8).ravel()
+    if aligned:
+        m.lds.view(U32)[_units(base >> 2, ndw)] = np.ascontiguousarray(d, U32).ravel()
+    elif size >= 4:
+        m.lds[_units(base, size)] = np.ascontiguousarray(d, U32).view(np.uint8).ravel()
     else:
-        m.lds[byte] = (d[:, :1] >> (np.arange(size, dtype=U32) * 8)).astype(np.uint8).ravel()
+        m.lds[_units(base, size)] = (d[:, :1] >> (np.arange(size, dtype=U32) * 8)).astype(np.uint8).ravel()
     return None
 
 

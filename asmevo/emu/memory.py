@@ -31,6 +31,7 @@ GUARD_BYTE = 0xCD
 LAYOUTS = ("packed", "crossing")
 CROSS_MIN = 16  # crossing layout: least distance of a buffer's start below its 4 GiB boundary
 PAGE = 4096  # SparseMemory's unit of materialization
+_KEY_SHIFT = 48  # WideMemory: device addresses relative to BASE below 2^48, the launch above
 SPARSE_RESERVE = 1 << 40  # address space a SparseMemory reserves (nothing is committed until touched)
 # Linux's MAP_NORESERVE (the mmap module does not export it everywhere): no swap reservation.
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform == "linux" else 0)
@@ -52,7 +53,7 @@ class HeapBuffer:
 class Memory:
     """Global memory for one launch. Addresses handed out are absolute device addresses."""
 
-    def __init__(self, capacity: int = 1 << 20, layout: str = "packed"):
+    def __init__(self, capacity: int = 64 << 10, layout: str = "packed"):
         if layout not in LAYOUTS:
             raise EmulationError(f"unknown memory layout {layout!r} (valid: {', '.join(LAYOUTS)})")
         self.layout = layout
@@ -133,8 +134,7 @@ class Memory:
     def _grow(self, need: int) -> None:
         if need <= len(self.heap):
             return
-        cap = max(need + (16 << 20), 2 * len(self.heap))
-        cap = -(-cap // 4096) * 4096
+        cap = -(-max(need, 2 * len(self.heap)) // PAGE) * PAGE
         heap = np.empty(cap, np.uint8)
         heap[:len(self.heap)] = self.heap
         heap[len(self.heap):] = GUARD_BYTE
@@ -174,6 +174,12 @@ class Memory:
         return out
 
     # ---- vectorised device accesses (used by the emulator) -------------------------------------
+    def locate(self, address: np.ndarray, size: int, launch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(heap offsets, whether each access of `size` bytes lies wholly inside one buffer) of uint64
+        device addresses; `launch` (the launch of each access) matters only to `WideMemory`."""
+        off = self.offsets(address)
+        return off, self.in_bounds(off, size)
+
     def in_bounds(self, off: np.ndarray, size: int) -> np.ndarray:
         """Per-access: does [off, off+size) lie inside one buffer? `off` is int64 heap offsets."""
         if off.size:
@@ -219,6 +225,62 @@ class Memory:
         else:
             raw = (data[..., :1] >> (np.arange(size, dtype=np.uint32) * 8)).astype(np.uint8)
         self.heap[off[..., None] + np.arange(size)] = raw
+
+
+class WideMemory(Memory):
+    """The global memories of several launches of one kernel emulated together (`run_kernel_wide`):
+    their heaps one after another in one heap, launch k's from `bases[k]`. Each launch keeps its own
+    device addresses (launches may use different layouts, so equal addresses mean different bytes):
+    an access is in bounds only wholly inside one of its own launch's buffers, exactly as in a launch
+    of its own, and lands in that launch's part of the heap. `release()` hands each memory its part
+    of the heap as a view (what the launch wrote)."""
+
+    def __init__(self, memories: list[Memory]):
+        if any(isinstance(m, SparseMemory) for m in memories):
+            raise EmulationError("sparse memories are not run together")
+        sizes = [-(-len(m.heap) // PAGE) * PAGE for m in memories]
+        self.bases = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.memories = memories
+        self.layout = "wide"
+        self.atomic_writers = AtomicWriters()
+        self.heap = np.full(int(sum(sizes)), GUARD_BYTE, np.uint8)
+        for m, base in zip(memories, self.bases.tolist()):
+            self.heap[base:base + len(m.heap)] = m.heap
+        self._buffers = [HeapBuffer(b.name, b.address, b.nbytes, b.start + base)
+                         for m, base in zip(memories, self.bases.tolist()) for b in m._buffers]
+        self._starts = np.array([b.start for b in self._buffers], np.int64)
+        self._ends = np.array([b.start + b.nbytes for b in self._buffers], np.int64)
+        # Every buffer of every launch as a key range: (launch << _KEY_SHIFT) + its device address
+        # relative to BASE, and what turns such a key's address into a heap offset.
+        keys = [((k << _KEY_SHIFT) + b.address - BASE, b.nbytes, base + b.start - (b.address - BASE))
+                for k, (m, base) in enumerate(zip(memories, self.bases.tolist())) for b in m._buffers]
+        keys.sort()
+        self._lo = np.array([lo for lo, _, _ in keys], np.int64)
+        self._hi = self._lo + np.array([n for _, n, _ in keys], np.int64)
+        self._delta = np.array([d for _, _, d in keys], np.int64)
+
+    def locate(self, address: np.ndarray, size: int, launch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Heap offsets of accesses of `size` bytes at each access's own launch's address, and
+        whether each lies wholly inside one of that launch's buffers (`launch`: the launch of each
+        access, same shape); an access that does not gets offset -1."""
+        rel = (address - np.uint64(BASE)).view(np.int64)
+        valid = (rel >= 0) & (rel < (1 << _KEY_SHIFT))
+        key = (launch.astype(np.int64) << _KEY_SHIFT) + np.where(valid, rel, 0)
+        k = np.maximum(np.searchsorted(self._lo, key, side="right") - 1, 0)
+        ok = valid & (key >= self._lo[k]) & (key + size <= self._hi[k])
+        return np.where(ok, rel + self._delta[k], -1), ok
+
+    def offsets(self, address: np.ndarray) -> np.ndarray:
+        raise EmulationError("a wide memory translates addresses per launch (locate)")
+
+    def alloc(self, nbytes: int, name: str, align: int = 256) -> int:
+        raise EmulationError("a wide memory holds the buffers of its launches; allocate there")
+
+    def release(self, launch: int) -> None:
+        """Give launch `launch`'s memory its part of the heap (a view: what the launch wrote)."""
+        m = self.memories[launch]
+        base = int(self.bases[launch])
+        m.heap = self.heap[base:base + len(m.heap)]
 
 
 class SparseMemory(Memory):

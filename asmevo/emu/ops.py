@@ -27,6 +27,7 @@ class Op:
     writes: list = field(default_factory=list)
     chk_reads: list = field(default_factory=list)   # reads/writes of registers some load writes
     chk_writes: list = field(default_factory=list)
+    s_writes: list = field(default_factory=list)    # SGPRs written (checked mode marks them written)
 
 
 @dataclass

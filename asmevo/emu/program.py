@@ -2,6 +2,7 @@
 register sets the strictness checks need."""
 from __future__ import annotations
 
+import copy
 import hashlib
 
 from ..codeobj import CodeObject, Kernel
@@ -41,6 +42,7 @@ def compile_instruction(ins: Instruction, ctx: Context) -> Op:
         op = Op(ins, fail)
     op.next_pc = ins.address + ins.size
     op.reads, op.writes = register_sets(ins)
+    op.s_writes = [i for f, i in op.writes if f == "s"]
     return op
 
 
@@ -59,6 +61,25 @@ def register_sets(ins: Instruction) -> tuple[list, list]:
     return sorted(r for r in info.uses if r != SCC), sorted(r for r in info.defs if r != SCC)
 
 
+# Prepared instructions by (processor, encoding, address): a candidate keeps most of K0's
+# instructions, and those before its edit at the same addresses. An Op depends on nothing else (its
+# branch target and next PC follow from the two; findings name its address), and is copied into each
+# Program, which sets the program-wide fields.
+_PREPARED: dict[tuple[str, bytes, int], Op] = {}
+_PREPARED_KEPT = 1 << 16
+
+
+def _prepared(processor: str, ins: Instruction, ctx: Context) -> Op:
+    key = (processor, ins.encoding, ins.address)
+    op = _PREPARED.get(key)
+    if op is None:
+        op = compile_instruction(ins, ctx)
+        if len(_PREPARED) >= _PREPARED_KEPT:
+            _PREPARED.clear()
+        _PREPARED[key] = op
+    return copy.copy(op)
+
+
 class Program:
     """All instructions of a code object's text, prepared; `ops[address]`."""
 
@@ -68,8 +89,9 @@ class Program:
         self.instructions = code_object.listing.instructions
         self.xnack = code_object.target.xnack != "off"
         self._hazards: dict[str, dict[int, str]] = {}
+        processor = code_object.target.processor
         for ins in self.instructions:
-            self.ops[ins.address] = compile_instruction(ins, ctx)
+            self.ops[ins.address] = _prepared(processor, ins, ctx)
         tracked = set()
         for op in self.ops.values():
             for file, first, count in op.loads:

@@ -47,8 +47,7 @@ def compile_smem(ins: Instruction, ctx: Context) -> Op:
             base = m.s64[g.sel, base_idx // 2]
         rel = np.asarray(off_rd(m, g), U64) + U64(imm)
         addr = (base + (rel & U64(0xFFFFFFFF))) & ~U64(3)
-        off = m.memory.offsets(addr)
-        ok = m.memory.in_bounds(off, size)
+        off, ok = m.memory.locate(addr, size, m.launches_of(g))
         if buffer:
             ok &= (rel.astype(np.int64) + size) <= limit
         if not ok.all():

@@ -30,17 +30,19 @@ class Group:
     """Waves executing in lockstep at one PC. `sel` indexes wave axes: a slice when the waves are
     contiguous (views, no copies) or an index array."""
 
-    __slots__ = ("pc", "waves", "sel", "_ver", "_mask", "_full", "_lanes")
+    __slots__ = ("pc", "waves", "sel", "counts", "_ver", "_mask", "_full", "_lanes", "_lver", "_per_launch")
 
-    def __init__(self, pc: int, waves: np.ndarray):
+    def __init__(self, pc: int, waves: np.ndarray, counts: np.ndarray | None = None):
         self.pc = pc
         self.waves = waves
+        self.counts = counts  # wide runs: waves of each launch in the group
         n = len(waves)
         if n and int(waves[-1]) - int(waves[0]) + 1 == n:
             self.sel = slice(int(waves[0]), int(waves[0]) + n)
         else:
             self.sel = waves
         self._ver = -1
+        self._lver = -1
 
     def __len__(self) -> int:
         return len(self.waves)
@@ -55,14 +57,27 @@ class Group:
             self._ver = m.exec_version
         return self._mask, self._full, self._lanes
 
+    def launch_lanes(self, m: "Machine") -> np.ndarray:
+        """Wide runs: active lanes of each launch in the group, cached per EXEC version."""
+        if self._lver != m.exec_version:
+            mask, full, _ = self.exec_info(m)
+            self._per_launch = self.counts * 64 if full else np.bincount(
+                m.launch_of_wave[self.waves], weights=mask.sum(axis=1), minlength=m.launches).astype(np.int64)
+            self._lver = m.exec_version
+        return self._per_launch
+
 
 class Machine:
     """State of `nwaves` waves (whole workgroups) executing one kernel together."""
 
     def __init__(self, *, nwaves: int, nvgpr: int, nagpr: int, waves_per_group: int, lds_bytes: int,
                  scratch_bytes: int, memory: Memory, checked: bool, wave_ids: np.ndarray, entry: int,
-                 faithful: bool = False):
+                 faithful: bool = False, launch_of_wave: np.ndarray | None = None):
         self.W = nwaves
+        # Wide runs (several launches of one kernel as one batch, `run_kernel_wide`): the launch of
+        # each wave; None for a single launch.
+        self.launch_of_wave = launch_of_wave
+        self.launches = 1 if launch_of_wave is None else int(launch_of_wave.max()) + 1
         self.memory = memory
         self.checked = checked
         self.faithful = faithful  # f32 transcendentals faithfully, not correctly, rounded (valu.faithful)
@@ -102,19 +117,51 @@ class Machine:
             self.a_init = np.zeros(self.a.shape, bool)
             self.s_init = np.zeros(self.s.shape, bool)
             self.lds_init = np.zeros(self.lds.shape, bool)  # LDS bytes written by this workgroup
+            self.written: set[tuple[str, int]] = set()  # registers written in every lane of every wave
         self.findings: list[Finding] = []
-        self._seen: set[tuple[str, int]] = set()
+        self.finding_launch: list[int] = []  # wide runs: the launch of each finding
+        self.tainted: set[int] = set()  # wide runs: launches whose findings a run of their own may change
+        self.current: Group | None = None  # wide runs: the group executing
+        self._seen: set[tuple[int, str, int]] = set()
+        self._count = np.zeros(self.launches, np.int64)
         self.trace = None  # an asmevo.emu.trace.LaunchTrace when the launch is traced
 
     # ---- findings -----------------------------------------------------------------------------
-    def find(self, kind: str, pc: int, waves, message: str) -> None:
-        """Record a finding once per (kind, pc); `waves` are batch-local wave indices."""
-        key = (kind, pc)
-        if key in self._seen or len(self.findings) >= MAX_FINDINGS:
+    def find(self, kind: str, pc: int, waves, message: str, *, each: bool = False) -> None:
+        """Record a finding once per (kind, pc); `waves` are batch-local wave indices, the first
+        of them is named. In a wide run, `each` records it for the launch of each of `waves` (the
+        caller passes every offending wave, and the message does not depend on which); otherwise the
+        launches of the executing group are tainted: which lane a message names, or whether a
+        launch's own lanes were reported at all, could differ in a run of its own."""
+        w = np.asarray(waves).ravel()
+        if self.launch_of_wave is None:
+            self._record(0, kind, pc, int(w[0]) if w.size else 0, message)
+        elif each and w.size:
+            launches, first = np.unique(self.launch_of_wave[w], return_index=True)
+            for launch, i in zip(launches.tolist(), first.tolist()):
+                self._record(launch, kind, pc, int(w[i]), message)
+        else:
+            g = self.current
+            self.tainted.update(range(self.launches) if g is None else np.unique(self.launch_of_wave[g.waves]).tolist())
+
+    def _record(self, launch: int, kind: str, pc: int, wave: int, message: str) -> None:
+        key = (launch, kind, pc)
+        if key in self._seen or self._count[launch] >= MAX_FINDINGS:
             return
         self._seen.add(key)
-        w = int(np.asarray(waves).ravel()[0]) if np.size(waves) else 0
-        self.findings.append(Finding(kind, pc, int(self.wave_ids[w]), message))
+        self._count[launch] += 1
+        self.findings.append(Finding(kind, pc, int(self.wave_ids[wave]), message))
+        self.finding_launch.append(launch)
+
+    def launches_of(self, g: Group, lanes: np.ndarray | None = None, *, full: bool = False) -> np.ndarray | None:
+        """Wide runs: the launch of each wave of `g` ([G]), of each lane of `lanes` ([G,64] mask, in
+        mask order), or of every lane (`full`); None for a single launch (what `Memory.locate` takes)."""
+        if self.launch_of_wave is None:
+            return None
+        per_wave = self.launch_of_wave[g.waves]
+        if full:
+            return np.repeat(per_wave, 64)
+        return per_wave if lanes is None else np.broadcast_to(per_wave[:, None], lanes.shape)[lanes]
 
     # ---- scratch --------------------------------------------------------------------------------
     @property

@@ -150,8 +150,7 @@ def global_access(m, g, ins, mask, a, size, data):
     exec_mask, exec_full, _ = g.exec_info(m)
     full = exec_full and (mask is exec_mask or bool(mask.all()))
     sel_a = a.reshape(-1) if full else a[mask]
-    sel_off = m.memory.offsets(sel_a)
-    ok = m.memory.in_bounds(sel_off, size)
+    sel_off, ok = m.memory.locate(sel_a, size, m.launches_of(g, None if full else mask, full=full))
     all_ok = bool(ok.all())
     if m.trace is not None:
         inside = sel_off if all_ok else sel_off[ok]

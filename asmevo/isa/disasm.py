@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import DisassemblyError
@@ -60,21 +60,44 @@ def disassemble(co: "CodeObject") -> Listing:
 
 
 def decode_image(processor: str, base: int, image: bytes, starts: tuple[int, ...] = ()) -> list[Instruction]:
-    """Instructions of `image` loaded at `base`, decoding restarting at each address in `starts`."""
-    dis = _disassembler(processor)
+    """Instructions of `image` loaded at `base`, decoding restarting at each address in `starts`.
+    Decoded words are remembered by their bytes (`_decoded`): a candidate repeats most of K0's."""
     out: list[Instruction] = []
     stops = sorted(a - base for a in starts if base < a < base + len(image)) + [len(image)]
     offset = 0
     for stop in stops:
         while offset < stop:
-            size, text = dis.decode(image[offset:min(stop, offset + 16)], base + offset)
-            if size == 0:
+            address = base + offset
+            size, template = _decoded(processor, image[offset:min(stop, offset + 16)], address)
+            if template is None:
                 size = min(4, stop - offset)
-                out.append(Instruction(".long", address=base + offset, encoding=image[offset:offset + size]))
+                out.append(Instruction(".long", address=address, encoding=image[offset:offset + size]))
             else:
-                out.append(_instruction(text, base + offset, image[offset:offset + size]))
+                ins = replace(template, address=address)
+                if ins.is_branch:
+                    ins.target = branch_target(address, ins.encoding)
+                out.append(ins)
             offset += size
     return out
+
+
+_DECODED: dict[tuple[str, bytes], tuple[int, Instruction | None]] = {}
+_DECODED_KEPT = 1 << 16
+
+
+def _decoded(processor: str, window: bytes, address: int) -> tuple[int, Instruction | None]:
+    """(size, the instruction without address, or None for undecodable bytes) of the bytes at the
+    start of `window`. LLVM's text of an instruction does not depend on its address (branches print
+    their offset; `tests/isa/test_disasm.py`), so the decoding of a window is kept by its bytes."""
+    key = (processor, window)
+    hit = _DECODED.get(key)
+    if hit is None:
+        size, text = _disassembler(processor).decode(window, address)
+        hit = (size, None if size == 0 else _instruction(text, address, window[:size]))
+        if len(_DECODED) >= _DECODED_KEPT:
+            _DECODED.clear()
+        _DECODED[key] = hit
+    return hit
 
 
 def _instruction(text: str, address: int, encoding: bytes) -> Instruction:
@@ -82,9 +105,7 @@ def _instruction(text: str, address: int, encoding: bytes) -> Instruction:
         ins = parse_instruction(text.split(";", 1)[0])
     except DisassemblyError as exc:
         raise DisassemblyError(f"0x{address:x}: {exc}") from None
-    ins.address, ins.encoding = address, encoding
-    if ins.is_branch:
-        ins.target = branch_target(address, encoding)
+    ins.encoding = encoding
     return ins
 
 

@@ -119,16 +119,19 @@ class InstrInfo:
         return "_load_lds_" in self.base
 
 
+@functools.lru_cache(maxsize=None)
 def split_mnemonic(mnemonic: str) -> tuple[str, str]:
-    """(base name, encoding suffix) of a mnemonic; gfx90a MFMA spellings map to gfx940 names."""
+    """(base name, encoding suffix) of a mnemonic; gfx90a MFMA spellings map to gfx940 names
+    (memoised: the analyses ask for the same few hundred mnemonics millions of times)."""
     m = _ENC_SUFFIX.search(mnemonic)
     base, enc = (mnemonic[:m.start()], m.group(1)) if m else (mnemonic, "")
     return MFMA_ALIASES.get(base, base), enc
 
 
+@functools.lru_cache(maxsize=None)
 def instr_info(mnemonic: str, processor: str = "gfx942") -> InstrInfo:
     """The table record of `mnemonic` (any encoding suffix); UnsupportedInstruction when the
-    processor has no such instruction."""
+    processor has no such instruction (memoised; failures are not cached and raise again)."""
     base = split_mnemonic(mnemonic)[0]
     info = _table(processor).get(base)
     if info is None:

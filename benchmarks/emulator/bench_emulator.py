@@ -2,6 +2,13 @@
 work-items), a DPP/LDS block reduction and an MFMA f16 matmul. Kernels are built with clang-19 at
 bench time into a cache directory ($ASMEVO_BENCH_CACHE, default /tmp/asmevo-emu-bench).
 
+Then the fixed cost of a launch as verification makes it (`run_launch` on the checked emulator
+device: buffers allocated and filled, kernargs packed, outputs read back): a second launch of an
+already built code object on a one-workgroup shape of a KernelBench kernel (19_ReLU v_3x99: 119
+wave-instructions, so nearly all of it is fixed cost), and the first launch of a new code object
+that differs from it (a candidate: K0 with one instruction edited), whose decoded and prepared
+instructions mostly carry over.
+
 Usage: python benchmarks/emulator/bench_emulator.py [--repeat N]   (record: bench_emulator.txt beside it)
 """
 from __future__ import annotations
@@ -109,7 +116,7 @@ def _launch(co, name, grid, block, buffers, scalars: bytes, lds: int = 0):
     return rep, time.perf_counter() - start
 
 
-def bench(label, co, name, grid, block, buffers, scalars, repeat):
+def bench(label, co, name, grid, block, buffers, scalars, repeat) -> None:
     _launch(co, name, (1, 1, 1), block, buffers, scalars)  # warm the decoded-program cache
     best = None
     for _ in range(repeat):
@@ -117,9 +124,46 @@ def bench(label, co, name, grid, block, buffers, scalars, repeat):
         assert rep.ok, rep.findings
         best = dt if best is None else min(best, dt)
     rate = rep.lane_instructions / best
-    print(f"{label:<34} waves {rep.waves:>6}  lane-instr {rep.lane_instructions:>11,}  {best:7.3f} s  "
-          f"{rate:10.3e} lane-instr/s")
-    return rate
+    line = (f"{label:<34} waves {rep.waves:>6}  lane-instr {rep.lane_instructions:>11,}  {best:7.3f} s  "
+            f"{rate:10.3e} lane-instr/s")
+    print(line, flush=True)
+
+
+def fixed_cost(repeat: int) -> None:
+    """Seconds of launches on a tiny shape: K0 again and again, and a new candidate's first launch."""
+    from asmevo.device import get_device
+    from asmevo.device.launch import make_inputs, run_launch
+    from asmevo.launches import suite_launches
+    from asmevo.rebuild import rebuild_source
+    from asmevo.recover import recover
+    from asmevo.suites import load_suite
+
+    problem = load_suite("kernelbench").problem("19_ReLU")
+    spec = next(vl.spec for vl in suite_launches(problem) if vl.label.endswith("v_3x99"))
+    k0 = problem.code_object.read_bytes()
+    inputs = make_inputs(spec)
+    device = get_device("emu").verifying()
+    run_launch(device, k0, spec, inputs)
+    again = []
+    for _ in range(max(repeat, 5)):
+        start = time.perf_counter()
+        _, result = run_launch(device, k0, spec, inputs)
+        again.append(time.perf_counter() - start)
+    rec = recover(problem.code_object)
+    first = []
+    for k, nops in enumerate(range(1, max(repeat, 5) + 1)):  # distinct candidates: s_nop padding of one line
+        line = "\tv_max_f32_e32 v7, 0, v1"
+        assert line in rec.source
+        edited = rec.source.replace(line, "\ts_nop 0\n" * nops + line, 1)
+        k1 = rebuild_source(edited, rec.info).data
+        start = time.perf_counter()
+        run_launch(device, k1, spec, inputs)
+        first.append(time.perf_counter() - start)
+    instr = result.report.instructions
+    line = (f"fixed cost, 19_ReLU v_3x99 ({instr} wave-instructions, checked): second launch of K0 median "
+            f"{1e3 * float(np.median(again)):.1f} ms (min {1e3 * min(again):.1f}); first launch of a new candidate "
+            f"median {1e3 * float(np.median(first)):.1f} ms (min {1e3 * min(first):.1f})")
+    print(line, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     b = rng.standard_normal((dim, k)).astype(np.float16)
     bench(f"MFMA f16 matmul {dim}x{dim}x{k}", build(MATMUL), "mfma_matmul", ((dim // 32) ** 2 // 4, 1, 1),
           (256, 1, 1), [a, b, np.zeros((dim, dim), np.float32)], struct.pack("<ii", dim, k), args.repeat)
+    fixed_cost(args.repeat)
     return 0
 
 

@@ -22,6 +22,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,18 +37,48 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _unwaited_cpu_s(pid: int, seen: dict[int, float]) -> None:
+    """Record the CPU seconds so far of every process below `pid` that runs a multiprocessing fork
+    server's code (the stage workers and their fork server: nobody waits for them, so the run's
+    resource usage does not include them)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += map(int, (task / "children").read_text().split())
+            if p != pid and b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes():
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+                seen[p] = (int(fields[11]) + int(fields[12])) / tick
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+
+
 def cli_run(home: Path, suite: str, problems: str | None, agent: str, budget: int) -> tuple[float, float, str]:
-    """(wall s, CPU s of the run's processes, stdout) of one `asmevo suite run`."""
+    """(wall s, CPU s of the run's processes, stdout) of one `asmevo suite run`. The stage workers'
+    CPU is sampled every half second (up to half a second of each worker's last moments is missed)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(ASMEVO_HOME=str(home), PYTHONPATH=str(REPO))
     args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite, "--agent", agent, "--budget", str(budget)]
     args += ["--problems", problems] if problems else []
     started, cpu_before = time.perf_counter(), children_cpu_s()
-    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True)
-    wall, cpu = time.perf_counter() - started, children_cpu_s() - cpu_before
-    if "stage calls were cache hits" not in proc.stdout:
-        sys.exit(f"suite run failed:\n{proc.stdout}\n{proc.stderr}")
-    return wall, cpu, proc.stdout
+    proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: dict[int, float] = {}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.5):
+            _unwaited_cpu_s(proc.pid, workers)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = proc.communicate()
+    done.set()
+    sampler.join()
+    wall, cpu = time.perf_counter() - started, children_cpu_s() - cpu_before + sum(workers.values())
+    if "stage calls were cache hits" not in stdout:
+        sys.exit(f"suite run failed:\n{stdout}\n{stderr}")
+    return wall, cpu, stdout
 
 
 def per_task_overhead(n: int) -> tuple[float, float, float]:

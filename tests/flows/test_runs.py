@@ -55,6 +55,15 @@ def api_servers(pid: int) -> list[int]:
     return found
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (children, their children, ...)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in map(int, (task / "children").read_text().split()):
+            out += [child] + _descendants(child)
+    return out
+
+
 def alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
@@ -91,14 +100,16 @@ def test_killed_run_resumes_to_the_same_table(concurrent, tmp_path):
         if line.startswith("[  1/3]") or time.monotonic() > deadline:
             break
     servers = api_servers(proc.pid)
+    children = _descendants(proc.pid)  # the API server, the stage workers' fork server and the workers
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert servers, "the run had no API server child"
     for _ in range(600):
-        if not any(alive(pid) for pid in servers):
+        if not any(alive(pid) for pid in children):
             break
         time.sleep(0.1)
     assert not any(alive(pid) for pid in servers), "the killed run orphaned its API server"
+    assert not any(alive(pid) for pid in children), "the killed run orphaned processes"
 
     runs = subprocess.run([sys.executable, "-m", "asmevo.cli", "runs"], cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "ASMEVO_HOME": str(home), "PYTHONPATH": str(REPO)})
@@ -115,3 +126,29 @@ def test_killed_run_resumes_to_the_same_table(concurrent, tmp_path):
 def test_dask_local_cluster_run_equals_the_thread_run(concurrent, tmp_path):
     out = finish(start(tmp_path / "home", "--dask", "local"))
     assert table(tmp_path / "home", out) == table(concurrent[0], concurrent[1][0])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_run_at_once_and_it_resumes(concurrent, tmp_path, sig):
+    home = tmp_path / "home"
+    proc = start(home)
+    deadline = time.monotonic() + TIMEOUT_S
+    for line in proc.stdout:  # stop once one kernel is done, while the others compute in the workers
+        if line.startswith("[  1/3]") or time.monotonic() > deadline:
+            break
+    children = _descendants(proc.pid)
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    while proc.poll() is None and time.monotonic() - sent < 10:
+        proc.stdout.read(1 << 16)  # keep the pipe drained: a full pipe would block the run's writes
+    assert time.monotonic() - sent < 2.0
+    assert proc.returncode == 128 + sig
+    for _ in range(100):
+        if not any(alive(pid) for pid in children):
+            break
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in children), "the stopped run left processes behind"
+    resumed = finish(start(home))
+    hits, calls = cache_hits(resumed)
+    assert calls == 15 and hits >= 5, resumed
+    assert table(home, resumed) == table(concurrent[0], concurrent[1][0])

@@ -43,3 +43,21 @@ def test_decoding_restarts_at_symbols():
     split = decode_image("gfx942", 0, image, starts=(4,))
     assert [i.size for i in whole] == [8, 4]
     assert [i.address for i in split] == [0, 4, 8] and split[0].is_data
+
+
+def test_instruction_text_does_not_depend_on_the_address():
+    # The listing keeps decodings by their bytes (disasm._decoded): LLVM must print every
+    # instruction of every KernelBench object the same wherever it lies (branches print offsets).
+    from asmevo.llvm_c import Disassembler
+
+    dis = Disassembler("gfx942")
+    checked = 0
+    for path in OBJECTS:
+        for ins in CodeObject.from_path(path).listing.instructions:
+            if ins.is_data:
+                continue
+            here = dis.decode(ins.encoding, ins.address)
+            assert here[0] == ins.size
+            assert dis.decode(ins.encoding, ins.address + 0x10F0) == here == dis.decode(ins.encoding, 0)
+            checked += 1
+    assert checked > 10_000
