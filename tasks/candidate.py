@@ -16,6 +16,8 @@ import contextvars
 import functools
 import json
 
+from prefect.transactions import CommitMode, transaction
+
 from artifacts import Record, default_store
 from asmevo.agent.outcome import K0Outcome, Outcome, Setup, baseline as k0_baseline, evaluate, make_setup
 from asmevo.device import get_device
@@ -82,7 +84,9 @@ def _artifact(sha: str) -> dict:
 
 class TaskEvaluations:
     """`asmevo.agent.outcome.Evaluations` through the cached tasks, for the edit task (or a flow)
-    to hand its Evaluator; counts candidate calls and cache hits."""
+    to hand its Evaluator; counts candidate calls and cache hits. Each call commits its result at
+    once (an eager transaction): a nested task's result is otherwise only written when the edit task
+    finishes, and a run killed mid-search would lose every finished candidate."""
 
     def __init__(self, k0: str, launches: list[str], timing: str, config: dict):
         """`config`: name (K0's recovered name), device, gpu, trials[, hardware]."""
@@ -94,7 +98,8 @@ class TaskEvaluations:
         self.calls = self.hits = 0
 
     def baseline(self) -> dict:
-        self.base = baseline(self.k0, self.timing, self.base_config)
+        with transaction(commit_mode=CommitMode.EAGER):
+            self.base = baseline(self.k0, self.timing, self.base_config)
         return _artifact(self.base)
 
     def candidate(self, source: str, through: str, label: str = "candidate") -> Outcome:
@@ -105,8 +110,9 @@ class TaskEvaluations:
         store.add_record(Record(kind="source", sha256=src, stage="candidate", inputs={"k0": self.k0}))
         token = _LABEL.set(label)
         try:
-            state = candidate(self.k0, self.base, src, self.launches, self.timing, {**self.config, "through": through},
-                              return_state=True)
+            with transaction(commit_mode=CommitMode.EAGER):
+                state = candidate(self.k0, self.base, src, self.launches, self.timing,
+                                  {**self.config, "through": through}, return_state=True)
         finally:
             _LABEL.reset(token)
         record = _artifact(state.result())

@@ -152,7 +152,7 @@ class Evaluator:
         """Candidate `cand`'s outcome evaluated at least `through` that depth (asked for once per depth)."""
         out = self._outcomes.get(cand.id)
         if out is None or (through == "timed" and out.record["status"] == "built"):
-            out = self.evaluations.candidate(cand.source, through, f"#{cand.id} {cand.operator}")
+            out = self.evaluations.candidate(cand.source, through, f"{self.kernel} #{cand.id} {cand.operator}")
             self._outcomes[cand.id] = out
             cand.cached = cand.cached or out.cached
         return out
