@@ -215,11 +215,14 @@ class LocalEvaluations:
 
     def __init__(self, setup: Setup):
         self.setup = setup
+        self._json: dict | None = None
         self._base: K0Outcome | None = None
 
     def baseline(self) -> dict:
-        s = self.setup
-        return wire(baseline(s.k0, s.name, s.timing, s.device, s.gpu_name))
+        if self._json is None:
+            s = self.setup
+            self._json = wire(baseline(s.k0, s.name, s.timing, s.device, s.gpu_name))
+        return self._json
 
     def candidate(self, source: str, through: str, label: str = "") -> Outcome:
         if self._base is None:
