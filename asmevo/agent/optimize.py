@@ -13,6 +13,7 @@ from ..target import DEFAULT_GPU
 from .edit import unified_diff
 from .gates import Evaluator
 from .lineage import Candidate, Lineage
+from .llm import ReplyCache
 from .outcome import Evaluations
 from .search import SearchConfig, search
 
@@ -46,7 +47,7 @@ def _launches(items: list) -> list[VerifyLaunch]:
 def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent: str = "search",
              budget: int = 16, seed: int = 0, heldout: list = (), timing=None, device: Device | None = None,
              trials: int = 3, gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
-             llm_options: dict | None = None, llm_cache=None, evaluations: Evaluations | None = None,
+             llm_options: dict | None = None, llm_cache: ReplyCache | None = None, evaluations: Evaluations | None = None,
              log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
     `agent`, every candidate timed on `timing` (the bench shape; default: the largest verify launch)
