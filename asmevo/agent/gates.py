@@ -158,8 +158,9 @@ class Evaluator:
         return out
 
     @staticmethod
-    def _rejection(record: dict, gate: str) -> Rejection | None:
-        if record["rejected_at"] == gate:
+    def _rejection(record: dict, *gates: str) -> Rejection | None:
+        """The record's rejection if one of `gates` made it."""
+        if record["rejected_at"] in gates:
             return Rejection(record["reason"], record["detail"])
         return None
 
@@ -171,7 +172,7 @@ class Evaluator:
         start = time.perf_counter()
         rec = self._outcome(cand, "timed").record
         cand.verdict = rec["verdict"]
-        self._finish(cand, self._rejection(rec, "verify"), start, "equivalent")
+        self._finish(cand, self._rejection(rec, "build", "verify"), start, "equivalent")
         return cand
 
     def time_candidate(self, cid: int) -> Candidate:
