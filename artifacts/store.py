@@ -1,8 +1,10 @@
-"""The content-addressed blob store: raw bytes keyed by their sha256, plus one record per artifact.
+"""The content-addressed blob store: raw bytes keyed by their sha256, one record per artifact, and
+named references to artifacts (e.g. `llm-reply/<request sha256>`: the reply to a request).
 
-Both live in diskcache `Cache`s (SQLite index + files) that never evict. Values are stored as raw
+All three live in diskcache `Cache`s (SQLite index + files) that never evict. Values are stored as raw
 bytes / JSON text, never pickled. Writes are add-if-absent: an artifact is immutable, so two
-processes writing the same content agree, and a writer killed mid-way leaves no partial entry.
+processes writing the same content agree, a reference keeps the first artifact it named, and a
+writer killed mid-way leaves no partial entry.
 """
 from __future__ import annotations
 
@@ -41,12 +43,14 @@ def _open(directory: Path) -> Cache:
 
 
 class Store:
-    """Blobs under `root/blobs`, records under `root/records`; safe across threads and processes."""
+    """Blobs under `root/blobs`, records under `root/records`, references under `root/refs`; safe
+    across threads and processes."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self.blobs = _open(self.root / "blobs")
         self.records = _open(self.root / "records")
+        self.refs = _open(self.root / "refs")
 
     def put(self, data: bytes) -> str:
         """Store `data`; returns its sha256."""
@@ -93,8 +97,20 @@ class Store:
     def has_record(self, key: str) -> bool:
         return key in self.records
 
+    def set_ref(self, name: str, key: str) -> str:
+        """Name artifact `key` `name` unless the name is taken; returns the artifact the name keeps."""
+        if key not in self.blobs:
+            raise StoreError(f"reference {name} to {key[:16]}, which is not in the store")
+        self.refs.add(name, key, retry=True)
+        return self.refs.get(name, retry=True)
+
+    def ref(self, name: str) -> str | None:
+        """The artifact named `name`, or None."""
+        return self.refs.get(name, retry=True)
+
     def check(self) -> list[str]:
-        """Every problem found: blobs whose bytes don't match their key, records without a blob."""
+        """Every problem found: blobs whose bytes don't match their key, records and references
+        without a blob."""
         problems = []
         for key in self.blobs.iterkeys():
             data = self.blobs.get(key, retry=True)
@@ -103,8 +119,12 @@ class Store:
         for key in self.records.iterkeys():
             if key not in self.blobs:
                 problems.append(f"record {key[:16]}: no blob")
+        for name in self.refs.iterkeys():
+            if self.refs.get(name, retry=True) not in self.blobs:
+                problems.append(f"reference {name}: no blob")
         return problems
 
     def close(self) -> None:
         self.blobs.close()
         self.records.close()
+        self.refs.close()

@@ -45,7 +45,17 @@ class RunConfig:
                 "verify": {"device": self.device, "trials": self.trials, "special": self.special, **hw},
                 "time": {"device": self.device, **timing, **hw},
                 "edit": {"agent": self.agent, "budget": self.budget, "seed": self.seed, "device": self.device,
-                         "gpu": self.gpu, **hw}}[name]
+                         "gpu": self.gpu, "trials": self.trials, **self._llm(), **hw}}[name]
+
+    def _llm(self) -> dict:
+        """With the LLM agent, what determines its conversation (model, limits, temperature; from the
+        ASMEVO_* environment, `LLMConfig.from_env`), so another model is another edit."""
+        if self.agent != "llm":
+            return {}
+        from asmevo.agent.llm import LLMConfig
+
+        identity = LLMConfig.from_env(max_steps=self.budget, seed=self.seed).identity()
+        return {"llm": identity}
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -151,6 +151,25 @@ def _artifact(outcome: StageOutcome | None, kind: str):
     return store.get_json(outcome.sha)
 
 
+def search_stats(outcomes: dict[str, StageOutcome]) -> dict:
+    """The kernel's search in this run: candidate outcomes evaluated and served from the cache
+    (`candidates`, `candidate_hits`; a cached edit stage serves all of them), budget used (verified
+    evaluations, or LLM replies), and the LLM's cost spent and saved by caches."""
+    stats = {"candidates": 0, "candidate_hits": 0, "budget_used": 0, "llm_cost_spent": 0.0, "llm_cost_saved": 0.0}
+    edit = _artifact(outcomes.get("edit"), "optimization")
+    if not edit:
+        return stats
+    usage = edit["lineage"]["config"].get("llm_usage") or {}
+    stats.update(candidates=edit["candidates"]["calls"], candidate_hits=edit["candidates"]["hits"],
+                 llm_cost_spent=usage.get("cost_spent", 0.0), llm_cost_saved=usage.get("cost_saved", 0.0),
+                 budget_used=usage["steps"] if usage else sum(c["verdict"] is not None
+                                                              for c in edit["lineage"]["candidates"][1:]))
+    if outcomes["edit"].cached:
+        stats.update(candidate_hits=stats["candidates"], llm_cost_spent=0.0,
+                     llm_cost_saved=stats["llm_cost_spent"] + stats["llm_cost_saved"])
+    return stats
+
+
 def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     """The kernel's result row (see `report.COLUMNS`), read from the stage artifacts."""
     store = default_store()

@@ -18,7 +18,8 @@ from asmevo.target import DEFAULT_GPU
 from tasks import progress as stage_progress
 
 from .config import RunConfig
-from .pipeline import KernelJob, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, submit_kernel
+from .pipeline import (KernelJob, StageOutcome, ingest_files, ingest_problem, kernel_row, outcome, search_stats,
+                       submit_kernel)
 from .progress import Display
 from .report import build_report, publish
 from .runs import Run, new_run_id, now
@@ -30,11 +31,15 @@ def _hardware(device: str) -> dict | None:
     return None if device == "emu" else hardware_identity()
 
 
-def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOutcome]) -> str:
+def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOutcome], search: dict,
+                   budget: int) -> str:
     hits = sum(o.cached for o in outcomes.values())
     timing = (f"{row['baseline']:g} {row['unit']} x{row['speedup']:.3f}" if row["baseline"] is not None
               else row["error"][:80])
-    return f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  ({hits}/{len(outcomes)} cached)"
+    agent = (f"; search {search['budget_used']}/{budget}, {search['candidate_hits']}/{search['candidates']} "
+             f"candidates cached" if "edit" in outcomes else "")
+    return (f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  "
+            f"({hits}/{len(outcomes)} cached{agent})")
 
 
 def _longest_first(problems: list) -> list:
@@ -60,23 +65,27 @@ def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tu
     if display is not None:
         stop_on_signals(display.close)
         stage_progress.set_sink(display.event)
+    rows, cache = [], {"hits": 0, "stage_calls": 0, "candidate_hits": 0, "candidates": 0, "llm_cost_spent": 0.0,
+                       "llm_cost_saved": 0.0}
     try:
         submitted = {job.name: _submit(job, config) for job in jobs}
         by_last = {futures.get("time_best_verify", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
-        rows, hits, calls = [], 0, 0
         for last in as_completed(list(by_last)):
             job = by_last[last]
             outcomes = {stage: outcome(f) for stage, f in submitted[job.name].items()}
             rows.append(kernel_row(job, outcomes))
-            hits += sum(o.cached for o in outcomes.values())
-            calls += len(outcomes)
+            search = search_stats(outcomes)
+            cache["hits"] += sum(o.cached for o in outcomes.values())
+            cache["stage_calls"] += len(outcomes)
+            for key in ("candidate_hits", "candidates", "llm_cost_spent", "llm_cost_saved"):
+                cache[key] += search[key]
             if display is not None:
-                display.kernel_done(_progress_line(len(rows), len(jobs), rows[-1], outcomes))
+                display.kernel_done(_progress_line(len(rows), len(jobs), rows[-1], outcomes, search, config.budget))
     finally:
         if display is not None:
             stage_progress.set_sink(None)
             display.close()
-    return rows, {"hits": hits, "stage_calls": calls}
+    return rows, cache
 
 
 @flow(name="optimize-kernel", persist_result=False)

@@ -27,7 +27,10 @@ def _package_root(top: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations))).parent
 
 
+@functools.lru_cache(maxsize=16384)
 def _module_file(root: Path, name: str) -> Path | None:
+    """The source file of module `name` under `root` (None: not a module, e.g. an imported attribute);
+    memoised, as every stage key looks up the same few hundred names."""
     base = root.joinpath(*name.split("."))
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
@@ -72,7 +75,9 @@ def source_files(modules: tuple[str, ...]) -> dict[str, Path]:
         top = name.split(".")[0]
         if top not in tops or name in files:
             continue
-        root = roots.setdefault(top, _package_root(top))
+        if top not in roots:
+            roots[top] = _package_root(top)
+        root = roots[top]
         path = _module_file(root, name)
         if path is None:
             if name in modules:

@@ -5,7 +5,9 @@ static checks (resources, hazards, waitcnt: `static_checks.static_differences`) 
 then an isolated confirmation on the GPU) -> correctness-gated timing on the timing launch (the
 problem's bench shape) in the device's unit (`model_us` from the timing model on the emulator, `ms`
 on hardware) -> the gate's decision. Profiles always come from the emulator. Every candidate,
-accepted or not, lands in the lineage; nothing here raises for a bad edit.
+accepted or not, lands in the lineage; nothing here raises for a bad edit. The gates after the
+precheck run as one content-addressed outcome per candidate (`outcome.evaluate`), computed here or
+taken from a cache by the `Evaluations` the Evaluator is given.
 """
 from __future__ import annotations
 
@@ -14,24 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..abi import abi_differences
 from ..codeobj import CodeObject
-from ..device import Device, get_device
-from ..device.hip_timing import TimingCrashed, measure
-from ..errors import AbiChange, AsmEvoError, RebuildError
-from ..launches import VerifyLaunch, largest
+from ..device import Device
+from ..errors import AsmEvoError
+from ..launches import VerifyLaunch
 from ..model import Estimate
 from ..profile import Profile, hot_windows, profile_launch
-from ..rebuild import rebuild_source
-from ..recover import recover
-from ..static_checks import static_differences
 from ..target import DEFAULT_GPU
-from ..timing import Timing, _gate, decide, model_candidate, model_timing, time_candidate
-from ..verify import ReferenceCache, Verdict, sha256, verify
+from ..timing import Timing
+from ..verify import sha256, verify
 from .body import Body
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
+from .outcome import Evaluations, K0Outcome, LocalEvaluations, Outcome, make_setup
 from .source import KernelSource
+
 
 @dataclass
 class Baseline:
@@ -50,42 +49,41 @@ class Baseline:
 
 
 class Evaluator:
-    """Runs edits through the gates for one kernel and records every candidate in `lineage`."""
+    """Runs edits through the gates for one kernel and records every candidate in `lineage`.
+
+    The lineage-dependent checks (precheck, no-op against every source seen) run here; the rest of a
+    candidate's gates and K0's baseline come from `evaluations` (`outcome.Evaluations`; default
+    `LocalEvaluations`: computed in this process; a flow passes a cached task per call)."""
 
     def __init__(self, k0_path: str | Path, launches: list[VerifyLaunch], *, heldout: list[VerifyLaunch] = (),
                  timing: VerifyLaunch | None = None, device: Device | None = None, trials: int = 3,
-                 kernel: str | None = None, gpu_name: str = DEFAULT_GPU, eps: float | None = None):
+                 kernel: str | None = None, gpu_name: str = DEFAULT_GPU, eps: float | None = None,
+                 evaluations: Evaluations | None = None):
         """`timing` is the launch candidates are timed on (the bench shape; default: the largest verify
         launch). `eps` is the speedup a candidate must beat to count as better (default 0 on the
         deterministic emulator, 1% on hardware)."""
-        if not launches:
-            raise AsmEvoError("optimisation needs at least one verify launch that is not a probe")
-        self.k0 = CodeObject.from_path(k0_path)
-        self.launches = list(launches)
+        self.setup = make_setup(CodeObject.from_path(k0_path), list(launches), name=Path(k0_path).stem,
+                                timing=timing, device=device, gpu_name=gpu_name, trials=trials, kernel=kernel, eps=eps)
+        s = self.setup
+        self.k0, self.kernel, self.launches, self.timing = s.k0, s.kernel, list(s.launches), s.timing
+        self.device, self.gpu_name, self.eps, self.trials = s.device, s.gpu_name, s.eps, s.trials
         self.heldout = list(heldout)
-        self.timing = timing or largest(self.launches)
-        self.device = device or get_device("emu")
-        self.gpu_name = gpu_name
-        self.eps = (0.0 if self.device.sandboxed else 0.01) if eps is None else eps
-        self.trials = trials
-        self.reference = ReferenceCache()  # K0's results per launch and input set, run once for every candidate
-        self.kernel = kernel or launches[0].spec.kernel
-        if self.kernel not in self.k0.kernel_names:
-            raise AsmEvoError(f"kernel {self.kernel} is not in {k0_path} (has {', '.join(self.k0.kernel_names)})")
-        rec = recover(k0_path)
-        self.name = rec.name
+        self.evaluations = evaluations or LocalEvaluations(self.setup)
+        k0 = K0Outcome.from_json(self.evaluations.baseline())
+        self.name = k0.name
         self.xnack = self.k0.target.xnack != "off"
-        profile = self._profile(self.k0)
-        self.baseline = Baseline(rec.source, rec.info, profile, self._k0_timing(profile))
-        self.k0_source = KernelSource(rec.source, self.kernel)
+        ins = self.k0.kernel_instructions(self.kernel)
+        profile = Profile(self.kernel, k0.estimate, ins, hot_windows(ins, k0.estimate))
+        self.baseline = Baseline(k0.source, k0.info, profile, k0.timing)
+        self.k0_source = KernelSource(k0.source, self.kernel)
         self.lineage = Lineage(self.kernel, sha256(self.k0.data), self.baseline.timing.unit)
         self.lineage.add(Candidate(0, None, "k0", 0, "baseline", "the input kernel", status="baseline",
                                    cycles=self.baseline.cycles, speedup=1.0, sha256=self.lineage.k0_sha256,
                                    timing={**self.baseline.timing.to_json(), "launch": self.timing.label},
-                                   source=rec.source, data=self.k0.data))
-        self._seen: dict[str, int] = {rec.source: 0}
+                                   source=k0.source, data=self.k0.data))
+        self._seen: dict[str, int] = {k0.source: 0}
+        self._outcomes: dict[int, Outcome] = {}
         self.on_candidate: Callable[[Candidate], None] | None = None  # told of every evaluated candidate
-        self._objects: dict[int, CodeObject] = {}
 
     @property
     def best(self) -> Candidate:
@@ -112,7 +110,7 @@ class Evaluator:
 
     def evaluate(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
         """Run `edit` of candidate `parent` through every gate; the record is added to the lineage."""
-        cand = self.build(parent, edit, window, agent=agent, step=step)
+        cand = self._propose(parent, edit, window, agent, step, "timed")
         if cand.status == "built":
             self.verify_candidate(cand.id)
         if cand.status == "equivalent":
@@ -123,6 +121,11 @@ class Evaluator:
 
     def build(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
         """Apply `edit` to candidate `parent` and pass the static gates (status `built` or `rejected`)."""
+        return self._propose(parent, edit, window, agent, step, "built")
+
+    def _propose(self, parent: int, edit: Edit, window: Window, agent: str, step: int, through: str) -> Candidate:
+        """A new candidate from `edit` of `parent`: the lineage's checks here, then the outcome's static
+        gates (the outcome, evaluated `through` that depth, is kept for the later gates)."""
         start = time.perf_counter()
         par = self.lineage.get(parent)
         cand = Candidate(self.lineage.next_id(), parent, agent, step, edit.operator, edit.note, edit.to_json())
@@ -134,11 +137,36 @@ class Evaluator:
             if rejection is None:
                 cand.source = "\n".join(apply_edit(src.lines, edit)) + "\n"
                 cand.diff = unified_diff(par.source, cand.source, self.name)
-                rejection = self._static_gates(cand)
+                if cand.source in self._seen:
+                    rejection = Rejection("no-op", f"same source as candidate #{self._seen[cand.source]}")
+                else:
+                    self._seen[cand.source] = cand.id
         except AsmEvoError as exc:
             rejection = Rejection("error", str(exc))
-        self._finish(cand, rejection, start, "built")
+        if rejection is not None:
+            self._finish(cand, rejection, start, "built")
+            return cand
+        out = self._outcome(cand, through)
+        rec = out.record
+        cand.data, cand.sha256 = out.data, rec["sha256"]
+        self._finish(cand, self._rejection(rec, "build"), start, "built")
         return cand
+
+    def _outcome(self, cand: Candidate, through: str) -> Outcome:
+        """Candidate `cand`'s outcome evaluated at least `through` that depth (asked for once per depth)."""
+        out = self._outcomes.get(cand.id)
+        if out is None or (through == "timed" and out.record["status"] == "built"):
+            out = self.evaluations.candidate(cand.source, through, f"{self.kernel} #{cand.id} {cand.operator}")
+            self._outcomes[cand.id] = out
+            cand.cached = cand.cached or out.cached
+        return out
+
+    @staticmethod
+    def _rejection(record: dict, *gates: str) -> Rejection | None:
+        """The record's rejection if one of `gates` made it."""
+        if record["rejected_at"] in gates:
+            return Rejection(record["reason"], record["detail"])
+        return None
 
     def verify_candidate(self, cid: int) -> Candidate:
         """Differential verification of a built candidate on every verify launch."""
@@ -146,28 +174,10 @@ class Evaluator:
         if cand.status != "built":
             raise AsmEvoError(f"candidate #{cid} is {cand.status}; only built candidates are verified")
         start = time.perf_counter()
-        rejection = None
-        try:
-            verdict = verify(self.k0, self._code(cand), self.launches, trials=self.trials, device=self.device,
-                             static=False, reference=self.reference)
-            cand.verdict = verdict.to_json()
-            if not verdict.equivalent:
-                rejection = Rejection(verdict.kind, verdict.reason)
-        except AsmEvoError as exc:
-            rejection = Rejection("error", str(exc))
-        self._finish(cand, rejection, start, "equivalent")
+        rec = self._outcome(cand, "timed").record
+        cand.verdict = rec["verdict"]
+        self._finish(cand, self._rejection(rec, "build", "verify"), start, "equivalent")
         return cand
-
-    def _profile(self, co: CodeObject) -> Profile:
-        return profile_launch(co, self.timing.spec, gpu_name=self.gpu_name, known_findings=self.timing.known_findings)
-
-    def _k0_timing(self, profile: Profile) -> Timing:
-        """K0's timing on the timing launch: the model's (from its profile) on the emulator, a measurement
-        on hardware."""
-        if self.device.sandboxed:
-            return model_timing(self.k0, self.timing, profile.estimate)
-        run = measure([self.k0.data], self.timing.spec, device_id=getattr(self.device, "device_id", None))
-        return Timing("ms", tuple(run["samples"][0]), {"device": "hip", "launch": self.timing.label})
 
     def time_candidate(self, cid: int) -> Candidate:
         """Correctness-gated timing of an equivalent candidate on the timing launch; the gate's decision
@@ -176,28 +186,15 @@ class Evaluator:
         if cand.status != "equivalent":
             raise AsmEvoError(f"candidate #{cid} is {cand.status}; only equivalent candidates are timed")
         start = time.perf_counter()
-        k1 = self._code(cand)
-        verdict = Verdict(**cand.verdict)
-        try:
-            if self.device.sandboxed:
-                _gate(verdict, self.k0, k1)
-                t1, est = model_candidate(self.k0, k1, self.timing, self.baseline.profile.estimate,
-                                          largest(self.launches), self.gpu_name)
-                decision = decide(self.baseline.timing, t1, eps=self.eps)
-                cand.profile = est
-            else:
-                decision = time_candidate(verdict, self.k0, k1, self.timing, self.device, eps=self.eps)
-        except TimingCrashed as exc:
-            self._finish(cand, Rejection("crashed", str(exc)), start, "verified")
-            return cand
-        except AsmEvoError as exc:
-            self._finish(cand, Rejection("error", str(exc)), start, "verified")
-            return cand
-        cand.cycles = decision.candidate.median
-        cand.speedup = decision.speedup
-        cand.timing = {**decision.to_json(), "launch": self.timing.label}
-        self._finish(cand, None, start, "verified")
-        if decision.accepted and cand.cycles < self.best.cycles:
+        rec = self._outcome(cand, "timed").record
+        rejection = self._rejection(rec, "time")
+        if rejection is None:
+            cand.timing = rec["timing"]
+            cand.cycles = cand.timing["candidate"]["median"]
+            cand.speedup = cand.timing["speedup"]
+            cand.profile = Estimate.from_dict(rec["estimate"]) if rec["estimate"] else None
+        self._finish(cand, rejection, start, "verified")
+        if cand.status == "verified" and cand.accepted and cand.cycles < self.best.cycles:
             self.lineage.best = cand.id
         return cand
 
@@ -208,32 +205,11 @@ class Evaluator:
         else:
             cand.status, cand.reason, cand.detail = "rejected", rejection.reason, rejection.detail
 
-    def _code(self, cand: Candidate) -> CodeObject:
-        """The candidate's code object, parsed once (every gate reads it)."""
-        co = self._objects.get(cand.id)
-        if co is None or co.data is not cand.data:
-            co = self._objects[cand.id] = CodeObject(cand.data, f"candidate-{cand.id}.co")
-        return co
+    def _profile(self, co: CodeObject) -> Profile:
+        return profile_launch(co, self.timing.spec, gpu_name=self.gpu_name, known_findings=self.timing.known_findings)
 
-    def _static_gates(self, cand: Candidate) -> Rejection | None:
-        if cand.source in self._seen:
-            return Rejection("no-op", f"same source as candidate #{self._seen[cand.source]}")
-        self._seen[cand.source] = cand.id
-        try:
-            data = rebuild_source(cand.source, self.baseline.info, origin=f"candidate {cand.id}").data
-        except AbiChange as exc:
-            return Rejection("abi", str(exc))
-        except RebuildError as exc:
-            return Rejection("assemble", str(exc))
-        cand.data, cand.sha256 = data, sha256(data)
-        k1 = self._code(cand)
-        abi = abi_differences(self.k0, k1)
-        if abi:
-            return Rejection("abi", abi[0])
-        new = static_differences(self.k0, k1)
-        if new:
-            return Rejection("static", new[0])
-        return None
+    def _code(self, cand: Candidate) -> CodeObject:
+        return CodeObject(cand.data, f"candidate-{cand.id}.co")
 
     def profile(self, cid: int) -> Profile:
         """The profile of a verified candidate on the timing launch (from the emulator)."""
@@ -258,7 +234,7 @@ class Evaluator:
         self.lineage.best = 0
         for cand in ranked:
             verdict = verify(self.k0, self._code(cand), launches, trials=self.trials, device=self.device,
-                             reference=self.reference)
+                             reference=self.setup.reference)
             attempts.append({"candidate": cand.id, **verdict.to_json()})
             if verdict.equivalent:
                 self.lineage.best = cand.id

@@ -36,6 +36,7 @@ class Candidate:
     speedup: float | None = None
     sha256: str = ""
     seconds: float = 0.0
+    cached: bool = False
     source: str = field(default="", repr=False)
     data: bytes = field(default=b"", repr=False)
     profile: object = field(default=None, repr=False)

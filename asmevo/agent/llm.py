@@ -4,18 +4,23 @@ Budgets: steps (model calls), tokens, cost (litellm's cost tracking; models miss
 cost map count as free) and wall time. Provider errors and timeouts are retried with exponential
 backoff; malformed tool calls and replies without a tool call are answered, never raised. When
 the conversation grows past `context_chars`, the oldest turns are dropped and replaced by a compact
-memory of every attempt (diff excerpt, verdict, speedup). Replies can be cached on disk, keyed by
-the sha256 of the canonical request.
+memory of every attempt (diff excerpt, verdict, speedup).
+
+Replies go through a `ReplyCache` (in a run: the artifact store, `artifacts.replies`) keyed by the
+canonical request (model, messages, tools, parameters, seed; not the endpoint): a reply is stored
+before it is used, and a cached one is used instead of calling the provider, so a resumed or
+replayed run continues the same conversation without the provider. Budgets count cached replies
+like fresh ones (a replay stops where the original did); `Usage` tells the cost spent from the cost
+the cache saved.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from ..errors import AsmEvoError
 from .gates import Evaluator
@@ -24,8 +29,12 @@ from .llm_tools import TOOLS, Workbench
 PROMPTS = Path(__file__).parent / "prompts"
 _ENV = {"model": "ASMEVO_MODEL", "api_base": "ASMEVO_API_BASE", "api_key": "ASMEVO_API_KEY",
         "max_steps": "ASMEVO_MAX_STEPS", "max_tokens": "ASMEVO_MAX_TOKENS", "max_cost": "ASMEVO_MAX_COST",
-        "max_seconds": "ASMEVO_MAX_SECONDS", "temperature": "ASMEVO_TEMPERATURE", "cache_dir": "ASMEVO_LLM_CACHE",
-        "timeout": "ASMEVO_LLM_TIMEOUT"}
+        "max_seconds": "ASMEVO_MAX_SECONDS", "temperature": "ASMEVO_TEMPERATURE", "timeout": "ASMEVO_LLM_TIMEOUT"}
+# Fields that change what the model answers (part of a run's cache key); the rest say how to reach it.
+IDENTITY = ("model", "max_steps", "max_tokens", "max_cost", "max_seconds", "temperature", "context_chars", "max_idle",
+            "seed", "extra")
+CACHE_MODES = ("off", "read", "readwrite")
+CACHE_ENV = "ASMEVO_LLM_CACHE"
 
 
 class LLMError(AsmEvoError):
@@ -49,7 +58,7 @@ class LLMConfig:
     backoff: float = 1.0
     context_chars: int = 60_000
     max_idle: int = 3
-    cache_dir: str | None = None
+    seed: int | None = None
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -70,6 +79,29 @@ class LLMConfig:
             raise AsmEvoError(f"unknown LLM option(s): {', '.join(sorted(unknown))}")
         return cls(**values)
 
+    def identity(self) -> dict:
+        """The fields that determine the conversation (`IDENTITY`), as JSON."""
+        return {k: getattr(self, k) for k in IDENTITY}
+
+
+class ReplyCache(Protocol):
+    """Model replies by canonical request: `{"message", "tokens", "cost"}` entries."""
+
+    def get(self, request: dict) -> dict | None:
+        """The entry stored for `request`, or None."""
+
+    def put(self, request: dict, entry: dict) -> dict:
+        """Store `entry` for `request` (unless the cache is read-only); returns the entry to use (the
+        first one stored for the request, when two runs raced)."""
+
+
+def cache_mode(mode: str | None = None) -> str:
+    """`mode`, or $ASMEVO_LLM_CACHE, or readwrite; an unknown mode is a one-line error."""
+    mode = mode or os.environ.get(CACHE_ENV) or "readwrite"
+    if mode not in CACHE_MODES:
+        raise AsmEvoError(f"unknown LLM cache mode {mode!r} (valid: {', '.join(CACHE_MODES)})")
+    return mode
+
 
 def _litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -84,44 +116,62 @@ def prompt(name: str, **values: Any) -> str:
 
 @dataclass
 class Usage:
+    """`steps` replies used (`cached` of them from the cache), their `tokens`; `cost_spent` on provider
+    calls and `cost_saved` (what the cached replies cost when they were made)."""
+
     steps: int = 0
     tokens: int = 0
-    cost: float = 0.0
+    cost_spent: float = 0.0
+    cost_saved: float = 0.0
     retries: int = 0
     cached: int = 0
 
+    @property
+    def cost(self) -> float:
+        """The cost of every reply used, cached or not (what the cost budget counts)."""
+        return self.cost_spent + self.cost_saved
+
 
 class Client:
-    """litellm.completion with retries, backoff, usage/cost accounting and an optional disk cache."""
+    """litellm.completion with retries, backoff, usage/cost accounting and a reply cache."""
 
-    def __init__(self, config: LLMConfig, log: Callable[[str], None]):
+    def __init__(self, config: LLMConfig, log: Callable[[str], None], cache: ReplyCache | None = None):
         self.config = config
         self.log = log
+        self.cache = cache
         self.usage = Usage()
 
-    def _request(self, messages: list[dict]) -> dict:
+    def request(self, messages: list[dict]) -> dict:
+        """The canonical request for `messages`: what determines the answer (no endpoint or key)."""
         c = self.config
-        req = {"model": c.model, "messages": messages, "tools": TOOLS, "tool_choice": "auto",
-               "temperature": c.temperature, **c.extra}
-        if c.api_base:
-            req["api_base"] = c.api_base
-        return req
+        seed = {} if c.seed is None else {"seed": c.seed}
+        return {"model": c.model, "messages": messages, "tools": TOOLS, "tool_choice": "auto",
+                "temperature": c.temperature, **seed, **c.extra}
 
     def complete(self, messages: list[dict]) -> dict:
         """One assistant message as a plain dict (role, content, tool_calls)."""
-        req = self._request(messages)
-        canonical = {k: v for k, v in req.items() if k != "api_base"}  # the endpoint does not change the answer
-        key = hashlib.sha256(json.dumps(canonical, sort_keys=True, default=str).encode()).hexdigest()
-        cache = Path(self.config.cache_dir) / f"{key}.json" if self.config.cache_dir else None
-        if cache is not None and cache.is_file():
+        req = self.request(messages)
+        entry = self.cache.get(req) if self.cache is not None else None
+        if entry is not None:
             self.usage.cached += 1
-            return json.loads(cache.read_text())
+            self.usage.cost_saved += entry["cost"]
+        else:
+            entry = self._call(req)
+            self.usage.cost_spent += entry["cost"]
+            if self.cache is not None:
+                entry = self.cache.put(req, entry)
+        self.usage.steps += 1
+        self.usage.tokens += entry["tokens"]
+        return entry["message"]
+
+    def _call(self, req: dict) -> dict:
+        """A provider call for `req`, retried: {"message", "tokens", "cost"}."""
         litellm = _litellm()
         last: Exception | None = None
         for attempt in range(self.config.retries + 1):
             try:
-                resp = litellm.completion(**req, api_key=self.config.api_key, timeout=self.config.timeout,
-                                          max_retries=0)
+                resp = litellm.completion(**req, api_base=self.config.api_base, api_key=self.config.api_key,
+                                          timeout=self.config.timeout, max_retries=0, drop_params=True)
                 break
             except (litellm.exceptions.BadRequestError, litellm.exceptions.AuthenticationError,
                     litellm.exceptions.NotFoundError) as exc:
@@ -135,23 +185,18 @@ class Client:
         else:
             raise LLMError(f"model {self.config.model} failed {self.config.retries + 1} times: "
                            f"{type(last).__name__}: {str(last)[:300]}")
-        self.usage.steps += 1
         usage = getattr(resp, "usage", None)
-        self.usage.tokens += int(getattr(usage, "total_tokens", 0) or 0)
         try:
-            self.usage.cost += float(litellm.completion_cost(completion_response=resp) or 0.0)
+            cost = float(litellm.completion_cost(completion_response=resp) or 0.0)
         except Exception:  # model absent from the cost map: no price known, counted as free
-            pass
+            cost = 0.0
         msg = resp.choices[0].message
         out = {"role": "assistant", "content": msg.content or ""}
         calls = getattr(msg, "tool_calls", None) or []
         if calls:
             out["tool_calls"] = [{"id": tc.id, "type": "function", "function": {
                 "name": tc.function.name, "arguments": tc.function.arguments or ""}} for tc in calls]
-        if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps(out))
-        return out
+        return {"message": out, "tokens": int(getattr(usage, "total_tokens", 0) or 0), "cost": cost}
 
 
 def _trim(messages: list[dict], bench: Workbench, limit: int) -> list[dict]:
@@ -172,10 +217,12 @@ def _trim(messages: list[dict], bench: Workbench, limit: int) -> list[dict]:
     return head + [{"role": "user", "content": memory}] + tail
 
 
-def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] = lambda s: None) -> Workbench:
-    """Run the tool-calling loop until finish or a budget runs out; every candidate is in ev.lineage."""
+def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] = lambda s: None,
+                  cache: ReplyCache | None = None) -> Workbench:
+    """Run the tool-calling loop until finish or a budget runs out; every candidate is in ev.lineage.
+    Replies come from `cache` when it has them and go into it (when writable) before they are used."""
     bench = Workbench(ev)
-    client = Client(config, log)
+    client = Client(config, log, cache)
     start = time.monotonic()
     windows = bench.tool_list_windows()
     messages = [{"role": "system", "content": prompt("system")},
@@ -212,5 +259,5 @@ def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] =
             log(f"llm step {bench.step}: {fn.get('name')} -> {answer.splitlines()[0] if answer else ''}")
             messages.append({"role": "tool", "tool_call_id": call.get("id") or "call", "content": answer})
     bench.settle()
-    ev.lineage.config["llm_usage"] = client.usage.__dict__
+    ev.lineage.config["llm_usage"] = {**client.usage.__dict__, "cost": client.usage.cost}
     return bench

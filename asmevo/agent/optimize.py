@@ -13,6 +13,8 @@ from ..target import DEFAULT_GPU
 from .edit import unified_diff
 from .gates import Evaluator
 from .lineage import Candidate, Lineage
+from .llm import ReplyCache
+from .outcome import Evaluations
 from .search import SearchConfig, search
 
 AGENTS = ("search", "llm")
@@ -44,14 +46,16 @@ def _launches(items: list) -> list[VerifyLaunch]:
 
 def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent: str = "search",
              budget: int = 16, seed: int = 0, heldout: list = (), timing=None, device: Device | None = None,
-             gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
-             llm_options: dict | None = None, log: Callable[[str], None] = lambda s: None,
+             trials: int = 3, gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
+             llm_options: dict | None = None, llm_cache: ReplyCache | None = None, evaluations: Evaluations | None = None,
+             log: Callable[[str], None] = lambda s: None,
              on_candidate: Callable[[Candidate, Lineage], None] | None = None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
     `agent`, every candidate timed on `timing` (the bench shape; default: the largest verify launch)
     for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
-    are used only for the final re-verification. `on_candidate(candidate, lineage)` hears of every
-    candidate the agent had evaluated."""
+    are used only for the final re-verification. `evaluations` gives K0's baseline and the candidates'
+    outcomes (default: computed here; see `gates.Evaluator`); `llm_cache` (`llm.ReplyCache`) the LLM
+    agent's replies; `on_candidate(candidate, lineage)` hears of every candidate the agent had evaluated."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
@@ -59,7 +63,8 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     given = _launches(list(launches))
     probes = [vl for vl in given if vl.spec.probe]
     ev = Evaluator(kernel_co, [vl for vl in given if not vl.spec.probe], heldout=_launches(list(heldout)) + probes,
-                   timing=_launches([timing])[0] if timing is not None else None, device=device, gpu_name=gpu_name)
+                   timing=_launches([timing])[0] if timing is not None else None, device=device, gpu_name=gpu_name,
+                   trials=trials, evaluations=evaluations)
     if on_candidate is not None:
         ev.on_candidate = lambda cand: on_candidate(cand, ev.lineage)
     ev.lineage.config = {"agent": agent, "budget": budget, "seed": seed, "gpu": gpu_name, "timing": ev.timing.label,
@@ -70,9 +75,11 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
         search(ev, SearchConfig(budget=budget, seed=seed), log)
     else:
         from .llm import LLMConfig, run_llm_agent
-        config = LLMConfig.from_env(model=model, api_base=api_base, max_steps=budget, **(llm_options or {}))
+        overrides = {"seed": seed, **(llm_options or {}), "max_steps": budget}
+        overrides.update({k: v for k, v in (("model", model), ("api_base", api_base)) if v is not None})
+        config = LLMConfig.from_env(**overrides)
         ev.lineage.config["model"] = config.model
-        run_llm_agent(ev, config, log)
+        run_llm_agent(ev, config, log, llm_cache)
     best = ev.confirm_heldout()
     return _write(ev, best, Path(outdir))
 

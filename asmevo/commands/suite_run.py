@@ -1,11 +1,14 @@
 """`asmevo suite run SUITE`: evaluate every kernel of a suite as a resumable Prefect flow run.
 
 Every stage is a content-cached task, so running the same command again after an interruption
-(even `kill -9`) recomputes only what had not finished; the run prints how many stage calls were
-cache hits. Reports land in $ASMEVO_HOME/runs/<run-id>/ (see `asmevo report`, `asmevo runs`)."""
+(even `kill -9`) recomputes only what had not finished, down to the agent's single candidates and LLM
+replies; the run prints how many stage calls and candidate evaluations were cache hits. Reports land in $ASMEVO_HOME/runs/<run-id>/ (see `asmevo report`, `asmevo runs`)."""
 from __future__ import annotations
 
 import argparse
+import os
+
+from ..agent.llm import CACHE_ENV, CACHE_MODES, cache_mode
 from .args import add_gpu_option, positive_int
 
 DEVICES = ("emu", "hip")
@@ -31,6 +34,9 @@ def register_run(sub) -> None:
     p.add_argument("--dask", metavar="ADDR",
                    help="run tasks on the Dask scheduler at ADDR (or `local` for a temporary LocalCluster)")
     p.add_argument("--run-id", help="name of the run directory (default: <suite>-<time>-<random>)")
+    p.add_argument("--llm-cache", choices=CACHE_MODES,
+                   help="reuse (read) and store (write) the LLM agent's replies in the artifact store "
+                        f"(default: ${CACHE_ENV}, else readwrite)")
     p.set_defaults(handler=run)
 
 
@@ -58,6 +64,7 @@ def run_parameters(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     parameters = run_parameters(args)
+    os.environ[CACHE_ENV] = cache_mode(args.llm_cache)  # the edit tasks (threads, local Dask workers) read it
     from flows.server import start_api
 
     api_ready = start_api()  # the server boots while Prefect and the flows import
@@ -73,7 +80,12 @@ def run(args: argparse.Namespace) -> int:
             **parameters, run_id=args.run_id)
     report = build_report(load_run(result["run_id"]))
     cache = result["cache"]
+    search = (f", {cache['candidate_hits']}/{cache['candidates']} candidate evaluations were cache hits"
+              if args.agent != "none" else "")
+    llm = (f", LLM cost ${cache['llm_cost_spent']:.4f} spent, ${cache['llm_cost_saved']:.4f} saved by the cache"
+           if args.agent == "llm" else "")
     print(f"run {result['run_id']}: {report.summary['ok']}/{result['kernels']} kernels ok, "
-          f"{cache['hits']}/{cache['stage_calls']} stage calls were cache hits, {result['elapsed_s']:.1f} s")
+          f"{cache['hits']}/{cache['stage_calls']} stage calls were cache hits{search}{llm}, "
+          f"{result['elapsed_s']:.1f} s")
     print(f"reports: {report.run.dir}/report.{{md,csv,html}}")
     return 0 if report.summary["ok"] == result["kernels"] else 1

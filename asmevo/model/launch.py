@@ -165,6 +165,27 @@ class Estimate:
                 "occupancy": self.occupancy.__dict__, "unit_cycles": self.unit_cycles,
                 "stall_cycles": self.stall_cycles}
 
+    def to_dict(self) -> dict:
+        """Every field but `traced`, as JSON-serialisable values (`to_json` is the report's summary);
+        `Estimate.from_dict` reads it back to an equal Estimate without its trace."""
+        return {"gpu": self.gpu, "model_cycles": self.model_cycles, "predicted_us": self.predicted_us,
+                "bound": self.bound, "terms": self.terms, "occupancy": self.occupancy.__dict__,
+                "mean_wave_cycles": self.mean_wave_cycles, "max_wave_cycles": self.max_wave_cycles,
+                "unit_cycles": self.unit_cycles, "stall_cycles": self.stall_cycles,
+                "per_pc": [[pc, c.count, c.cls, c.cycles, c.stall, c.cause] for pc, c in self.per_pc.items()],
+                "hbm_bytes": self.hbm_bytes, "hbm_floor_us": self.hbm_floor_us,
+                "compute_floor_us": self.compute_floor_us, "sampled_workgroups": self.sampled_workgroups,
+                "workgroups": self.workgroups, "sampling_error": self.sampling_error, "sample": list(self.sample),
+                "overhead_cycles": self.overhead_cycles, "load_latency": [[pc, v] for pc, v in self.load_latency.items()],
+                "unit": self.unit}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Estimate":
+        """The Estimate `to_dict` wrote (`traced` None)."""
+        return cls(**{**d, "occupancy": Occupancy(**d["occupancy"]),
+                      "per_pc": {pc: PcCost(*rest) for pc, *rest in d["per_pc"]},
+                      "load_latency": {pc: v for pc, v in d["load_latency"]}})
+
 
 def _block_counts(cfg, edges, counts) -> np.ndarray:
     """Per wave, executions of each block: [waves, blocks]."""

@@ -33,11 +33,19 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
 
 def test_llm_agent_through_cli_with_scripted_server(tmp_path, capsys, monkeypatch):
     from scripted_server import ScriptedServer, tool_call
+    monkeypatch.setenv("ASMEVO_HOME", str(tmp_path / "home"))  # the replies' store
+    monkeypatch.setenv("ASMEVO_API_KEY", "test")
+    args = ["optimize", str(P.code_object), "--launch", str(P.shape("v_4x1024").launch_path), "--agent", "llm",
+            "--model", "openai/scripted", "--budget", "5", "-q"]
     with ScriptedServer([tool_call("list_windows", {}), tool_call("finish", {"reason": "nothing to do"})]) as srv:
-        monkeypatch.setenv("ASMEVO_API_KEY", "test")
-        rc = main(["optimize", str(P.code_object), "--launch", str(P.shape("v_4x1024").launch_path),
-                   "--agent", "llm", "--model", "openai/scripted", "--api-base", srv.api_base, "--budget", "5",
-                   "-o", str(tmp_path / "llm"), "-q"])
+        rc = main(args + ["--api-base", srv.api_base, "-o", str(tmp_path / "llm")])
     assert rc == 0 and "no improvement found" in capsys.readouterr().out
     lineage = json.loads((tmp_path / "llm" / "lineage.json").read_text())
     assert lineage["config"]["model"] == "openai/scripted" and lineage["config"]["llm_usage"]["steps"] == 2
+    # the server is gone: the same command replays both replies from the store
+    rc = main(args + ["--api-base", srv.api_base, "-o", str(tmp_path / "again")])
+    assert rc == 0 and "llm: 2 replies (2 from the cache)" in capsys.readouterr().out
+    monkeypatch.setenv("ASMEVO_LLM_CACHE", "sometimes")
+    rc = main(args + ["--api-base", srv.api_base, "-o", str(tmp_path / "x")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == ["error: unknown LLM cache mode 'sometimes' (valid: off, read, readwrite)"]

@@ -13,7 +13,7 @@ from scripted_server import ScriptedServer, tool_call
 
 
 def config(srv: ScriptedServer, **kw) -> LLMConfig:
-    return LLMConfig(model="openai/scripted", api_base=srv.api_base, api_key="test", backoff=0.01, **kw)
+    return LLMConfig(**{"model": "openai/scripted", "api_base": srv.api_base, "api_key": "test", "backoff": 0.01, **kw})
 
 
 def hot_window_edit(ev) -> tuple[int, int, int, str]:
@@ -89,14 +89,60 @@ def test_provider_keeps_failing_raises_one_line_error(ev):
             run_llm_agent(ev, config(srv, retries=2))
 
 
-def test_cache_replays_without_the_server(ev, tmp_path):
-    script = [tool_call("list_windows", {}), tool_call("finish", {})]
-    with ScriptedServer(script) as srv:
-        run_llm_agent(ev, config(srv, cache_dir=str(tmp_path)))
-        first = len(srv.requests)
+def hot_window_script(ev) -> list:
+    """A conversation that lists windows, swaps two instructions, verifies, times and finishes."""
+    window, start, end, text = hot_window_edit(ev)
+    return [tool_call("list_windows", {}),
+            tool_call("propose_edit", {"window": window, "start_line": start, "end_line": end, "new_text": text}),
+            tool_call("verify", {}), tool_call("time", {}), tool_call("finish", {"reason": "done"})]
+
+
+def lineage_of(ev) -> list[tuple]:
+    return [(c.parent, c.diff, c.status, c.cycles) for c in ev.lineage.candidates]
+
+
+def test_replies_replay_from_the_store_without_the_provider(tmp_path):
+    from artifacts import Store
+    from artifacts.replies import ReplyStore
+
+    store = Store(tmp_path / "store")
+    first = evaluator("20_LeakyReLU")
+    priced = dict(model="openai/gpt-4o-mini", seed=7)  # in litellm's local cost map: the replies cost money
+    with ScriptedServer(hot_window_script(first)) as srv:
+        run_llm_agent(first, config(srv, **priced), cache=ReplyStore(store, "readwrite"))
+    assert len(srv.requests) == 5 and all(r["seed"] == 7 for r in srv.requests)
+    spent = first.lineage.config["llm_usage"]
+    assert spent["cost_spent"] > 0 and spent["cost_saved"] == 0 and spent["cached"] == 0
+    replayed = evaluator("20_LeakyReLU")
     with ScriptedServer([500]) as srv:
-        run_llm_agent(ev, config(srv, cache_dir=str(tmp_path)))
-        assert len(srv.requests) == 0 and first == 2
+        run_llm_agent(replayed, config(srv, **priced), cache=ReplyStore(store, "readwrite"))
+        assert srv.requests == []
+    usage = replayed.lineage.config["llm_usage"]
+    assert lineage_of(replayed) == lineage_of(first) and [c.status for c in first.lineage.candidates] == [
+        "baseline", "verified"]
+    assert (usage["steps"], usage["cached"], usage["tokens"]) == (5, 5, spent["tokens"])
+    assert usage["cost_spent"] == 0 and usage["cost_saved"] == pytest.approx(spent["cost_spent"])
+    assert store.check() == []
+
+
+def test_cache_modes(tmp_path):
+    from artifacts import Store
+    from artifacts.replies import ReplyStore
+
+    store = Store(tmp_path / "store")
+    ev = evaluator("20_LeakyReLU")
+
+    def provider_calls(mode: str) -> int:
+        with ScriptedServer([tool_call("list_windows", {}), tool_call("finish", {})]) as srv:
+            run_llm_agent(ev, config(srv), cache=ReplyStore(store, mode))
+            return len(srv.requests)
+
+    assert provider_calls("read") == 2        # reads, never writes
+    assert provider_calls("readwrite") == 2   # stores both replies
+    assert provider_calls("off") == 2         # neither reads nor writes
+    assert provider_calls("read") == 0
+    with pytest.raises(Exception, match="unknown LLM cache mode"):
+        ReplyStore(store, "sometimes")
 
 
 def test_config_from_env(monkeypatch):

@@ -40,3 +40,15 @@ def test_local_dask_on_hip_preloads_the_pinning(prefect_api):
 
     assert task_runner(2, "local", "hip").cluster_kwargs["preload"] == ["flows.gpu_worker"]
     assert "preload" not in task_runner(2, "local", "emu").cluster_kwargs
+
+
+def test_the_llm_agents_model_and_limits_key_its_edit_stage(monkeypatch):
+    monkeypatch.setenv("ASMEVO_MODEL", "openai/model-a")
+    monkeypatch.setenv("ASMEVO_API_BASE", "http://127.0.0.1:1/v1")
+    llm = RunConfig(agent="llm", budget=8, seed=3)
+    edit = llm.stage("edit")["llm"]
+    assert (edit["model"], edit["max_steps"], edit["seed"]) == ("openai/model-a", 8, 3)
+    assert "api_base" not in edit and "api_key" not in edit  # how to reach the model is no part of the key
+    monkeypatch.setenv("ASMEVO_MODEL", "openai/model-b")
+    assert llm.stage("edit")["llm"]["model"] == "openai/model-b"
+    assert "llm" not in RunConfig(agent="search", budget=8).stage("edit")

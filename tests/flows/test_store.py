@@ -73,3 +73,14 @@ def test_lineage_is_the_derivation_tree(store):
     assert tree.inputs["source"].inputs["k0"].record.stage == "input"
     assert tree.inputs["launch"] is None
     assert tree.to_dict()["inputs"]["source"]["inputs"]["k0"]["sha256"] == k0
+
+
+def test_a_reference_keeps_the_first_artifact_it_named(store):
+    first, second = store.put(b"first reply"), store.put(b"second reply")
+    assert store.ref("llm-reply/abc") is None
+    assert store.set_ref("llm-reply/abc", first) == first
+    assert store.set_ref("llm-reply/abc", second) == first  # a racing writer gets the kept one back
+    assert store.ref("llm-reply/abc") == first
+    with pytest.raises(StoreError, match="not in the store"):
+        store.set_ref("llm-reply/def", "0" * 64)
+    assert store.check() == []

@@ -183,3 +183,21 @@ def test_one_wave_latency_is_hand_derived():
     e = estimate(STREAM, kernel_with(), traced(STREAM, [[0]], (1, 1, 1), block=(64, 1, 1)), MI300X)
     assert e.max_wave_cycles == pytest.approx(698 + DEFAULT_LATENCIES.store)
     assert e.to_json()["unit"] == "model_us" and e.sampled_workgroups == 1
+
+
+def test_estimate_round_trips_through_json_without_its_trace():
+    import dataclasses
+    import json
+
+    from asmevo.launches import suite_launches
+    from asmevo.model import Estimate, model_spec
+    from asmevo.suites import load_suite
+
+    problem = load_suite("kernelbench").problem("20_LeakyReLU")
+    e = model_spec(CodeObject.from_path(problem.code_object), suite_launches(problem)[0].spec, MI300X)
+    assert e.load_latency and e.per_pc and e.sample  # the fields a search reads, all non-empty here
+    text = json.dumps(e.to_dict(), sort_keys=True, allow_nan=False)
+    back = Estimate.from_dict(json.loads(text))
+    assert back == dataclasses.replace(e, traced=None)
+    assert list(back.per_pc) == list(e.per_pc) and list(back.load_latency) == list(e.load_latency)
+    assert back.rescaled(0.5, 0.9) == e.rescaled(0.5, 0.9)
