@@ -21,7 +21,7 @@ from ..errors import AbiChange, AsmEvoError, RebuildError
 from ..launches import VerifyLaunch, largest
 from ..model import Estimate
 from ..profile import Profile, hot_windows, profile_launch
-from ..rebuild import rebuild_source
+from ..rebuild import rebuild_source, shrinks
 from ..recover import recover
 from ..static_checks import static_differences
 from ..target import DEFAULT_GPU
@@ -95,8 +95,11 @@ class Evaluator:
 
     def body_of(self, cid: int) -> Body:
         """Candidate `cid`'s kernel body, ready for the rewrite operators."""
-        preload = bool(self.k0.kernel(self.kernel).descriptor.fields["kernarg_preload_spec_length"])
-        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload)
+        kernel = self.k0.kernel(self.kernel)
+        preload = bool(kernel.descriptor.fields["kernarg_preload_spec_length"])
+        buffers = frozenset(a[".offset"] for a in kernel.metadata.get(".args", [])
+                            if a.get(".value_kind") == "global_buffer")
+        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers)
 
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)
@@ -210,7 +213,8 @@ class Evaluator:
             return Rejection("no-op", f"same source as candidate #{self._seen[cand.source]}")
         self._seen[cand.source] = cand.id
         try:
-            data = rebuild_source(cand.source, self.baseline.info, origin=f"candidate {cand.id}").data
+            data = rebuild_source(cand.source, self.baseline.info, shrink=shrinks(cand.source, self.baseline.info),
+                                  origin=f"candidate {cand.id}").data
         except AbiChange as exc:
             return Rejection("abi", str(exc))
         except RebuildError as exc:

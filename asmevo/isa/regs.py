@@ -126,6 +126,13 @@ def _reg_info(ins: Instruction) -> RegInfo:
     return RegInfo(base, fam, enc, tuple(dst), tuple(srcs), frozenset(defs), frozenset(uses))
 
 
+def reads_destination(ins: Instruction) -> bool:
+    """Whether `ins` also reads its destination: an accumulate (`v_fmac`), a returning atomic, or a
+    partial write (DPP, SDWA with UNUSED_PRESERVE, op_sel high half, d16 loads) that keeps part of
+    the old value."""
+    return _destinations(ins, instr_info(split_mnemonic(ins.mnemonic)[0]))[1]
+
+
 def _destinations(ins: Instruction, info: InstrInfo) -> tuple[int, bool]:
     """(number of leading destination operands, whether the destination is also read): the table's
     operand roles, adjusted for the modifiers (an atomic returns only with sc0/glc; an LDS-DMA load
