@@ -43,6 +43,9 @@ class Body:
         self.kernarg = kernarg  # first SGPR of the kernarg segment pointer, when the kernel has one
         self.preload = preload  # kernarg preloading: hardware starts past the compatibility preamble
         self.buffers = buffers  # kernarg byte offsets of pointer arguments (global buffers)
+        # Set by an operator on its result: instruction index -> (parent instruction index, factor):
+        # its global-memory traffic is the parent instruction's times factor (for predictions only).
+        self.traffic: dict[int, tuple[int, float]] = {}
 
     @classmethod
     def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,

@@ -404,7 +404,7 @@ def widen_loads(body: Body, i: int) -> Body | None:
         before.setdefault(r.saves[0], []).append(f"s_andn2_b64 {spare}, {r.mask.text}, {fmask}")
         replace[r.saves[0]] = f"s_and_saveexec_b64 {r.saved.text}, {spare}"
     new = _splice(moved, before, replace, {})
-    return new if new.no_worse(body) else None
+    return _described(new, body, accesses, load) if new.no_worse(body) else None
 
 
 def widen_stores(body: Body, i: int) -> Body | None:
@@ -445,7 +445,19 @@ def widen_stores(body: Body, i: int) -> Body | None:
         after[j] = [f"{skips[k]}:"]
     after[end] += [f"s_and_b64 exec, {ordered[-1].saved.text}, {fmask}", store]
     new = _splice(moved, before, {}, after)
-    return new if new.no_worse(body) else None
+    return _described(new, body, accesses, store) if new.no_worse(body) else None
+
+
+def _described(new: Body, body: Body, accesses: list[int], wide: str) -> Body:
+    """`new` with its traffic described for predictions: the wide access touches the lines of the
+    group's first access; the narrow ones, left with the lanes outside F, none (every lane in bounds)."""
+    instrs = new.instructions
+    narrow = [n for n, ins in enumerate(instrs) if ins.mnemonic == body.instructions[accesses[0]].mnemonic
+              and _key(ins)[1:] == _key(body.instructions[accesses[0]])[1:]]
+    by_offset = {_offset(body.instructions[j]): j for j in accesses}
+    new.traffic = {n: (by_offset[_offset(instrs[n])], 0.0) for n in narrow if _offset(instrs[n]) in by_offset}
+    new.traffic.update({n: (accesses[0], 1.0) for n, ins in enumerate(instrs) if ins.text() == make_item(wide).ins.text()})
+    return new
 
 
 def _wide_text(narrow: Instruction, wide: str, data: str) -> str:

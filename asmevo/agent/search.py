@@ -17,10 +17,14 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+import numpy as np
+
 from ..errors import AsmEvoError
+from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
-from ..model import Estimate
-from ..model.launch import static_cost
+from ..isa.table import instr_info
+from ..model import Estimate, ModelError
+from ..model.launch import LINE_BYTES, static_cost
 from ..profile import Profile
 from .body import Body
 from .edit import Window
@@ -40,7 +44,9 @@ class Heat:
     cycles: dict[int, float]   # id(Instruction) -> modelled cycles
     estimate: Estimate
     time: float                # the candidate's time in the lineage's unit
-    static: tuple[float, dict[str, float]]
+    static: tuple[float, dict[str, float], float]
+    lines: dict[int, float] = field(default_factory=dict)  # id(Instruction) -> cache lines per execution
+    instructions: list[Instruction] = field(default_factory=list)  # the profiled body's
 
 
 def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
@@ -52,12 +58,66 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     per_pc = profile.estimate.per_pc
     counts = {id(b): per_pc[a.address].count for a, b in zip(profile.instructions, instrs)}
     cycles = {id(b): per_pc[a.address].cycles for a, b in zip(profile.instructions, instrs)}
-    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}))
+    per_exec = _lines_per_execution(profile)
+    lines = {id(b): per_exec.get(a.address, 0.0) for a, b in zip(profile.instructions, instrs)}
+    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0), lines, list(instrs))
     static = _static(body, heat)
     if static is None:
         return None
     heat.static = static
     return heat
+
+
+def _lines_per_execution(profile: Profile) -> dict[int, float]:
+    """Address -> mean 128-byte cache lines one execution of that global-memory instruction touched
+    in the traced sample of the timing launch."""
+    run = profile.estimate.traced
+    if run is None:
+        return {}
+    cfg = build_cfg(profile.instructions)
+    block_of = {ins.address: cfg.block_of[n] for n, ins in enumerate(profile.instructions)}
+    executed = np.zeros(len(cfg.blocks))
+    for col, (_, b) in enumerate(run.edges):
+        executed[b] += float(run.counts[:, col].sum())
+    return {pc: lines / executed[block_of[pc]] for pc, (_, lines, _) in run.memory.items()
+            if pc in block_of and executed[block_of[pc]]}
+
+
+def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
+    """Cache lines the body's global-memory instructions touch over the launch, at the parent's
+    counts: a kept instruction as in the trace; one an operator described (`Body.traffic`: like a
+    parent instruction, scaled) so; another like the parent instructions with its address operands
+    and direction (the most any of them touched), else as a contiguous access."""
+    instrs, total = body.instructions, 0.0
+    for n, ins in enumerate(instrs):
+        info = instr_info(ins.mnemonic)
+        if not info.vmem:
+            continue
+        if id(ins) in heat.lines:
+            per = heat.lines[id(ins)]
+        elif n in body.traffic:
+            parent, factor = body.traffic[n]
+            per = heat.lines.get(id(heat.instructions[parent]), 0.0) * factor
+        else:
+            same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic).vmem
+                    and instr_info(p.mnemonic).is_load == info.is_load and _address_text(p) == _address_text(ins)]
+            per = max(same) if same else info.access_bytes * 64 / LINE_BYTES
+        total += counts.get(4 * n, 0.0) * per
+    return total
+
+
+def _address_text(ins: Instruction) -> tuple[str, ...]:
+    """The operands of a vector memory instruction other than its data."""
+    info = instr_info(ins.mnemonic)
+    ops = [op.text for op in ins.operands]
+    return tuple(ops[info.n_dst:]) if info.is_load else tuple(ops[:1] + ops[2:])
+
+
+def _vgpr_allocation(body: Body) -> int:
+    """VGPRs (granule-rounded, unified with AGPRs) a rebuild of the body allocates at least."""
+    top = {k: max((r + 1 for info in body.infos for kind, r in info.defs | info.uses if kind == k), default=0)
+           for k in ("v", "a")}
+    return -(-max(1, (-(-top["v"] // 4) * 4 + top["a"]) if top["a"] else top["v"]) // 8) * 8
 
 
 def _addressed(body: Body) -> list[Instruction]:
@@ -70,10 +130,10 @@ def _addressed(body: Body) -> list[Instruction]:
     return out
 
 
-def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float]] | None:
-    """The body's count-based static cost, assuming the parent's execution counts (a new or rewritten
-    instruction counts as its block's first known one; k copies of one, after unrolling, count 1/k
-    each)."""
+def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float] | None:
+    """The body's count-based static cost and cache lines, assuming the parent's execution counts (a
+    new or rewritten instruction counts as its block's first known one; k copies of one, after
+    unrolling, count 1/k each)."""
     instrs = body.instructions
     copies = Counter(id(ins) for ins in instrs)  # an unrolled instruction shares its parent's count
     per, pc_counts = heat.counts, {}
@@ -83,22 +143,27 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float]] | None:
             c = per.get(id(instrs[n]))
             pc_counts[4 * n] = c / copies[id(instrs[n])] if c is not None else known[0] if known else 0
     try:
-        return static_cost(_addressed(body), pc_counts)
+        return (*static_cost(_addressed(body), pc_counts), _lines(body, heat, pc_counts))
     except AsmEvoError:
         return None
 
 
 def predict(body: Body, heat: Heat) -> float | None:
     """Predicted time (the lineage's unit) of `body` on the timing launch: the parent's time scaled as
-    its estimate is when the latency term follows the static-cost ratio and the issue term the
-    issue-cycle ratio (memory terms unchanged). None when not modellable."""
+    its estimate is when the latency term follows the static-cost ratio, the issue term the
+    issue-cycle ratio, the cache-line terms the ratio of lines touched, and the rounds of resident
+    workgroups the body's VGPR allocation (LDS and HBM terms unchanged). None when not modellable."""
     static = _static(body, heat)
     if static is None or not heat.static[0]:
         return None
-    (total, units), (total0, units0) = static, heat.static
+    (total, units, lines), (total0, units0, lines0) = static, heat.static
     issue0 = max(units0.values(), default=0.0)
     issue = max(units.values(), default=0.0) / issue0 if issue0 else 1.0
-    return heat.time * heat.estimate.rescaled(total / total0, issue) / heat.estimate.predicted_us
+    try:
+        scaled = heat.estimate.rescaled(total / total0, issue, lines / lines0 if lines0 else 1.0, _vgpr_allocation(body))
+    except ModelError:
+        return None
+    return heat.time * scaled / heat.estimate.predicted_us
 
 
 @dataclass
