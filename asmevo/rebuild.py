@@ -165,13 +165,14 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
     return Rebuilt(co.data, co, allocations, warnings)
 
 
-_INDIRECT_REGISTERS = ("s_set_gpr_idx", "v_movrel", "s_movrel", "s_setpc", "s_swappc", "s_call")
+_INDIRECT_REGISTERS = ("s_set_gpr_idx", "v_movrel", "s_movrel")
 
 
 def shrinks(text: str, info: dict) -> bool:
-    """Whether `text` should be rebuilt with the `shrink` policy: some kernel's code names fewer
-    VGPRs, AGPRs or SGPRs than K0's code did (a register re-allocation lowered them), and no code
-    addresses registers indirectly or calls (so the registers it names are all it touches)."""
+    """Whether `text` should be rebuilt with the `shrink` policy: some kernel's code (with the helper
+    functions it may call, all in the object) names fewer VGPRs, AGPRs or SGPRs than K0's code did (a
+    register re-allocation lowered them), and no code addresses registers through M0 (so the registers
+    it names are all it touches)."""
     src = parse_source(text)
     names = {k["name"] for k in info["kernels"]}
     helpers = [ln for name in src.functions if name not in names for ln in src.instruction_lines(name)]

@@ -13,6 +13,7 @@ from ..target import DEFAULT_GPU
 from .edit import unified_diff
 from .gates import Evaluator
 from .lineage import Candidate, Lineage
+from .memory import SearchMemory, features, update
 from .search import SearchConfig, search
 
 AGENTS = ("search", "llm")
@@ -45,11 +46,13 @@ def _launches(items: list) -> list[VerifyLaunch]:
 def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent: str = "search",
              budget: int = 16, seed: int = 0, heldout: list = (), timing=None, device: Device | None = None,
              gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
-             llm_options: dict | None = None, log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
+             llm_options: dict | None = None, memory: str | Path | None = None,
+             log: Callable[[str], None] = lambda s: None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
     `agent`, every candidate timed on `timing` (the bench shape; default: the largest verify launch)
     for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
-    are used only for the final re-verification."""
+    are used only for the final re-verification. `memory`: a search memory file (`agent.memory`)
+    that orders the search's proposals and records this kernel's outcome afterwards."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
@@ -62,14 +65,22 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
                          "launches": [vl.label for vl in ev.launches],
                          "heldout": [vl.label for vl in ev.heldout]}
     log(f"K0 {ev.kernel}: {ev.baseline.cycles:.4g} {ev.lineage.unit} on {ev.timing.label} ({gpu_name})")
+    kernel_features = features(ev.body_of(0), ev.baseline.profile.estimate) if memory is not None else {}
     if agent == "search":
-        search(ev, SearchConfig(budget=budget, seed=seed), log)
+        known = SearchMemory.load(memory) if memory is not None else None
+        if known is not None:
+            ev.lineage.config["memory"] = {"path": str(memory), "records": len(known.records),
+                                           "features": kernel_features}
+        search(ev, SearchConfig(budget=budget, seed=seed, memory=known, features=kernel_features), log)
     else:
         from .llm import LLMConfig, run_llm_agent
         config = LLMConfig.from_env(model=model, api_base=api_base, max_steps=budget, **(llm_options or {}))
         ev.lineage.config["model"] = config.model
         run_llm_agent(ev, config, log)
     best = ev.confirm_heldout()
+    if memory is not None:
+        update(memory, ev.lineage, kernel_features, {k: ev.lineage.config[k] for k in ("agent", "budget", "seed", "gpu",
+                                                                                     "timing")})
     return _write(ev, best, Path(outdir))
 
 

@@ -30,6 +30,7 @@ from .body import Body
 from .edit import Window
 from .gates import Evaluator
 from .lineage import Candidate
+from .memory import START, SearchMemory
 from .operators import OPERATORS, Operator, Proposal, propose
 from .ops_const import constant_key
 
@@ -178,7 +179,9 @@ class _Node:
 @dataclass
 class SearchConfig:
     """`budget`: verified evaluations; `sites`: hottest instructions tried per expansion; `beam`:
-    verified candidates kept for expansion; `explore`: chance of trying a random proposal."""
+    verified candidates kept for expansion; `explore`: chance of trying a random proposal;
+    `memory`/`features`: the suite's search memory and the kernel's features (proposals are tried
+    in order of predicted gain times the memory's prior for their operator)."""
 
     budget: int = 16
     seed: int = 0
@@ -187,6 +190,8 @@ class SearchConfig:
     explore: float = 0.1
     operators: tuple[Operator, ...] = OPERATORS
     max_attempts: int = 200
+    memory: SearchMemory | None = None      # orders proposals by predicted gain x the memory's prior
+    features: dict[str, str] = field(default_factory=dict)  # K0's features (memory.features)
 
 
 def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lambda s: None) -> Candidate:
@@ -237,6 +242,8 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
     order = list(range(len(body.instructions)))[:config.sites]
     if heat is not None:
         order = _hot_sites(body, heat, config.sites)
+    cand = ev.lineage.get(node.cid)
+    previous = cand.operator if cand.parent is not None else START
     out, seen = [], set()
     for prop in propose(body, order, config.operators):
         code = tuple(it.text for it in prop.body.items)
@@ -247,8 +254,19 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
         faster = predicted is None or node.baseline is None or predicted < node.baseline
         if faster and prop.body.no_worse(body):
             out.append((predicted if predicted is not None else math.inf, rng.random(), prop))
-    out.sort(key=lambda t: (t[0], t[1]))
+    out.sort(key=lambda t: _order(t, node.baseline, config, previous))
     return out
+
+
+def _order(entry: tuple[float, float, Proposal], baseline: float | None, config: SearchConfig,
+           previous: str) -> tuple:
+    """Sort key of a ranked proposal: predicted ones first, by predicted gain times the memory's
+    prior for the operator (a constant without memory: the prediction's order), then the seeded tie."""
+    predicted, tie, prop = entry
+    if predicted == math.inf or baseline is None:
+        return (1, predicted, tie)
+    prior = config.memory.prior(prop.operator, previous, config.features) if config.memory else 0.5
+    return (0, -(baseline - predicted) * prior, tie)
 
 
 def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
