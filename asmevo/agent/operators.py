@@ -12,7 +12,7 @@ from .ops_const import constant_key, fuse_constant_fma, hoist_constant
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_nop import fill_nop, fill_nops
-from .ops_pipeline import global_load, pipeline_loop
+from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
@@ -92,6 +92,9 @@ OPERATORS: tuple[Operator, ...] = (
              widen_stores, "one dwordx2/x4 store for the lanes that store all of K adjacent masked dwords"),
     Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
              "re-allocate VGPR values below the next occupancy level (one more wave per SIMD)"),
+    Operator("pipeline_loop_deep", lambda body, i: global_load(body.instructions[i]), pipeline_loop_deep,
+             "keep three of a row loop's iterations' loads in flight: the index, address and exit-mask updates "
+             "run three iterations ahead (unrolled four times, the exit mask kept in a shift register)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
 )

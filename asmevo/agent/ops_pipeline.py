@@ -30,6 +30,7 @@ from ..isa.table import instr_info
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs, free_vgprs
 from .ops_sched import is_load
+from .webs import NotAnalysable, webs_of
 
 _ALU = ("salu", "valu", "vopc")
 
@@ -118,9 +119,10 @@ def _mask_before_wait(body: Body, w: int, b_part: range, loaded: set) -> Body | 
     return new if new.no_worse(body) else None
 
 
-def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
-    """Pipeline the single-block loop that starts, at instruction i, with its only memory accesses:
-    global loads waited for by the loop's only wait, `s_waitcnt vmcnt(0)`."""
+def _row_loop(body: Body, i: int) -> tuple[int, list[int], range, range, int] | None:
+    """(block, leading loads, A part, B part, wait) of the single-block loop starting at instruction
+    i with global loads, whose only wait is `s_waitcnt vmcnt(0)` and which ends `s_andn2_b64 exec,
+    exec, M; s_cbranch_execnz` back to its start, everything else ALU; None otherwise."""
     instrs, infos, cfg = body.instructions, body.infos, body.cfg
     b = cfg.block_of[i]
     blk = cfg.blocks[b]
@@ -138,6 +140,20 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
             (infos[j].family not in _ALU and instrs[j].mnemonic != "s_nop") or instrs[j].is_branch
             for j in (*a_part, *b_part)):
         return None
+    return b, loads, a_part, b_part, w
+
+
+def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
+    """Pipeline the single-block loop that starts, at instruction i, with its only memory accesses:
+    global loads waited for by the loop's only wait, `s_waitcnt vmcnt(0)`."""
+    instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    shape = _row_loop(body, i)
+    if shape is None:
+        return None
+    b, loads, a_part, b_part, w = shape
+    blk = cfg.blocks[b]
+    _, labels, _ = body.index
+    last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
     dsts = [_vgprs(infos[j].dst[0]) for j in loads]
     if None in dsts:  # a load into AGPRs
         return None
@@ -183,6 +199,109 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
             make_item(f"s_mov_b64 exec, {late}"), *copies, make_item("s_mov_b64 exec, 0")]
     head = body.pos[cfg.blocks[b - 1].end - 1] + 1
     prologue = [make_item(f"s_mov_b64 {late}, 0"), *(make_item(instrs[j].text()) for j in loads)]
+    new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
+    new = body.replace(new_items)
+    return new if new.no_worse(body) else None
+
+
+def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
+    """Software-pipeline the row loop starting at instruction i (`_row_loop`'s shape) `depth` deep:
+    `depth - 1` iterations' loads in flight while one is used.
+
+    The loop's own state (part A: index, address and exit-mask updates) runs `depth - 1` iterations
+    ahead of its use of the loads (part B), so iteration j prefetches iteration j + depth - 1 at the
+    address A has reached, for the lanes that will still run it (EXEC minus the exit mask A has
+    reached: an iteration's lanes are the entry lanes minus the accumulated exit mask). The exit mask
+    of iteration j itself lives on in a shift register of `depth - 1` SGPR pairs, and the loop leaves
+    after the same iteration as before. The body is unrolled `depth` times so the loaded registers
+    rotate; a prologue issues the first `depth - 1` loads; when the loaded registers may be read after
+    the loop, each lane's last values move back to them at the exit. Legal when B reads nothing A
+    writes and writes nothing A reads, A only writes registers (ALU), A's registers other than the
+    mask are dead after the loop (every lane runs A `depth - 1` extra times; the mask only gains lanes
+    that have already left), and the loop is entered only from a fall-through preheader."""
+    instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    shape = _row_loop(body, i)
+    if shape is None or depth < 2:
+        return None
+    b, loads, a_part, b_part, w = shape
+    blk = cfg.blocks[b]
+    _, labels, _ = body.index
+    last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
+    exec_ = {("s", 126), ("s", 127)}
+    scc = ("scc", 0)
+    dsts = [_vgprs(infos[j].dst[0]) for j in loads]
+    if None in dsts:
+        return None
+    loaded = {("v", r) for d in dsts for r in d}
+    state = set().union(*(infos[j].defs for j in a_part)) - {scc}
+    mask = set(infos[blk.end - 2].uses) - exec_
+    reads_a = set().union(*(infos[j].uses for j in (*loads, *a_part)))
+    if (state & (loaded | exec_) or reads_a & loaded or not mask <= state or any(infos[j].uses & state for j in b_part)
+            or any(infos[j].defs & (reads_a | state | exec_) for j in b_part)
+            or any((infos[j].uses | infos[j].defs) & loaded for j in a_part)):
+        return None
+    preds = [p for p in blk.preds if p != b]
+    if preds != [b - 1] or instrs[cfg.blocks[b - 1].end - 1].is_branch or b + 1 >= len(cfg.blocks) or \
+            scc in body.live_in[b]:
+        return None
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    after = cfg.blocks[b + 1].start
+    if any(webs.live_before[after] >> r & 1 for kind, r in state if kind == "v") or (
+            {x for x in state if x[0] == "s"} - mask) & body.live_in[b + 1]:
+        return None
+    live_loaded = any(webs.live_before[after] >> r & 1 for _, r in loaded)
+    fresh = free_vgprs(body, [len(d) for d in dsts] * (depth - 1))
+    pairs = free_pairs(body)
+    exit_label = f"{last.label}_deep_exit"
+    if fresh is None or len(pairs) < 2 * depth or exit_label in labels:
+        return None
+    save, history, finished, temp = pairs[0], pairs[1:depth], pairs[depth:2 * depth - 1], pairs[2 * depth - 1]
+    regs = [dsts] + [list(zip(dsts, fresh[n * len(dsts):(n + 1) * len(dsts)])) for n in range(depth - 1)]
+    m_text = exit_.operands[2].text
+    items = body.items
+    orig = lambda j: items[body.pos[j]]  # noqa: E731
+
+    def loads_into(copy: int) -> list[BodyItem]:
+        if copy == 0:
+            return [make_item(instrs[j].text()) for j in loads]
+        return [make_item(_renamed(instrs[j].text(), regs[copy])) for j in loads]
+
+    def b_with(copy: int) -> list[BodyItem] | None:
+        if copy == 0:
+            return [orig(j) for j in b_part]
+        texts = [_renamed(instrs[j].text(), regs[copy]) for j in b_part]
+        return None if None in texts else [orig(j) if t == instrs[j].text() else make_item(t)
+                                           for j, t in zip(b_part, texts)]
+
+    if any(_renamed(instrs[j].text(), regs[c]) is None for c in range(1, depth) for j in loads) or \
+            any(b_with(c) is None for c in range(1, depth)):
+        return None
+    a_items = [orig(j) for j in a_part]
+    masked = lambda copy: [make_item(f"s_mov_b64 {save}, exec"), make_item(f"s_andn2_b64 exec, exec, {m_text}"),  # noqa: E731
+                           *loads_into(copy), make_item(f"s_mov_b64 exec, {save}")]
+    # with the loaded registers live after the loop, each copy's lanes that finish in it are collected
+    # (`finished`), and their last values move back to the original registers at the exit (EXEC empty)
+    track = lambda c: [make_item(f"s_and_b64 {temp}, exec, {history[0]}"),  # noqa: E731
+                       make_item(f"s_or_b64 {finished[c - 1]}, {finished[c - 1]}, {temp}")] if live_loaded and c else []
+    fixup = [x for c in range(1, depth) for x in (make_item(f"s_mov_b64 exec, {finished[c - 1]}"), *(
+        make_item(f"v_mov_b32_e32 v{r}, v{r - d[0] + new}") for d, new in regs[c] for r in d))] + [
+        make_item("s_mov_b64 exec, 0")] if live_loaded else []
+    prologue = [make_item(f"s_mov_b64 {finished[c]}, 0") for c in range(depth - 1) if live_loaded] + loads_into(0)
+    for t in range(1, depth - 1):
+        prologue += [*a_items, make_item(f"s_mov_b64 {history[t]}, {m_text}"), *masked(t)]
+    prologue += a_items
+    loop: list[BodyItem] = []
+    for c in range(depth):
+        shift = [make_item(f"s_mov_b64 {history[k]}, {history[k + 1]}") for k in range(depth - 2)]
+        loop += [*masked((c + depth - 1) % depth), *shift, make_item(f"s_mov_b64 {history[depth - 2]}, {m_text}"),
+                 *a_items, make_item(f"s_waitcnt vmcnt({(depth - 1) * len(loads)})"), *b_with(c), *track(c),
+                 make_item(f"s_andn2_b64 exec, exec, {history[0]}"),
+                 make_item(f"s_cbranch_execz {exit_label}") if c < depth - 1 else orig(blk.end - 1)]
+    loop += [BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"), *fixup]
+    head = body.pos[cfg.blocks[b - 1].end - 1] + 1
     new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
     new = body.replace(new_items)
     return new if new.no_worse(body) else None

@@ -22,7 +22,7 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
   those values and before any read. Masks computed after the first region are recomputed before it
   into fresh registers (their compare and its operands, which must be unchanged there);
 * stores: each stored value moves to a fresh register that keeps it until the wide store, which
-  follows the last narrow store in its region (its EXEC set to F from the region's saved EXEC).
+  follows the last narrow store in its region with EXEC = F (F is taken within the wave's EXEC).
 
 The regions must follow each other (each dominates the next) outside any loop; SCC must be dead
 where a mask operation is inserted. Everything is re-checked by the static checks (`no_worse`) and
@@ -116,17 +116,16 @@ def _restores(ins: Instruction, saved: str) -> bool:
 
 def _members(body: Body, webs: VgprWebs, a: int) -> frozenset[int] | None:
     """What saveexec a masks: every instruction until a restore of the saved EXEC or the program's
-    end (None when the saved EXEC is overwritten on the way or the region is large)."""
+    end (None when the region is large)."""
     instrs, ins = body.instructions, body.instructions[a]
     saved = ins.operands[0]
-    regs = {("s", r) for r in saved.sgpr_range() or ()}
     members, work = set(), list(webs.succ[a])
     while work:
         k = work.pop()
         if k in members or _restores(instrs[k], saved.text):
             continue
         members.add(k)
-        if len(members) > 64 or body.infos[k].defs & regs:
+        if len(members) > 64:
             return None
         if not instrs[k].ends_program:
             work.extend(webs.succ[k])
@@ -438,12 +437,13 @@ def widen_stores(body: Body, i: int) -> Body | None:
     masks = [r.mask.text for r in regions]
     store = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
     before = {first: [f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}"
-                                                                      for m in masks[2:])]}
+                                                                      for m in masks[2:]),
+                      f"s_and_b64 {fmask}, {fmask}, exec"]}  # within the wave's EXEC, whatever the masks hold
     after: dict[int, list[str]] = {}
     for k, j in enumerate(accesses):  # the narrow store keeps the lanes outside F (skipped when none)
         before.setdefault(j, []).extend([f"s_andn2_b64 exec, exec, {fmask}", f"s_cbranch_execz {skips[k]}"])
         after[j] = [f"{skips[k]}:"]
-    after[end] += [f"s_and_b64 exec, {ordered[-1].saved.text}, {fmask}", store]
+    after[end] += [f"s_mov_b64 exec, {fmask}", store]
     new = _splice(moved, before, {}, after)
     return _described(new, body, accesses, store) if new.no_worse(body) else None
 

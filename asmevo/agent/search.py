@@ -273,7 +273,9 @@ def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int =
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
-    stalls a wait far from it) and scalar constant definition (copies elsewhere can go)."""
+    stalls a wait far from it), scalar constant definition (copies elsewhere can go) and
+    global-memory access (the cache lines it touches are the bandwidth terms' business, not its
+    own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
@@ -282,5 +284,6 @@ def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int =
              if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
     sites = order + extra[:loads]
     cheap = [i for i in range(len(instrs)) if cyc(i) > 0 and i not in sites
-             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family == "smem" or constant_key(body, i))]
+             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
+                  or constant_key(body, i))]
     return sites + cheap

@@ -5,10 +5,8 @@ with this).
 A VGPR write under a partial EXEC keeps the other lanes' old values, so a write *kills* the old
 value only when no later read can see those lanes:
 
-* it runs under the whole EXEC the wave started with (`exec_full`: a forward must-analysis of the
-  SGPR pairs holding that EXEC; `s_and_saveexec` saves it, `s_mov_b64 exec, S` and
-  `s_or_b64 exec, exec, S` restore it, the latter only when EXEC provably stays within the launch
-  lanes, `asmevo.isa.exec_bound`), or
+* it runs under the whole EXEC the wave started with (`exec_full`, from the EXEC value analysis of
+  `asmevo.isa.exec_values`: structured if/else/loop masks restored), or
 * every read its value reaches runs under the same EXEC (no EXEC write on the way: one *epoch*), so
   those reads see only lanes it wrote. Reads are followed until the next killing write (a greatest
   fixed point: a write stays killing while its own condition holds given the others).
@@ -32,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..errors import AsmEvoError
-from ..isa.exec_bound import exec_within_launch
+from ..isa.exec_values import launch_exec
 from ..isa.instruction import Instruction, parse_instruction
 from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import reads_destination
@@ -345,58 +343,6 @@ def _bits(m: int):
 
 
 def _exec_full(body: Body) -> list[bool]:
-    """Per instruction, whether EXEC certainly equals the EXEC the wave started with when it issues.
-    State: SGPR pairs (first index) holding that EXEC, and 'exec' itself."""
-    instrs, infos, cfg = body.instructions, body.infos, body.cfg
-    if not exec_within_launch(instrs, infos, cfg, body.start):
-        return [False] * len(instrs)
-    top = frozenset({-1} | {r for info in infos for kind, r in info.defs | info.uses if kind == "s"})
-    state_in = {b.index: top for b in cfg.blocks}
-    state_in[0] = frozenset({-1})
-    out = [False] * len(instrs)
-    work, seen = [0], {0}
-    while work:
-        b = work.pop()
-        blk = cfg.blocks[b]
-        st = state_in[b]
-        for i in range(blk.start, blk.end):
-            out[i] = -1 in st
-            st = _exec_step(instrs[i], infos[i], st)
-        for s in blk.succs:
-            met = state_in[s] & st
-            if met != state_in[s] or s not in seen:
-                state_in[s] = met
-                seen.add(s)
-                work.append(s)
-    return out
-
-
-def _pair(op) -> int | None:
-    span = op.sgpr_range()
-    return span[0] if span is not None and len(span) == 2 else None
-
-
-def _exec_step(ins: Instruction, info, st: frozenset[int]) -> frozenset[int]:
-    base = info.base
-    full_exec = -1 in st
-    written = {r for kind, r in info.defs if kind == "s"}
-    new = set(st) - written - {p for p in st if p >= 0 and (p in written or p + 1 in written)}
-    if not info.defs & _EXEC_REGS:
-        if base == "s_mov_b64" and info.srcs and info.srcs[0].text == "exec" and full_exec:
-            dst = _pair(info.dst[0])
-            if dst is not None:
-                new.add(dst)
-        return frozenset(new)
-    new.discard(-1)
-    if base.endswith("_saveexec_b64"):
-        dst = _pair(info.dst[0]) if info.dst else None
-        if dst is not None and full_exec:
-            new.add(dst)
-        return frozenset(new)
-    srcs = [_pair(op) if op.text != "exec" else "exec" for op in info.srcs]
-    full = [s == "exec" and full_exec or (isinstance(s, int) and s in st) for s in srcs]
-    if base == "s_mov_b64" and full[:1] == [True]:
-        new.add(-1)
-    elif base == "s_or_b64" and any(full):
-        new.add(-1)  # EXEC stays within the launch lanes, so OR with the whole launch EXEC is it
-    return frozenset(new)
+    """Per instruction, whether EXEC certainly equals the EXEC the wave started with when it issues
+    (`asmevo.isa.exec_values`)."""
+    return launch_exec(body.instructions, body.infos, body.cfg, body.start)
