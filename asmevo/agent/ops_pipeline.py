@@ -27,9 +27,11 @@ import re
 
 from ..isa.operands import Operand
 from ..isa.table import instr_info
+from ..isa.waitcnt import COUNTER_MAX, decode_waitcnt
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs, free_vgprs
 from .ops_sched import is_load
+from .ops_waitcnt import wait_text
 from .webs import NotAnalysable, webs_of
 
 _ALU = ("salu", "valu", "vopc")
@@ -204,104 +206,153 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     return new if new.no_worse(body) else None
 
 
-def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
-    """Software-pipeline the row loop starting at instruction i (`_row_loop`'s shape) `depth` deep:
-    `depth - 1` iterations' loads in flight while one is used.
-
-    The loop's own state (part A: index, address and exit-mask updates) runs `depth - 1` iterations
-    ahead of its use of the loads (part B), so iteration j prefetches iteration j + depth - 1 at the
-    address A has reached, for the lanes that will still run it (EXEC minus the exit mask A has
-    reached: an iteration's lanes are the entry lanes minus the accumulated exit mask). The exit mask
-    of iteration j itself lives on in a shift register of `depth - 1` SGPR pairs, and the loop leaves
-    after the same iteration as before. The body is unrolled `depth` times so the loaded registers
-    rotate; a prologue issues the first `depth - 1` loads; when the loaded registers may be read after
-    the loop, each lane's last values move back to them at the exit. Legal when B reads nothing A
-    writes and writes nothing A reads, A only writes registers (ALU), A's registers other than the
-    mask are dead after the loop (every lane runs A `depth - 1` extra times; the mask only gains lanes
-    that have already left), and the loop is entered only from a fall-through preheader."""
+def _loop_parts(body: Body, i: int) -> tuple[int, range, range] | None:
+    """(block, P, C) of the single-block loop starting at instruction i that leaves through
+    `s_andn2_b64 exec, exec, M; s_cbranch_execnz` back to its start: P, before its first wait,
+    holds ALU work and global loads; C, from that wait to the exit, ALU work, waits and global
+    stores. None for any other loop."""
     instrs, infos, cfg = body.instructions, body.infos, body.cfg
-    shape = _row_loop(body, i)
-    if shape is None or depth < 2:
-        return None
-    b, loads, a_part, b_part, w = shape
+    b = cfg.block_of[i]
     blk = cfg.blocks[b]
     _, labels, _ = body.index
     last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
-    exec_ = {("s", 126), ("s", 127)}
-    scc = ("scc", 0)
-    dsts = [_vgprs(infos[j].dst[0]) for j in loads]
-    if None in dsts:
+    if (i != blk.start or last.mnemonic != "s_cbranch_execnz" or labels.get(last.label) != blk.start
+            or exit_.mnemonic != "s_andn2_b64" or [op.text for op in exit_.operands[:2]] != ["exec", "exec"]):
         return None
-    loaded = {("v", r) for d in dsts for r in d}
-    state = set().union(*(infos[j].defs for j in a_part)) - {scc}
-    mask = set(infos[blk.end - 2].uses) - exec_
-    reads_a = set().union(*(infos[j].uses for j in (*loads, *a_part)))
-    if (state & (loaded | exec_) or reads_a & loaded or not mask <= state or any(infos[j].uses & state for j in b_part)
-            or any(infos[j].defs & (reads_a | state | exec_) for j in b_part)
-            or any((infos[j].uses | infos[j].defs) & loaded for j in a_part)):
+    w = next((j for j in range(blk.start, blk.end - 2) if instrs[j].mnemonic == "s_waitcnt"), None)
+    if w is None:
+        return None
+    p_part, c_part = range(blk.start, w), range(w, blk.end - 2)
+    exec_ = {("s", 126), ("s", 127)}
+
+    def kind(j: int) -> str:
+        if instrs[j].mnemonic in ("s_waitcnt", "s_nop"):
+            return instrs[j].mnemonic
+        if infos[j].defs & exec_ or instrs[j].is_branch:
+            return "control"
+        if infos[j].family in _ALU:
+            return "alu"
+        info = instr_info(instrs[j].mnemonic)
+        if info.segment == "global" and not info.lds_dma and info.memory in ("load", "store"):
+            return info.memory
+        return "other"
+
+    if any(kind(j) not in ("alu", "load", "s_nop") for j in p_part) or not any(kind(j) == "load" for j in p_part):
+        return None
+    if any(kind(j) not in ("alu", "store", "s_waitcnt", "s_nop") for j in c_part):
+        return None
+    return b, p_part, c_part
+
+
+def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
+    """Software-pipeline the loop starting at instruction i (`_loop_parts`) `depth` deep: the part
+    before its first wait (P: loads, address and index updates, the exit mask M) of iteration
+    j + depth - 1 runs in iteration j, for exactly the lanes that will run it (EXEC minus the exit
+    mask P has reached: an iteration's lanes are the entry lanes minus the accumulated mask), while
+    the rest (C: waits, uses, stores) of iteration j runs as before. Registers P writes and C reads
+    rotate through `depth` copies (the body is unrolled `depth` times); the exit mask of iteration j
+    lives on in a shift register of `depth - 1` SGPR pairs, so the loop leaves after the same
+    iteration; a prologue runs the first `depth - 1` P parts; C's vmcnt waits allow the loads of the
+    `depth - 1` later iterations issued before them (stores in between only make a wait stricter);
+    values of rotating registers read after the loop move back at the exit.
+
+    Legal when C writes nothing P reads before writing it (P's loop-carried state), no rotating
+    register is part of that state, C reads no SGPR P writes, P's SGPRs other than M are dead after
+    the loop (they run ahead), and the loop is entered only from a fall-through preheader."""
+    instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    parts = _loop_parts(body, i)
+    if parts is None or depth < 2:
+        return None
+    b, p_part, c_part = parts
+    blk = cfg.blocks[b]
+    _, labels, _ = body.index
+    last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
+    scc = ("scc", 0)
+    mask = set(infos[blk.end - 2].uses) - {("s", 126), ("s", 127)}
+    p_exposed, p_written = set(), set()
+    for j in p_part:
+        p_exposed |= infos[j].uses - p_written
+        p_written |= infos[j].defs
+    p_exposed -= {("s", 126), ("s", 127)}
+    c_written, carried = set(), set()
+    for j in c_part:
+        carried |= (infos[j].uses - c_written) & p_written
+        c_written |= infos[j].defs
+    carried -= {scc}
+    if (not mask <= p_written or c_written & (p_exposed | mask) or carried & p_exposed
+            or any(r[0] != "v" for r in carried) or infos[blk.end - 2].defs & p_exposed - mask):
         return None
     preds = [p for p in blk.preds if p != b]
     if preds != [b - 1] or instrs[cfg.blocks[b - 1].end - 1].is_branch or b + 1 >= len(cfg.blocks) or \
-            scc in body.live_in[b]:
+            scc in body.live_in[b] or ({x for x in p_written if x[0] == "s"} - mask - {scc}) & body.live_in[b + 1]:
         return None
     try:
         webs = webs_of(body)
     except NotAnalysable:
         return None
     after = cfg.blocks[b + 1].start
-    if any(webs.live_before[after] >> r & 1 for kind, r in state if kind == "v") or (
-            {x for x in state if x[0] == "s"} - mask) & body.live_in[b + 1]:
-        return None
-    live_loaded = any(webs.live_before[after] >> r & 1 for _, r in loaded)
-    fresh = free_vgprs(body, [len(d) for d in dsts] * (depth - 1))
+    vregs = sorted(r for _, r in carried)
+    spans = _spans(vregs)
+    live_carried = any(webs.live_before[after] >> r & 1 for r in vregs)
+    fresh = free_vgprs(body, [len(sp) for sp in spans] * (depth - 1))
     pairs = free_pairs(body)
     exit_label = f"{last.label}_deep_exit"
     if fresh is None or len(pairs) < 2 * depth or exit_label in labels:
         return None
     save, history, finished, temp = pairs[0], pairs[1:depth], pairs[depth:2 * depth - 1], pairs[2 * depth - 1]
-    regs = [dsts] + [list(zip(dsts, fresh[n * len(dsts):(n + 1) * len(dsts)])) for n in range(depth - 1)]
-    m_text = exit_.operands[2].text
+    moves = [[]] + [list(zip(spans, fresh[n * len(spans):(n + 1) * len(spans)])) for n in range(depth - 1)]
     items = body.items
-    orig = lambda j: items[body.pos[j]]  # noqa: E731
+    m_text = exit_.operands[2].text
 
-    def loads_into(copy: int) -> list[BodyItem]:
-        if copy == 0:
-            return [make_item(instrs[j].text()) for j in loads]
-        return [make_item(_renamed(instrs[j].text(), regs[copy])) for j in loads]
+    def copy(part: range, c: int) -> list[BodyItem] | None:
+        out = []
+        for j in part:
+            text = _renamed(instrs[j].text(), moves[c]) if moves[c] else instrs[j].text()
+            if text is None:
+                return None
+            if instrs[j].mnemonic == "s_waitcnt":  # the loads of depth - 1 later iterations came in between
+                limits = decode_waitcnt(instrs[j])
+                limits["vmcnt"] = limits.get("vmcnt", COUNTER_MAX["vmcnt"]) + (depth - 1) * loads
+                if limits["vmcnt"] >= COUNTER_MAX["vmcnt"]:
+                    return None
+                text = wait_text(limits)
+            out.append(items[body.pos[j]] if text == instrs[j].text() else make_item(text))
+        return out
 
-    def b_with(copy: int) -> list[BodyItem] | None:
-        if copy == 0:
-            return [orig(j) for j in b_part]
-        texts = [_renamed(instrs[j].text(), regs[copy]) for j in b_part]
-        return None if None in texts else [orig(j) if t == instrs[j].text() else make_item(t)
-                                           for j, t in zip(b_part, texts)]
-
-    if any(_renamed(instrs[j].text(), regs[c]) is None for c in range(1, depth) for j in loads) or \
-            any(b_with(c) is None for c in range(1, depth)):
+    loads = sum(1 for j in p_part if is_load(infos[j]))
+    copies = [(copy(p_part, c), copy(c_part, c)) for c in range(depth)]
+    if any(x is None for pc in copies for x in pc):
         return None
-    a_items = [orig(j) for j in a_part]
-    masked = lambda copy: [make_item(f"s_mov_b64 {save}, exec"), make_item(f"s_andn2_b64 exec, exec, {m_text}"),  # noqa: E731
-                           *loads_into(copy), make_item(f"s_mov_b64 exec, {save}")]
-    # with the loaded registers live after the loop, each copy's lanes that finish in it are collected
-    # (`finished`), and their last values move back to the original registers at the exit (EXEC empty)
+    masked = lambda c: [make_item(f"s_mov_b64 {save}, exec"), make_item(f"s_andn2_b64 exec, exec, {m_text}"),  # noqa: E731
+                        *copies[c][0], make_item(f"s_mov_b64 exec, {save}")]
     track = lambda c: [make_item(f"s_and_b64 {temp}, exec, {history[0]}"),  # noqa: E731
-                       make_item(f"s_or_b64 {finished[c - 1]}, {finished[c - 1]}, {temp}")] if live_loaded and c else []
+                       make_item(f"s_or_b64 {finished[c - 1]}, {finished[c - 1]}, {temp}")] if live_carried and c else []
     fixup = [x for c in range(1, depth) for x in (make_item(f"s_mov_b64 exec, {finished[c - 1]}"), *(
-        make_item(f"v_mov_b32_e32 v{r}, v{r - d[0] + new}") for d, new in regs[c] for r in d))] + [
-        make_item("s_mov_b64 exec, 0")] if live_loaded else []
-    prologue = [make_item(f"s_mov_b64 {finished[c]}, 0") for c in range(depth - 1) if live_loaded] + loads_into(0)
+        make_item(f"v_mov_b32_e32 v{r}, v{r - sp[0] + new}") for sp, new in moves[c] for r in sp))] + [
+        make_item("s_mov_b64 exec, 0")] if live_carried else []
+    prologue = [make_item(f"s_mov_b64 {finished[c]}, 0") for c in range(depth - 1) if live_carried]
+    prologue += [make_item(it.text) for it in copies[0][0]]
     for t in range(1, depth - 1):
-        prologue += [*a_items, make_item(f"s_mov_b64 {history[t]}, {m_text}"), *masked(t)]
-    prologue += a_items
+        prologue += [make_item(f"s_mov_b64 {history[t]}, {m_text}"), *masked(t)]
     loop: list[BodyItem] = []
     for c in range(depth):
         shift = [make_item(f"s_mov_b64 {history[k]}, {history[k + 1]}") for k in range(depth - 2)]
-        loop += [*masked((c + depth - 1) % depth), *shift, make_item(f"s_mov_b64 {history[depth - 2]}, {m_text}"),
-                 *a_items, make_item(f"s_waitcnt vmcnt({(depth - 1) * len(loads)})"), *b_with(c), *track(c),
-                 make_item(f"s_andn2_b64 exec, exec, {history[0]}"),
-                 make_item(f"s_cbranch_execz {exit_label}") if c < depth - 1 else orig(blk.end - 1)]
+        loop += [*shift, make_item(f"s_mov_b64 {history[depth - 2]}, {m_text}"), *masked((c + depth - 1) % depth),
+                 *copies[c][1], *track(c), make_item(f"s_andn2_b64 exec, exec, {history[0]}"),
+                 make_item(f"s_cbranch_execz {exit_label}") if c < depth - 1 else items[body.pos[blk.end - 1]]]
     loop += [BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"), *fixup]
     head = body.pos[cfg.blocks[b - 1].end - 1] + 1
     new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
     new = body.replace(new_items)
     return new if new.no_worse(body) else None
+
+
+def _spans(regs: list[int]) -> list[range]:
+    """Consecutive runs of register numbers (each run renamed as one even-aligned tuple)."""
+    out: list[range] = []
+    for r in regs:
+        if out and out[-1].stop == r:
+            out[-1] = range(out[-1].start, r + 1)
+        else:
+            out.append(range(r, r + 1))
+    return out
