@@ -244,6 +244,59 @@ def _loop_parts(body: Body, i: int) -> tuple[int, range, range] | None:
     return b, p_part, c_part
 
 
+def _state_into_p(body: Body, p_part: range, c_part: range, mask: set) -> Body | None:
+    """The loop with the instructions of C that compute its exit mask from loop state alone (the
+    mask's backward slice in C, none of it reading what the loads returned) moved to the end of P;
+    C's reads of a moved register's old value read a snapshot taken before the move (a fresh VGPR,
+    `v_mov_b32`). None when the slice depends on the loads or a snapshot is not possible."""
+    instrs, infos = body.instructions, body.infos
+    loaded = set().union(*(infos[j].defs for j in p_part if is_load(infos[j])))
+    tainted = set(loaded)
+    for j in c_part:
+        if infos[j].uses & tainted:
+            tainted |= infos[j].defs
+    moved: set[int] = set()
+    need = set(mask)
+    for j in reversed(c_part):
+        if infos[j].defs & need and instrs[j].mnemonic not in ("s_waitcnt", "s_nop"):
+            if infos[j].uses & tainted or infos[j].family not in _ALU:
+                return None
+            moved.add(j)
+            need |= infos[j].uses
+    if not moved:
+        return None
+    stay = [j for j in c_part if j not in moved]
+    snapshots: dict[tuple, int] = {}
+    for j in sorted(moved):  # a register a moved instruction writes, read by C before that write
+        for r in infos[j].defs:
+            if any(r in infos[k].uses for k in stay if k < j) and r not in snapshots:
+                if r[0] != "v" or any(r in infos[k].defs for k in stay):
+                    return None
+                snapshots[r] = -1
+    if any(infos[k].defs & infos[j].uses for j in moved for k in stay if k < j):
+        return None
+    fresh = free_vgprs(body, [1] * len(snapshots))
+    if fresh is None:
+        return None
+    snapshots = dict(zip(snapshots, fresh))
+    first_write = {r: min(j for j in moved if r in infos[j].defs) for r in snapshots}
+    items = body.items
+    copies = [make_item(f"v_mov_b32_e32 v{new}, v{r[1]}") for r, new in snapshots.items()]
+    new_c = []
+    for k in stay:
+        text = instrs[k].text()
+        for r, new in snapshots.items():
+            if k < first_write[r] and r in infos[k].uses:
+                text = _shifted(text, range(r[1], r[1] + 1), new)
+        if text is None:
+            return None
+        new_c.append(items[body.pos[k]] if text == instrs[k].text() else make_item(text))
+    out = [*items[:body.pos[p_part[-1]] + 1], *copies, *(items[body.pos[j]] for j in sorted(moved)), *new_c,
+           *items[body.pos[c_part[-1]] + 1:]]
+    new = body.replace(out)
+    return new if new.no_worse(body) else None
+
+
 def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     """Software-pipeline the loop starting at instruction i (`_loop_parts`) `depth` deep: the part
     before its first wait (P: loads, address and index updates, the exit mask M) of iteration
@@ -279,6 +332,9 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
         carried |= (infos[j].uses - c_written) & p_written
         c_written |= infos[j].defs
     carried -= {scc}
+    if not mask <= p_written and mask & c_written:  # the exit mask is computed after the wait: move it first
+        early = _state_into_p(body, p_part, c_part, mask)
+        return pipeline_loop_deep(early, i, depth) if early is not None else None
     if (not mask <= p_written or c_written & (p_exposed | mask) or carried & p_exposed
             or any(r[0] != "v" for r in carried) or infos[blk.end - 2].defs & p_exposed - mask):
         return None

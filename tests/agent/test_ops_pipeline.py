@@ -123,10 +123,14 @@ def test_deep_pipelining_refuses_loops_whose_use_part_feeds_back(old, new):
     assert pipeline_loop_deep(body_of([new if x == old else x for x in OUTPUT_PASS]), 2) is None
 
 
-@pytest.mark.parametrize("load", ["global_load_dword v6, v[4:5], off", "global_load_dword v10, v[4:5], off",
-                                  "global_load_dword v20, v[20:21], off"])
-def test_deep_pipelined_layernorm_loops_verify(load):
-    ev = evaluator("40_LayerNorm")
+@pytest.mark.parametrize("problem, load", [("40_LayerNorm", "global_load_dword v6, v[4:5], off"),
+                                           ("40_LayerNorm", "global_load_dword v10, v[4:5], off"),
+                                           ("40_LayerNorm", "global_load_dword v20, v[20:21], off"),
+                                           ("51_Argmax_over_a_dimension", "global_load_dword v10, v[6:7], off")])
+def test_deep_pipelined_row_loops_of_real_kernels_verify(problem, load):
+    # LayerNorm's two sum loops and its output pass (six loads, two stores, two waits); Argmax, whose
+    # exit mask and index update move before the wait first, the select reading a snapshot
+    ev = evaluator(problem)
     body = ev.body_of(0)
     i = next(i for i, x in enumerate(body.instructions) if x.text() == load)
     new = pipeline_loop_deep(body, body.cfg.blocks[body.cfg.block_of[i]].start)
