@@ -304,8 +304,8 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     mask P has reached: an iteration's lanes are the entry lanes minus the accumulated mask), while
     the rest (C: waits, uses, stores) of iteration j runs as before. Registers P writes and C reads
     rotate through `depth` copies (the body is unrolled `depth` times); the exit mask of iteration j
-    lives on in a shift register of `depth - 1` SGPR pairs, so the loop leaves after the same
-    iteration; a prologue runs the first `depth - 1` P parts; C's vmcnt waits allow the loads of the
+    waits in its copy's SGPR pair (`depth` of them, rotating) until C leaves with it, so the loop
+    leaves after the same iteration; a prologue runs the first `depth - 1` P parts; C's vmcnt waits allow the loads of the
     `depth - 1` later iterations issued before them (stores in between only make a wait stricter);
     values of rotating registers read after the loop move back at the exit.
 
@@ -353,9 +353,9 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     fresh = free_vgprs(body, [len(sp) for sp in spans] * (depth - 1))
     pairs = free_pairs(body)
     exit_label = f"{last.label}_deep_exit"
-    if fresh is None or len(pairs) < 2 * depth or exit_label in labels:
+    if fresh is None or len(pairs) < 2 * depth + 1 or exit_label in labels:
         return None
-    save, history, finished, temp = pairs[0], pairs[1:depth], pairs[depth:2 * depth - 1], pairs[2 * depth - 1]
+    save, history, finished, temp = pairs[0], pairs[1:depth + 1], pairs[depth + 1:2 * depth], pairs[2 * depth]
     moves = [[]] + [list(zip(spans, fresh[n * len(spans):(n + 1) * len(spans)])) for n in range(depth - 1)]
     items = body.items
     m_text = exit_.operands[2].text
@@ -381,20 +381,19 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
         return None
     masked = lambda c: [make_item(f"s_mov_b64 {save}, exec"), make_item(f"s_andn2_b64 exec, exec, {m_text}"),  # noqa: E731
                         *copies[c][0], make_item(f"s_mov_b64 exec, {save}")]
-    track = lambda c: [make_item(f"s_and_b64 {temp}, exec, {history[0]}"),  # noqa: E731
+    track = lambda c: [make_item(f"s_and_b64 {temp}, exec, {history[c]}"),  # noqa: E731
                        make_item(f"s_or_b64 {finished[c - 1]}, {finished[c - 1]}, {temp}")] if live_carried and c else []
     fixup = [x for c in range(1, depth) for x in (make_item(f"s_mov_b64 exec, {finished[c - 1]}"), *(
         make_item(f"v_mov_b32_e32 v{r}, v{r - sp[0] + new}") for sp, new in moves[c] for r in sp))] + [
         make_item("s_mov_b64 exec, 0")] if live_carried else []
     prologue = [make_item(f"s_mov_b64 {finished[c]}, 0") for c in range(depth - 1) if live_carried]
     prologue += [make_item(it.text) for it in copies[0][0]]
-    for t in range(1, depth - 1):
-        prologue += [make_item(f"s_mov_b64 {history[t]}, {m_text}"), *masked(t)]
+    for t in range(1, depth - 1):  # the exit masks of the first iterations, each in its copy's slot
+        prologue += [make_item(f"s_mov_b64 {history[t - 1]}, {m_text}"), *masked(t)]
     loop: list[BodyItem] = []
-    for c in range(depth):
-        shift = [make_item(f"s_mov_b64 {history[k]}, {history[k + 1]}") for k in range(depth - 2)]
-        loop += [*shift, make_item(f"s_mov_b64 {history[depth - 2]}, {m_text}"), *masked((c + depth - 1) % depth),
-                 *copies[c][1], *track(c), make_item(f"s_andn2_b64 exec, exec, {history[0]}"),
+    for c in range(depth):  # iteration j = c (mod depth) keeps M_(j+depth-2) in slot (c+depth-2) % depth
+        loop += [make_item(f"s_mov_b64 {history[(c + depth - 2) % depth]}, {m_text}"), *masked((c + depth - 1) % depth),
+                 *copies[c][1], *track(c), make_item(f"s_andn2_b64 exec, exec, {history[c]}"),
                  make_item(f"s_cbranch_execz {exit_label}") if c < depth - 1 else items[body.pos[blk.end - 1]]]
     loop += [BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"), *fixup]
     head = body.pos[cfg.blocks[b - 1].end - 1] + 1
