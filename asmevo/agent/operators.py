@@ -93,8 +93,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
              "re-allocate VGPR values below the next occupancy level (one more wave per SIMD)"),
     Operator("pipeline_loop_deep", lambda body, i: global_load(body.instructions[i]), pipeline_loop_deep,
-             "keep three of a row loop's iterations' loads in flight: the index, address and exit-mask updates "
-             "run three iterations ahead under the lanes that will run them (unrolled four times; stores and several waits allowed)"),
+             "keep three of a loop's iterations' loads in flight: its loads, index, address and exit-mask updates "
+             "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
 )

@@ -298,7 +298,7 @@ def _state_into_p(body: Body, p_part: range, c_part: range, mask: set) -> Body |
 
 
 def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
-    """Software-pipeline the loop starting at instruction i (`_loop_parts`) `depth` deep: the part
+    """Software-pipeline the loop holding instruction i (`_loop_parts`) `depth` deep: the part
     before its first wait (P: loads, address and index updates, the exit mask M) of iteration
     j + depth - 1 runs in iteration j, for exactly the lanes that will run it (EXEC minus the exit
     mask P has reached: an iteration's lanes are the entry lanes minus the accumulated mask), while
@@ -313,6 +313,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     register is part of that state, C reads no SGPR P writes, P's SGPRs other than M are dead after
     the loop (they run ahead), and the loop is entered only from a fall-through preheader."""
     instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    i = cfg.blocks[cfg.block_of[i]].start  # any instruction of the loop names it
     parts = _loop_parts(body, i)
     if parts is None or depth < 2:
         return None

@@ -1,7 +1,7 @@
-"""Widening adjacent global loads and stores: K narrow accesses (`global_load_dword` and
-`global_store_dword` at offsets o, o+4, ..., or `dwordx2` pairs) become one `dwordx2`/`dwordx4`
-for the lanes that perform all K, so a wave moves one contiguous 8/16-byte piece per lane in one
-instruction instead of K strided dwords (K times fewer cache lines per instruction).
+"""Widening adjacent global loads and stores: K = 4 (or 2) `global_load_dword`/`global_store_dword`
+at offsets o, o+4, ... of one address become one `dwordx4` (`dwordx2`) for the lanes that perform
+all K, so a wave moves one contiguous 16-byte piece per lane in one instruction instead of K
+strided dwords (K times fewer cache lines per instruction).
 
 The accesses this takes are masked ones, the form LLVM and Triton emit for per-element bounds
 checks: each sits alone in a region
@@ -24,8 +24,8 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
 * stores: each stored value moves to a fresh register that keeps it until the wide store, which
   follows the last narrow store in its region with EXEC = F (F is taken within the wave's EXEC).
 
-The regions must follow each other (each dominates the next) outside any loop; SCC must be dead
-where a mask operation is inserted. Everything is re-checked by the static checks (`no_worse`) and
+The regions must run one after another (every path to a later region's entries passes an earlier
+one's) outside any loop; SCC must be dead where a mask operation is inserted. Everything is re-checked by the static checks (`no_worse`) and
 every gate.
 """
 from __future__ import annotations
@@ -42,9 +42,7 @@ from .ops_rename import free_pairs, free_vgprs, needs_literal
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
 _WIDER = {("global_load_dword", 2): "global_load_dwordx2", ("global_load_dword", 4): "global_load_dwordx4",
-          ("global_load_dwordx2", 2): "global_load_dwordx4",
-          ("global_store_dword", 2): "global_store_dwordx2", ("global_store_dword", 4): "global_store_dwordx4",
-          ("global_store_dwordx2", 2): "global_store_dwordx4"}
+          ("global_store_dword", 2): "global_store_dwordx2", ("global_store_dword", 4): "global_store_dwordx4"}
 _EXEC = frozenset({("s", 126), ("s", 127)})
 _SCC = ("scc", 0)
 
@@ -77,7 +75,8 @@ def group(body: Body, i: int) -> tuple[list[int], str] | None:
     ins = instrs[i]
     if not any(ins.mnemonic == m for m, _ in _WIDER) or len(ins.operands) < 3:
         return None
-    same = [j for j, x in enumerate(instrs) if x.mnemonic == ins.mnemonic and len(x.operands) >= 3 and _key(x) == _key(ins)]
+    same = [j for j, x in enumerate(instrs)
+            if x.mnemonic == ins.mnemonic and len(x.operands) >= 3 and _key(x) == _key(ins)]
     by_offset: dict[int, int] = {}
     for j in same:
         if _offset(instrs[j]) in by_offset:
@@ -213,10 +212,6 @@ class _Flow:
         return min(inside) if inside else cfg.blocks[b].end - 1
 
 
-def _regs(op: Operand) -> set:
-    return operand_regs(op)
-
-
 def _writes_memory(body: Body, k: int) -> bool:
     info = instr_info(body.instructions[k].mnemonic)
     return (info.family in ("flat", "mubuf") and not info.is_load) or body.instructions[k].mnemonic in (
@@ -296,7 +291,7 @@ def _stable(body: Body, flow: _Flow, points: list[int], accesses: list[int]) -> 
     stores, touches global memory at all."""
     store = _is_store(body.instructions[accesses[0]])
     vaddr, saddr = _address(body.instructions[accesses[0]])
-    address = _regs(vaddr) | _regs(saddr)
+    address = operand_regs(vaddr) | operand_regs(saddr)
     span = set().union(*(flow.between(x, y) for x in points for y in points if x != y))
     return not any(body.infos[k].defs & address or k not in accesses and (
         _touches_global(body, k) if store else _writes_memory(body, k)) for k in span)
@@ -318,7 +313,7 @@ def _copy_mask(body: Body, flow: _Flow, at: int, mask: Operand, until: int, fres
         last = [w for w in writers if flow.dominates(w, until) and not any(x in flow.between(w, until) for x in writers)]
         return last[0] if len(last) == 1 and webs.exec_full[last[0]] else None
 
-    cmp_ = last_writer(_regs(mask), until)
+    cmp_ = last_writer(operand_regs(mask), until)
     if cmp_ == -1:
         return [], mask.text
     if cmp_ is None or not body.instructions[cmp_].mnemonic.startswith("v_cmp_") or \
@@ -327,14 +322,14 @@ def _copy_mask(body: Body, flow: _Flow, at: int, mask: Operand, until: int, fres
     out, renames = [], {}
     cins = body.instructions[cmp_]
     for op in body.infos[cmp_].srcs:
-        if op.kind not in ("vgpr", "sgpr") or last_writer(_regs(op), cmp_) == -1:
+        if op.kind not in ("vgpr", "sgpr") or last_writer(operand_regs(op), cmp_) == -1:
             continue
-        f = last_writer(_regs(op), cmp_)
+        f = last_writer(operand_regs(op), cmp_)
         if f is None or op.kind != "vgpr" or op.count != 1 or not fresh_v:
             return None
         fins, finfo = body.instructions[f], body.infos[f]
         if finfo.family != "valu" or cross_lane(fins) or finfo.defs - {("v", op.index)} or len(fins.operands) < 2 or \
-                any(last_writer(_regs(x), f) != -1 for x in finfo.srcs if x.kind in ("vgpr", "sgpr")):
+                any(last_writer(operand_regs(x), f) != -1 for x in finfo.srcs if x.kind in ("vgpr", "sgpr")):
             return None
         new = fresh_v.pop(0)
         renames[op.text] = f"v{new}"
@@ -421,7 +416,7 @@ def widen_stores(body: Body, i: int) -> Body | None:
             any(not (w.defs | w.uses) <= r.members for w, r in zip(values, regions)):
         return None
     for r in regions:  # every mask as it is at its region's entries, already at `first`
-        if any(body.infos[k].defs & _regs(r.mask) for x in r.saves for k in flow.between(first, x) | {first}):
+        if any(body.infos[k].defs & operand_regs(r.mask) for x in r.saves for k in flow.between(first, x) | {first}):
             return None
     end = accesses[regions.index(ordered[-1])]
     if not all(_scc_dead_before(body, k) for k in (first, *accesses)) or not _scc_dead_before(body, end + 1):
