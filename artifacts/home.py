@@ -5,6 +5,7 @@
     prefect/keys/     Prefect's cache-key (result metadata) storage, apart from the results
     prefect/home/     PREFECT_HOME: the ephemeral API server's database and profiles
     runs/<run-id>/    one directory per suite run: run.json, results.json and the reports
+    memory/<suite>.json  the search agent's memory of a suite (asmevo.agent.memory)
 """
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ class Home:
     @property
     def runs(self) -> Path:
         return self.root / "runs"
+
+    def memory(self, suite: str) -> Path:
+        """The search memory file of `suite`."""
+        return self.root / "memory" / f"{suite}.json"
 
     def prefect_env(self) -> dict[str, str]:
         """Environment for Prefect (and the litellm/Dask it may load) under this home. Prefect reads its settings when it is first

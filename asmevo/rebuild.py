@@ -165,6 +165,30 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
     return Rebuilt(co.data, co, allocations, warnings)
 
 
+_INDIRECT_REGISTERS = ("s_set_gpr_idx", "v_movrel", "s_movrel")
+
+
+def shrinks(text: str, info: dict) -> bool:
+    """Whether `text` should be rebuilt with the `shrink` policy: some kernel's code (with the helper
+    functions it may call, all in the object) names fewer VGPRs, AGPRs or SGPRs than K0's code did (a
+    register re-allocation lowered them), and no code addresses registers through M0 (so the registers
+    it names are all it touches)."""
+    src = parse_source(text)
+    names = {k["name"] for k in info["kernels"]}
+    helpers = [ln for name in src.functions if name not in names for ln in src.instruction_lines(name)]
+    processor = info["processor"]
+    fewer = False
+    for k in info["kernels"]:
+        if k["name"] not in src.functions:
+            return False
+        scanned = scanned_lines(src.instruction_lines(k["name"]), helpers)
+        if any(line.split(None, 1)[0].startswith(_INDIRECT_REGISTERS) for line in scanned if line.strip()):
+            return False
+        need, need0 = required(scan_lines(scanned), _descriptor(k), processor), Allocation(**k["k0_need"])
+        fewer |= any(getattr(need, a) < getattr(need0, a) for a in ("next_free_vgpr", "agpr_count", "next_free_sgpr"))
+    return fewer
+
+
 def _read_metadata(yaml_lines: list[str], info: dict, origin: str) -> dict:
     """The `.amdgpu_metadata` block as llvm-mc will read it. When the block is the one recovery
     wrote (same digest) and YAML carries it exactly, that is recovery.json's metadata (a copy:

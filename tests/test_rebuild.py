@@ -102,6 +102,18 @@ def test_shrink_versus_keep(recovered, tmp_path):
     assert small.metadata[".sgpr_count"] == 3 + 6  # kernarg ptr + workgroup id + extra SGPRs
 
 
+def test_candidates_naming_fewer_registers_shrink(recovered):
+    _, src = recovered
+    text = src.read_text()
+    info = rebuild_module.load_info(src)
+    assert not rebuild_module.shrinks(text, info)
+    body = re.search(r"^add:.*?\n(.*?)^\.Lend_add:", text, re.M | re.S).group(1)
+    fewer = text.replace(body, "\ts_endpgm\n", 1)
+    assert rebuild_module.shrinks(fewer, info)
+    # registers addressed through M0 are not all named: never shrink
+    assert not rebuild_module.shrinks(text.replace(body, "\tv_movrels_b32_e32 v0, v1\n\ts_endpgm\n", 1), info)
+
+
 @pytest.mark.parametrize("old,new,reason", [
     (".kernarg_segment_size: 280", ".kernarg_segment_size: 288", ".kernarg_segment_size"),
     (".wavefront_size: 64", ".wavefront_size: 32", ".wavefront_size"),

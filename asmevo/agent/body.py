@@ -36,15 +36,20 @@ class Body:
     """An immutable arrangement of a kernel body's items and analyses of it."""
 
     def __init__(self, items: list[BodyItem], offset: int, xnack: bool = True, kernarg: int | None = None,
-                 preload: bool = False):
+                 preload: bool = False, buffers: frozenset[int] = frozenset()):
         self.items = items
         self.offset = offset
         self.xnack = xnack
         self.kernarg = kernarg  # first SGPR of the kernarg segment pointer, when the kernel has one
         self.preload = preload  # kernarg preloading: hardware starts past the compatibility preamble
+        self.buffers = buffers  # kernarg byte offsets of pointer arguments (global buffers)
+        # Set by an operator on its result: instruction index -> (parent instruction index, factor):
+        # its global-memory traffic is the parent instruction's times factor (for predictions only).
+        self.traffic: dict[int, tuple[int, float]] = {}
 
     @classmethod
-    def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False) -> "Body":
+    def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,
+           buffers: frozenset[int] = frozenset()) -> "Body":
         lo, hi = src.body
         items = []
         for n in range(lo, hi + 1):
@@ -56,10 +61,10 @@ class Body:
                 items.append(BodyItem(raw, parse_line(code)))
             else:
                 items.append(BodyItem(raw))
-        return cls(items, lo, xnack, kernarg, preload)
+        return cls(items, lo, xnack, kernarg, preload, buffers)
 
     def replace(self, items: list[BodyItem]) -> "Body":
-        return Body(items, self.offset, self.xnack, self.kernarg, self.preload)
+        return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers)
 
     @cached_property
     def start(self) -> int:

@@ -97,8 +97,11 @@ class Evaluator:
 
     def body_of(self, cid: int) -> Body:
         """Candidate `cid`'s kernel body, ready for the rewrite operators."""
-        preload = bool(self.k0.kernel(self.kernel).descriptor.fields["kernarg_preload_spec_length"])
-        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload)
+        kernel = self.k0.kernel(self.kernel)
+        preload = bool(kernel.descriptor.fields["kernarg_preload_spec_length"])
+        buffers = frozenset(a[".offset"] for a in kernel.metadata.get(".args", [])
+                            if a.get(".value_kind") == "global_buffer")
+        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers)
 
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)

@@ -12,10 +12,12 @@ from .ops_const import constant_key, fuse_constant_fma, hoist_constant
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_nop import fill_nop, fill_nops
-from .ops_pipeline import global_load, pipeline_loop
+from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
+from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
+from .ops_widen import widen_loads, widen_stores
 
 Apply = Callable[[Body, int], "Body | None"]
 
@@ -83,6 +85,16 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("pipeline_loop", lambda body, i: global_load(body.instructions[i]), pipeline_loop,
              "issue a one-load loop's next load before waiting for the current one (unrolled twice, masked to the "
              "continuing lanes)"),
+    Operator("widen_loads", lambda body, i: body.instructions[i].mnemonic.startswith("global_load_dword"),
+             widen_loads, "one dwordx2/x4 load for the lanes that load all of K adjacent masked dwords (aligned, "
+             "in bounds by construction); the narrow loads keep the other lanes"),
+    Operator("widen_stores", lambda body, i: body.instructions[i].mnemonic.startswith("global_store_dword"),
+             widen_stores, "one dwordx2/x4 store for the lanes that store all of K adjacent masked dwords"),
+    Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
+             "re-allocate VGPR values below the next occupancy level (one more wave per SIMD)"),
+    Operator("pipeline_loop_deep", lambda body, i: global_load(body.instructions[i]), pipeline_loop_deep,
+             "keep three of a loop's iterations' loads in flight: its loads, index, address and exit-mask updates "
+             "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
 )

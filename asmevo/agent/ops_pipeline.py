@@ -27,9 +27,12 @@ import re
 
 from ..isa.operands import Operand
 from ..isa.table import instr_info
+from ..isa.waitcnt import COUNTER_MAX, decode_waitcnt
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs, free_vgprs
 from .ops_sched import is_load
+from .ops_waitcnt import wait_text
+from .webs import NotAnalysable, webs_of
 
 _ALU = ("salu", "valu", "vopc")
 
@@ -118,9 +121,10 @@ def _mask_before_wait(body: Body, w: int, b_part: range, loaded: set) -> Body | 
     return new if new.no_worse(body) else None
 
 
-def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
-    """Pipeline the single-block loop that starts, at instruction i, with its only memory accesses:
-    global loads waited for by the loop's only wait, `s_waitcnt vmcnt(0)`."""
+def _row_loop(body: Body, i: int) -> tuple[int, list[int], range, range, int] | None:
+    """(block, leading loads, A part, B part, wait) of the single-block loop starting at instruction
+    i with global loads, whose only wait is `s_waitcnt vmcnt(0)` and which ends `s_andn2_b64 exec,
+    exec, M; s_cbranch_execnz` back to its start, everything else ALU; None otherwise."""
     instrs, infos, cfg = body.instructions, body.infos, body.cfg
     b = cfg.block_of[i]
     blk = cfg.blocks[b]
@@ -138,6 +142,20 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
             (infos[j].family not in _ALU and instrs[j].mnemonic != "s_nop") or instrs[j].is_branch
             for j in (*a_part, *b_part)):
         return None
+    return b, loads, a_part, b_part, w
+
+
+def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
+    """Pipeline the single-block loop that starts, at instruction i, with its only memory accesses:
+    global loads waited for by the loop's only wait, `s_waitcnt vmcnt(0)`."""
+    instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    shape = _row_loop(body, i)
+    if shape is None:
+        return None
+    b, loads, a_part, b_part, w = shape
+    blk = cfg.blocks[b]
+    _, labels, _ = body.index
+    last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
     dsts = [_vgprs(infos[j].dst[0]) for j in loads]
     if None in dsts:  # a load into AGPRs
         return None
@@ -186,3 +204,211 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
     new = body.replace(new_items)
     return new if new.no_worse(body) else None
+
+
+def _loop_parts(body: Body, i: int) -> tuple[int, range, range] | None:
+    """(block, P, C) of the single-block loop starting at instruction i that leaves through
+    `s_andn2_b64 exec, exec, M; s_cbranch_execnz` back to its start: P, before its first wait,
+    holds ALU work and global loads; C, from that wait to the exit, ALU work, waits and global
+    stores. None for any other loop."""
+    instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    b = cfg.block_of[i]
+    blk = cfg.blocks[b]
+    _, labels, _ = body.index
+    last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
+    if (i != blk.start or last.mnemonic != "s_cbranch_execnz" or labels.get(last.label) != blk.start
+            or exit_.mnemonic != "s_andn2_b64" or [op.text for op in exit_.operands[:2]] != ["exec", "exec"]):
+        return None
+    w = next((j for j in range(blk.start, blk.end - 2) if instrs[j].mnemonic == "s_waitcnt"), None)
+    if w is None:
+        return None
+    p_part, c_part = range(blk.start, w), range(w, blk.end - 2)
+    exec_ = {("s", 126), ("s", 127)}
+
+    def kind(j: int) -> str:
+        if instrs[j].mnemonic in ("s_waitcnt", "s_nop"):
+            return instrs[j].mnemonic
+        if infos[j].defs & exec_ or instrs[j].is_branch:
+            return "control"
+        if infos[j].family in _ALU:
+            return "alu"
+        info = instr_info(instrs[j].mnemonic)
+        if info.segment == "global" and not info.lds_dma and info.memory in ("load", "store"):
+            return info.memory
+        return "other"
+
+    if any(kind(j) not in ("alu", "load", "s_nop") for j in p_part) or not any(kind(j) == "load" for j in p_part):
+        return None
+    if any(kind(j) not in ("alu", "store", "s_waitcnt", "s_nop") for j in c_part):
+        return None
+    return b, p_part, c_part
+
+
+def _state_into_p(body: Body, p_part: range, c_part: range, mask: set) -> Body | None:
+    """The loop with the instructions of C that compute its exit mask from loop state alone (the
+    mask's backward slice in C, none of it reading what the loads returned) moved to the end of P;
+    C's reads of a moved register's old value read a snapshot taken before the move (a fresh VGPR,
+    `v_mov_b32`). None when the slice depends on the loads or a snapshot is not possible."""
+    instrs, infos = body.instructions, body.infos
+    loaded = set().union(*(infos[j].defs for j in p_part if is_load(infos[j])))
+    tainted = set(loaded)
+    for j in c_part:
+        if infos[j].uses & tainted:
+            tainted |= infos[j].defs
+    moved: set[int] = set()
+    need = set(mask)
+    for j in reversed(c_part):
+        if infos[j].defs & need and instrs[j].mnemonic not in ("s_waitcnt", "s_nop"):
+            if infos[j].uses & tainted or infos[j].family not in _ALU:
+                return None
+            moved.add(j)
+            need |= infos[j].uses
+    if not moved:
+        return None
+    stay = [j for j in c_part if j not in moved]
+    snapshots: dict[tuple, int] = {}
+    for j in sorted(moved):  # a register a moved instruction writes, read by C before that write
+        for r in infos[j].defs:
+            if any(r in infos[k].uses for k in stay if k < j) and r not in snapshots:
+                if r[0] != "v" or any(r in infos[k].defs for k in stay):
+                    return None
+                snapshots[r] = -1
+    if any(infos[k].defs & infos[j].uses for j in moved for k in stay if k < j):
+        return None
+    fresh = free_vgprs(body, [1] * len(snapshots))
+    if fresh is None:
+        return None
+    snapshots = dict(zip(snapshots, fresh))
+    first_write = {r: min(j for j in moved if r in infos[j].defs) for r in snapshots}
+    items = body.items
+    copies = [make_item(f"v_mov_b32_e32 v{new}, v{r[1]}") for r, new in snapshots.items()]
+    new_c = []
+    for k in stay:
+        text = instrs[k].text()
+        for r, new in snapshots.items():
+            if k < first_write[r] and r in infos[k].uses:
+                text = _shifted(text, range(r[1], r[1] + 1), new)
+        if text is None:
+            return None
+        new_c.append(items[body.pos[k]] if text == instrs[k].text() else make_item(text))
+    out = [*items[:body.pos[p_part[-1]] + 1], *copies, *(items[body.pos[j]] for j in sorted(moved)), *new_c,
+           *items[body.pos[c_part[-1]] + 1:]]
+    new = body.replace(out)
+    return new if new.no_worse(body) else None
+
+
+def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
+    """Software-pipeline the loop holding instruction i (`_loop_parts`) `depth` deep: the part
+    before its first wait (P: loads, address and index updates, the exit mask M) of iteration
+    j + depth - 1 runs in iteration j, for exactly the lanes that will run it (EXEC minus the exit
+    mask P has reached: an iteration's lanes are the entry lanes minus the accumulated mask), while
+    the rest (C: waits, uses, stores) of iteration j runs as before. Registers P writes and C reads
+    rotate through `depth` copies (the body is unrolled `depth` times); the exit mask of iteration j
+    waits in its copy's SGPR pair (`depth` of them, rotating) until C leaves with it, so the loop
+    leaves after the same iteration; a prologue runs the first `depth - 1` P parts; C's vmcnt waits allow the loads of the
+    `depth - 1` later iterations issued before them (stores in between only make a wait stricter);
+    values of rotating registers read after the loop move back at the exit.
+
+    Legal when C writes nothing P reads before writing it (P's loop-carried state), no rotating
+    register is part of that state, C reads no SGPR P writes, P's SGPRs other than M are dead after
+    the loop (they run ahead), and the loop is entered only from a fall-through preheader."""
+    instrs, infos, cfg = body.instructions, body.infos, body.cfg
+    i = cfg.blocks[cfg.block_of[i]].start  # any instruction of the loop names it
+    parts = _loop_parts(body, i)
+    if parts is None or depth < 2:
+        return None
+    b, p_part, c_part = parts
+    blk = cfg.blocks[b]
+    _, labels, _ = body.index
+    last, exit_ = instrs[blk.end - 1], instrs[blk.end - 2]
+    scc = ("scc", 0)
+    mask = set(infos[blk.end - 2].uses) - {("s", 126), ("s", 127)}
+    p_exposed, p_written = set(), set()
+    for j in p_part:
+        p_exposed |= infos[j].uses - p_written
+        p_written |= infos[j].defs
+    p_exposed -= {("s", 126), ("s", 127)}
+    c_written, carried = set(), set()
+    for j in c_part:
+        carried |= (infos[j].uses - c_written) & p_written
+        c_written |= infos[j].defs
+    carried -= {scc}
+    if not mask <= p_written and mask & c_written:  # the exit mask is computed after the wait: move it first
+        early = _state_into_p(body, p_part, c_part, mask)
+        return pipeline_loop_deep(early, i, depth) if early is not None else None
+    if (not mask <= p_written or c_written & (p_exposed | mask) or carried & p_exposed
+            or any(r[0] != "v" for r in carried) or infos[blk.end - 2].defs & p_exposed - mask):
+        return None
+    preds = [p for p in blk.preds if p != b]
+    if preds != [b - 1] or instrs[cfg.blocks[b - 1].end - 1].is_branch or b + 1 >= len(cfg.blocks) or \
+            scc in body.live_in[b] or ({x for x in p_written if x[0] == "s"} - mask - {scc}) & body.live_in[b + 1]:
+        return None
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    after = cfg.blocks[b + 1].start
+    vregs = sorted(r for _, r in carried)
+    spans = _spans(vregs)
+    live_carried = any(webs.live_before[after] >> r & 1 for r in vregs)
+    fresh = free_vgprs(body, [len(sp) for sp in spans] * (depth - 1))
+    pairs = free_pairs(body)
+    exit_label = f"{last.label}_deep_exit"
+    if fresh is None or len(pairs) < 2 * depth + 1 or exit_label in labels:
+        return None
+    save, history, finished, temp = pairs[0], pairs[1:depth + 1], pairs[depth + 1:2 * depth], pairs[2 * depth]
+    moves = [[]] + [list(zip(spans, fresh[n * len(spans):(n + 1) * len(spans)])) for n in range(depth - 1)]
+    items = body.items
+    m_text = exit_.operands[2].text
+
+    def copy(part: range, c: int) -> list[BodyItem] | None:
+        out = []
+        for j in part:
+            text = _renamed(instrs[j].text(), moves[c]) if moves[c] else instrs[j].text()
+            if text is None:
+                return None
+            if instrs[j].mnemonic == "s_waitcnt":  # the loads of depth - 1 later iterations came in between
+                limits = decode_waitcnt(instrs[j])
+                limits["vmcnt"] = limits.get("vmcnt", COUNTER_MAX["vmcnt"]) + (depth - 1) * loads
+                if limits["vmcnt"] >= COUNTER_MAX["vmcnt"]:
+                    return None
+                text = wait_text(limits)
+            out.append(items[body.pos[j]] if text == instrs[j].text() else make_item(text))
+        return out
+
+    loads = sum(1 for j in p_part if is_load(infos[j]))
+    copies = [(copy(p_part, c), copy(c_part, c)) for c in range(depth)]
+    if any(x is None for pc in copies for x in pc):
+        return None
+    masked = lambda c: [make_item(f"s_mov_b64 {save}, exec"), make_item(f"s_andn2_b64 exec, exec, {m_text}"),  # noqa: E731
+                        *copies[c][0], make_item(f"s_mov_b64 exec, {save}")]
+    track = lambda c: [make_item(f"s_and_b64 {temp}, exec, {history[c]}"),  # noqa: E731
+                       make_item(f"s_or_b64 {finished[c - 1]}, {finished[c - 1]}, {temp}")] if live_carried and c else []
+    fixup = [x for c in range(1, depth) for x in (make_item(f"s_mov_b64 exec, {finished[c - 1]}"), *(
+        make_item(f"v_mov_b32_e32 v{r}, v{r - sp[0] + new}") for sp, new in moves[c] for r in sp))] + [
+        make_item("s_mov_b64 exec, 0")] if live_carried else []
+    prologue = [make_item(f"s_mov_b64 {finished[c]}, 0") for c in range(depth - 1) if live_carried]
+    prologue += [make_item(it.text) for it in copies[0][0]]
+    for t in range(1, depth - 1):  # the exit masks of the first iterations, each in its copy's slot
+        prologue += [make_item(f"s_mov_b64 {history[t - 1]}, {m_text}"), *masked(t)]
+    loop: list[BodyItem] = []
+    for c in range(depth):  # iteration j = c (mod depth) keeps M_(j+depth-2) in slot (c+depth-2) % depth
+        loop += [make_item(f"s_mov_b64 {history[(c + depth - 2) % depth]}, {m_text}"), *masked((c + depth - 1) % depth),
+                 *copies[c][1], *track(c), make_item(f"s_andn2_b64 exec, exec, {history[c]}"),
+                 make_item(f"s_cbranch_execz {exit_label}") if c < depth - 1 else items[body.pos[blk.end - 1]]]
+    loop += [BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"), *fixup]
+    head = body.pos[cfg.blocks[b - 1].end - 1] + 1
+    new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
+    new = body.replace(new_items)
+    return new if new.no_worse(body) else None
+
+
+def _spans(regs: list[int]) -> list[range]:
+    """Consecutive runs of register numbers (each run renamed as one even-aligned tuple)."""
+    out: list[range] = []
+    for r in regs:
+        if out and out[-1].stop == r:
+            out[-1] = range(out[-1].start, r + 1)
+        else:
+            out.append(range(r, r + 1))
+    return out

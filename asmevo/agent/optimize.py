@@ -14,6 +14,7 @@ from .edit import unified_diff
 from .gates import Evaluator
 from .lineage import Candidate, Lineage
 from .llm import ReplyCache
+from .memory import SearchMemory, features, update
 from .outcome import Evaluations
 from .search import SearchConfig, search
 
@@ -48,14 +49,16 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
              budget: int = 16, seed: int = 0, heldout: list = (), timing=None, device: Device | None = None,
              trials: int = 3, gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
              llm_options: dict | None = None, llm_cache: ReplyCache | None = None, evaluations: Evaluations | None = None,
-             log: Callable[[str], None] = lambda s: None,
+             memory: str | Path | None = None, log: Callable[[str], None] = lambda s: None,
              on_candidate: Callable[[Candidate, Lineage], None] | None = None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
     `agent`, every candidate timed on `timing` (the bench shape; default: the largest verify launch)
     for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
     are used only for the final re-verification. `evaluations` gives K0's baseline and the candidates'
     outcomes (default: computed here; see `gates.Evaluator`); `llm_cache` (`llm.ReplyCache`) the LLM
-    agent's replies; `on_candidate(candidate, lineage)` hears of every candidate the agent had evaluated."""
+    agent's replies; `memory` a search memory file (`agent.memory`) that orders the search's proposals
+    and records this kernel's outcome afterwards; `on_candidate(candidate, lineage)` hears of every
+    candidate the agent had evaluated."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
@@ -71,8 +74,13 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
                          "launches": [vl.label for vl in ev.launches],
                          "heldout": [vl.label for vl in ev.heldout]}
     log(f"K0 {ev.kernel}: {ev.baseline.cycles:.4g} {ev.lineage.unit} on {ev.timing.label} ({gpu_name})")
+    kernel_features = features(ev.body_of(0), ev.baseline.profile.estimate) if memory is not None else {}
     if agent == "search":
-        search(ev, SearchConfig(budget=budget, seed=seed), log)
+        known = SearchMemory.load(memory) if memory is not None else None
+        if known is not None:
+            ev.lineage.config["memory"] = {"path": str(memory), "records": len(known.records),
+                                           "features": kernel_features}
+        search(ev, SearchConfig(budget=budget, seed=seed, memory=known, features=kernel_features), log)
     else:
         from .llm import LLMConfig, run_llm_agent
         overrides = {"seed": seed, **(llm_options or {}), "max_steps": budget}
@@ -81,6 +89,9 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
         ev.lineage.config["model"] = config.model
         run_llm_agent(ev, config, log, llm_cache)
     best = ev.confirm_heldout()
+    if memory is not None:
+        update(memory, ev.lineage, kernel_features, {k: ev.lineage.config[k] for k in ("agent", "budget", "seed", "gpu",
+                                                                                     "timing")})
     return _write(ev, best, Path(outdir))
 
 

@@ -31,7 +31,7 @@ from ..errors import AbiChange, AsmEvoError, RebuildError, ToolchainError
 from ..launches import VerifyLaunch, largest
 from ..model import Estimate, TracedLaunch
 from ..profile import profile_launch
-from ..rebuild import rebuild_source
+from ..rebuild import rebuild_source, shrinks
 from ..recover import recover
 from ..static_checks import static_differences
 from ..target import DEFAULT_GPU
@@ -163,7 +163,7 @@ def evaluate(setup: Setup, base: K0Outcome, source: str, through: str) -> Outcom
 
 def _build(setup: Setup, base: K0Outcome, source: str, _data: bytes, record: dict) -> bytes:
     try:
-        data = rebuild_source(source, base.info, origin="candidate").data
+        data = rebuild_source(source, base.info, shrink=shrinks(source, base.info), origin="candidate").data
     except AbiChange as exc:
         return _reject(record, "abi", str(exc))
     except RebuildError as exc:

@@ -17,15 +17,20 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+import numpy as np
+
 from ..errors import AsmEvoError
+from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
-from ..model import Estimate
-from ..model.launch import static_cost
+from ..isa.table import instr_info
+from ..model import Estimate, ModelError
+from ..model.launch import LINE_BYTES, static_cost
 from ..profile import Profile
 from .body import Body
 from .edit import Window
 from .gates import Evaluator
 from .lineage import Candidate
+from .memory import START, SearchMemory
 from .operators import OPERATORS, Operator, Proposal, propose
 from .ops_const import constant_key
 
@@ -40,7 +45,9 @@ class Heat:
     cycles: dict[int, float]   # id(Instruction) -> modelled cycles
     estimate: Estimate
     time: float                # the candidate's time in the lineage's unit
-    static: tuple[float, dict[str, float]]
+    static: tuple[float, dict[str, float], float]
+    lines: dict[int, float] = field(default_factory=dict)  # id(Instruction) -> cache lines per execution
+    instructions: list[Instruction] = field(default_factory=list)  # the profiled body's
 
 
 def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
@@ -52,12 +59,66 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     per_pc = profile.estimate.per_pc
     counts = {id(b): per_pc[a.address].count for a, b in zip(profile.instructions, instrs)}
     cycles = {id(b): per_pc[a.address].cycles for a, b in zip(profile.instructions, instrs)}
-    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}))
+    per_exec = _lines_per_execution(profile)
+    lines = {id(b): per_exec.get(a.address, 0.0) for a, b in zip(profile.instructions, instrs)}
+    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0), lines, list(instrs))
     static = _static(body, heat)
     if static is None:
         return None
     heat.static = static
     return heat
+
+
+def _lines_per_execution(profile: Profile) -> dict[int, float]:
+    """Address -> mean 128-byte cache lines one execution of that global-memory instruction touched
+    in the traced sample of the timing launch."""
+    run = profile.estimate.traced
+    if run is None:
+        return {}
+    cfg = build_cfg(profile.instructions)
+    block_of = {ins.address: cfg.block_of[n] for n, ins in enumerate(profile.instructions)}
+    executed = np.zeros(len(cfg.blocks))
+    for col, (_, b) in enumerate(run.edges):
+        executed[b] += float(run.counts[:, col].sum())
+    return {pc: lines / executed[block_of[pc]] for pc, (_, lines, _) in run.memory.items()
+            if pc in block_of and executed[block_of[pc]]}
+
+
+def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
+    """Cache lines the body's global-memory instructions touch over the launch, at the parent's
+    counts: a kept instruction as in the trace; one an operator described (`Body.traffic`: like a
+    parent instruction, scaled) so; another like the parent instructions with its address operands
+    and direction (the most any of them touched), else as a contiguous access."""
+    instrs, total = body.instructions, 0.0
+    for n, ins in enumerate(instrs):
+        info = instr_info(ins.mnemonic)
+        if not info.vmem:
+            continue
+        if id(ins) in heat.lines:
+            per = heat.lines[id(ins)]
+        elif n in body.traffic:
+            parent, factor = body.traffic[n]
+            per = heat.lines.get(id(heat.instructions[parent]), 0.0) * factor
+        else:
+            same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic).vmem
+                    and instr_info(p.mnemonic).is_load == info.is_load and _address_text(p) == _address_text(ins)]
+            per = max(same) if same else info.access_bytes * 64 / LINE_BYTES
+        total += counts.get(4 * n, 0.0) * per
+    return total
+
+
+def _address_text(ins: Instruction) -> tuple[str, ...]:
+    """The operands of a vector memory instruction other than its data."""
+    info = instr_info(ins.mnemonic)
+    ops = [op.text for op in ins.operands]
+    return tuple(ops[info.n_dst:]) if info.is_load else tuple(ops[:1] + ops[2:])
+
+
+def _vgpr_allocation(body: Body) -> int:
+    """VGPRs (granule-rounded, unified with AGPRs) a rebuild of the body allocates at least."""
+    top = {k: max((r + 1 for info in body.infos for kind, r in info.defs | info.uses if kind == k), default=0)
+           for k in ("v", "a")}
+    return -(-max(1, (-(-top["v"] // 4) * 4 + top["a"]) if top["a"] else top["v"]) // 8) * 8
 
 
 def _addressed(body: Body) -> list[Instruction]:
@@ -70,10 +131,10 @@ def _addressed(body: Body) -> list[Instruction]:
     return out
 
 
-def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float]] | None:
-    """The body's count-based static cost, assuming the parent's execution counts (a new or rewritten
-    instruction counts as its block's first known one; k copies of one, after unrolling, count 1/k
-    each)."""
+def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float] | None:
+    """The body's count-based static cost and cache lines, assuming the parent's execution counts (a
+    new or rewritten instruction counts as its block's first known one; k copies of one, after
+    unrolling, count 1/k each)."""
     instrs = body.instructions
     copies = Counter(id(ins) for ins in instrs)  # an unrolled instruction shares its parent's count
     per, pc_counts = heat.counts, {}
@@ -83,22 +144,27 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float]] | None:
             c = per.get(id(instrs[n]))
             pc_counts[4 * n] = c / copies[id(instrs[n])] if c is not None else known[0] if known else 0
     try:
-        return static_cost(_addressed(body), pc_counts)
+        return (*static_cost(_addressed(body), pc_counts), _lines(body, heat, pc_counts))
     except AsmEvoError:
         return None
 
 
 def predict(body: Body, heat: Heat) -> float | None:
     """Predicted time (the lineage's unit) of `body` on the timing launch: the parent's time scaled as
-    its estimate is when the latency term follows the static-cost ratio and the issue term the
-    issue-cycle ratio (memory terms unchanged). None when not modellable."""
+    its estimate is when the latency term follows the static-cost ratio, the issue term the
+    issue-cycle ratio, the cache-line terms the ratio of lines touched, and the rounds of resident
+    workgroups the body's VGPR allocation (LDS and HBM terms unchanged). None when not modellable."""
     static = _static(body, heat)
     if static is None or not heat.static[0]:
         return None
-    (total, units), (total0, units0) = static, heat.static
+    (total, units, lines), (total0, units0, lines0) = static, heat.static
     issue0 = max(units0.values(), default=0.0)
     issue = max(units.values(), default=0.0) / issue0 if issue0 else 1.0
-    return heat.time * heat.estimate.rescaled(total / total0, issue) / heat.estimate.predicted_us
+    try:
+        scaled = heat.estimate.rescaled(total / total0, issue, lines / lines0 if lines0 else 1.0, _vgpr_allocation(body))
+    except ModelError:
+        return None
+    return heat.time * scaled / heat.estimate.predicted_us
 
 
 @dataclass
@@ -113,7 +179,9 @@ class _Node:
 @dataclass
 class SearchConfig:
     """`budget`: verified evaluations; `sites`: hottest instructions tried per expansion; `beam`:
-    verified candidates kept for expansion; `explore`: chance of trying a random proposal."""
+    verified candidates kept for expansion; `explore`: chance of trying a random proposal;
+    `memory`/`features`: the suite's search memory and the kernel's features (proposals are tried
+    in order of predicted gain times the memory's prior for their operator)."""
 
     budget: int = 16
     seed: int = 0
@@ -122,6 +190,8 @@ class SearchConfig:
     explore: float = 0.1
     operators: tuple[Operator, ...] = OPERATORS
     max_attempts: int = 200
+    memory: SearchMemory | None = None      # orders proposals by predicted gain x the memory's prior
+    features: dict[str, str] = field(default_factory=dict)  # K0's features (memory.features)
 
 
 def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lambda s: None) -> Candidate:
@@ -172,6 +242,8 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
     order = list(range(len(body.instructions)))[:config.sites]
     if heat is not None:
         order = _hot_sites(body, heat, config.sites)
+    cand = ev.lineage.get(node.cid)
+    previous = cand.operator if cand.parent is not None else START
     out, seen = [], set()
     for prop in propose(body, order, config.operators):
         code = tuple(it.text for it in prop.body.items)
@@ -182,15 +254,28 @@ def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random
         faster = predicted is None or node.baseline is None or predicted < node.baseline
         if faster and prop.body.no_worse(body):
             out.append((predicted if predicted is not None else math.inf, rng.random(), prop))
-    out.sort(key=lambda t: (t[0], t[1]))
+    out.sort(key=lambda t: _order(t, node.baseline, config, previous))
     return out
+
+
+def _order(entry: tuple[float, float, Proposal], baseline: float | None, config: SearchConfig,
+           previous: str) -> tuple:
+    """Sort key of a ranked proposal: predicted ones first, by predicted gain times the memory's
+    prior for the operator (a constant without memory: the prediction's order), then the seeded tie."""
+    predicted, tie, prop = entry
+    if predicted == math.inf or baseline is None:
+        return (1, predicted, tie)
+    prior = config.memory.prior(prop.operator, previous, config.features) if config.memory else 0.5
+    return (0, -(baseline - predicted) * prior, tie)
 
 
 def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
-    stalls a wait far from it) and scalar constant definition (copies elsewhere can go)."""
+    stalls a wait far from it), scalar constant definition (copies elsewhere can go) and
+    global-memory access (the cache lines it touches are the bandwidth terms' business, not its
+    own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
@@ -199,5 +284,6 @@ def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int =
              if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
     sites = order + extra[:loads]
     cheap = [i for i in range(len(instrs)) if cyc(i) > 0 and i not in sites
-             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family == "smem" or constant_key(body, i))]
+             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
+                  or constant_key(body, i))]
     return sites + cheap

@@ -1,8 +1,8 @@
 """`asmevo optimize K.co --launch L.json [--launch ...] [--heldout H.json] [--timing T.json] [--gpu G]
 [--agent search|llm] [--model M] [--api-base URL] [--llm-cache off|read|readwrite] [--budget N] [--seed S]
--o DIR`: optimise a kernel with an agent; candidates are timed on T (the shape users run; default the
-largest --launch). Writes DIR/<name>.co (best verified candidate, K0 if nothing faster held up),
-DIR/<name>.diff (recovered-source diff against K0), DIR/<name>.s and DIR/lineage.json (every
+[--memory F] -o DIR`: optimise a kernel with an agent; candidates are timed on T (the shape users run;
+default the largest --launch). Writes DIR/<name>.co (best verified candidate, K0 if nothing faster
+held up), DIR/<name>.diff (recovered-source diff against K0), DIR/<name>.s and DIR/lineage.json (every
 candidate). The LLM agent's replies are cached in $ASMEVO_HOME's artifact store (a rerun replays
 them without the provider). Exit 0 even without an improvement; bad input exits 2."""
 from __future__ import annotations
@@ -34,6 +34,8 @@ def register(subparsers) -> None:
     p.add_argument("--budget", type=positive_int, default=16,
                    help="verified evaluations (search) or model steps (llm); default 16")
     p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
+    p.add_argument("--memory", help="search memory file: orders the proposals and records the outcome "
+                                    "(e.g. $ASMEVO_HOME/memory/<suite>.json; default: none)")
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     p.set_defaults(handler=run)
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         cache = ReplyStore(default_store(), mode)
     result = optimize(args.kernel, args.launch, heldout=args.heldout, timing=args.timing, gpu_name=args.gpu,
                       outdir=args.output, agent=args.agent, budget=args.budget, seed=args.seed, model=args.model,
-                      api_base=args.api_base, llm_cache=cache, log=log)
+                      api_base=args.api_base, llm_cache=cache, memory=args.memory, log=log)
     print(result.summary())
     usage = result.lineage.config.get("llm_usage")
     if usage:

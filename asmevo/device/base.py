@@ -13,6 +13,14 @@ from ..errors import AsmEvoError
 from .kernarg import Apertures, Geometry, check_geometry, make_geometry, pack_kernargs
 
 
+# Every pointer a launch passes is the start of its own device allocation (or null), aligned to at
+# least this many bytes: the emulator's packed layout aligns to 256, its crossing layout to at least
+# `asmevo.emu.memory.CROSS_MIN` (16), and `launch.launch_args` refuses a buffer of any device that
+# is not (so on hardware it is checked, not assumed). Rewrite operators rely on it
+# (`asmevo.agent.align`): a wide access at a pointer argument plus a multiple of 16 is aligned.
+BUFFER_ALIGNMENT = 16
+
+
 class DeviceError(AsmEvoError):
     """A device is unavailable, or a device operation failed."""
 

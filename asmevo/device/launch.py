@@ -45,7 +45,7 @@ import yaml
 
 from ..codeobj import CodeObject, Kernel
 from ..errors import AsmEvoError, LaunchSpecError
-from .base import Buffer, Device, LaunchResult, Module, run_then_release
+from .base import BUFFER_ALIGNMENT, Buffer, Device, DeviceError, LaunchResult, Module, run_then_release
 from .dtypes import DType, encode_scalar, get_dtype
 from .kernarg import (Geometry, KernargImage, Scalar, check_geometry, check_image, explicit_args,
                       make_geometry)
@@ -465,8 +465,13 @@ def make_inputs(spec: LaunchSpec, overrides: dict[str, np.ndarray] | None = None
 def launch_args(spec: LaunchSpec, kernel: Kernel, buffers: dict) -> list:
     """The explicit args `Device.launch` takes for `spec`, given its allocated `buffers` by name (objects
     with `.address`): buffers, `Scalar`s (structs encoded with the buffers' addresses), or one
-    `KernargImage` when a lone struct stands for the whole explicit kernarg area."""
+    `KernargImage` when a lone struct stands for the whole explicit kernarg area. Every buffer must be
+    aligned to `BUFFER_ALIGNMENT` (rewrite operators rely on it), else DeviceError."""
     addresses = {name: buf.address for name, buf in buffers.items()}
+    misaligned = sorted(name for name, address in addresses.items() if address % BUFFER_ALIGNMENT)
+    if misaligned:
+        raise DeviceError(f"buffer {misaligned[0]} at 0x{addresses[misaligned[0]]:x} is not aligned to "
+                          f"{BUFFER_ALIGNMENT} bytes")
     if spec.is_image(explicit_args(kernel.metadata)):
         return [KernargImage(spec.args[0].encode(addresses), spec.args[0].label)]
     return [buffers[a.name] if isinstance(a, BufferArg) else

@@ -126,6 +126,13 @@ def _reg_info(ins: Instruction) -> RegInfo:
     return RegInfo(base, fam, enc, tuple(dst), tuple(srcs), frozenset(defs), frozenset(uses))
 
 
+def reads_destination(ins: Instruction) -> bool:
+    """Whether `ins` also reads its destination: an accumulate (`v_fmac`), a returning atomic, or a
+    partial write (DPP, SDWA with UNUSED_PRESERVE, op_sel high half, d16 loads) that keeps part of
+    the old value."""
+    return _destinations(ins, instr_info(split_mnemonic(ins.mnemonic)[0]))[1]
+
+
 def _destinations(ins: Instruction, info: InstrInfo) -> tuple[int, bool]:
     """(number of leading destination operands, whether the destination is also read): the table's
     operand roles, adjusted for the modifiers (an atomic returns only with sc0/glc; an LDS-DMA load
@@ -143,11 +150,13 @@ def _destinations(ins: Instruction, info: InstrInfo) -> tuple[int, bool]:
 
 
 def _partial_write(ins: Instruction, info: InstrInfo) -> bool:
-    """SDWA with UNUSED_PRESERVE, DPP (disabled lanes keep the old value), VOP3 op_sel writing the
-    high half of a 16-bit result: the old destination value survives in part. (VOP3P op_sel
-    selects source halves only.)"""
+    """SDWA with UNUSED_PRESERVE, DPP whose lanes may not all write (a row or bank mask, or without
+    bound_ctrl a lane whose source lane is invalid or inactive keeps its value; CDNA3 ISA "DPP"),
+    VOP3 op_sel writing the high half of a 16-bit result: the old destination value survives in part.
+    (VOP3P op_sel selects source halves only.)"""
     if ins.mnemonic.endswith("_dpp"):
-        return True
+        full = all(int(ins.modifier(m) or "0xf", 0) == 0xf for m in ("row_mask", "bank_mask"))
+        return not (full and ins.modifier("bound_ctrl") is not None)
     if ins.modifier("dst_unused") == "UNUSED_PRESERVE":
         return True
     op_sel = ins.modifier("op_sel")

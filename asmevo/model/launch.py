@@ -26,7 +26,7 @@ from ..codeobj import Kernel
 from ..errors import AsmEvoError
 from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
-from ..target import GPU
+from ..target import GPU, gpu
 from .costs import DEFAULT_LATENCIES, LDS_BYTES_PER_CYCLE, Cost, Latencies, cost
 from .schedule import ENTRY, edge_schedules
 
@@ -65,11 +65,20 @@ def occupancy(kernel: Kernel, block: tuple[int, int, int], dynamic_lds: int, gpu
     lds = kernel.descriptor.group_segment_fixed_size + dynamic_lds
     lds = -(-lds // gpu.lds_alloc_granule) * gpu.lds_alloc_granule
     wpg = -(-(block[0] * block[1] * block[2]) // gpu.processor.wave_size)
+    try:
+        return resident(vgprs, sgprs, lds, wpg, gpu)
+    except ModelError as exc:
+        raise ModelError(f"kernel {kernel.name}: {exc}") from None
+
+
+def resident(vgprs: int, sgprs: int, lds: int, wpg: int, gpu: GPU) -> Occupancy:
+    """Occupancy of workgroups of `wpg` waves allocating `vgprs` VGPRs and `sgprs` SGPRs per wave
+    (granule-rounded) and `lds` bytes (granule-rounded) per workgroup."""
     limits = {"waves": gpu.max_waves_per_simd, "vgprs": gpu.vgprs_per_lane // vgprs, "sgprs": gpu.sgprs_per_simd // sgprs}
     per_simd_limiter = min(limits, key=lambda k: (limits[k], k != "waves"))
     per_simd = limits[per_simd_limiter]
     if per_simd == 0:
-        raise ModelError(f"kernel {kernel.name} cannot be resident ({vgprs} VGPRs, {sgprs} SGPRs)")
+        raise ModelError(f"cannot be resident ({vgprs} VGPRs, {sgprs} SGPRs)")
     wg_limits = {per_simd_limiter: (per_simd * gpu.simds_per_cu) // wpg,
                  "barriers": gpu.max_workgroups_per_cu if wpg > 1 else per_simd * gpu.simds_per_cu}
     if lds:
@@ -77,7 +86,7 @@ def occupancy(kernel: Kernel, block: tuple[int, int, int], dynamic_lds: int, gpu
     limiter = min(wg_limits, key=lambda k: (wg_limits[k], k != per_simd_limiter))
     wgs = wg_limits[limiter]
     if wgs == 0:
-        raise ModelError(f"kernel {kernel.name}: a workgroup of {wpg} waves does not fit on a CU ({limiter})")
+        raise ModelError(f"a workgroup of {wpg} waves does not fit on a CU ({limiter})")
     return Occupancy(vgprs, sgprs, lds, wpg, wgs, wgs * wpg / gpu.simds_per_cu, limiter)
 
 
@@ -149,10 +158,20 @@ class Estimate:
     traced: TracedLaunch | None = field(default=None, repr=False)  # the trace it was costed from
     unit: str = "model_us"
 
-    def rescaled(self, latency: float, issue: float) -> float:
+    def rescaled(self, latency: float, issue: float, lines: float = 1.0, vgprs: int | None = None) -> float:
         """The prediction, in model_us, with the latency term scaled by `latency` and the SIMD issue
-        term by `issue` (an edit's predicted effect; memory terms unchanged)."""
-        terms = dict(self.terms, latency=self.terms["latency"] * latency, simd_issue=self.terms["simd_issue"] * issue)
+        term by `issue`, the cache-line terms (vector memory path, L2) by `lines`, and, given a
+        different VGPR allocation `vgprs`, the latency term's rounds of resident workgroups recounted
+        (an edit's predicted effect; LDS and HBM terms unchanged)."""
+        rounds = 1.0
+        if vgprs is not None and vgprs != self.occupancy.vgprs:
+            g, occ = gpu(self.gpu), self.occupancy
+            per_cu = -(-self.workgroups // g.cus)
+            fewer = resident(vgprs, occ.sgprs, occ.lds_bytes, occ.waves_per_workgroup, g).workgroups_per_cu
+            rounds = -(-per_cu // fewer) / -(-per_cu // occ.workgroups_per_cu)
+        terms = dict(self.terms, latency=self.terms["latency"] * latency * rounds,
+                     simd_issue=self.terms["simd_issue"] * issue, vmem_path=self.terms["vmem_path"] * lines,
+                     l2_bandwidth=self.terms["l2_bandwidth"] * lines)
         return (max(terms.values()) + self.overhead_cycles) / self.model_cycles * self.predicted_us
 
     def to_json(self) -> dict:

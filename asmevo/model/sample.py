@@ -26,6 +26,11 @@ from .launch import Estimate, ModelError, TracedLaunch, estimate
 
 MAX_SAMPLES = 24
 INSTRUCTION_BUDGET = 1_500_000  # wave-instructions the run beyond the pilot may execute
+# The emulator's runaway guard for one sampled run. A launch of at most MAX_SAMPLES workgroups runs
+# whole, however long its waves are (LayerNorm's bench shape: some tens of millions); a
+# candidate reaches timing only after verification, whose budget (verify.BUDGET_FACTOR x K0's)
+# already stops runaway loops, so this only has to admit legal candidates that issue more.
+RUN_BUDGET = 400_000_000
 Grid = tuple[int, int, int]
 
 
@@ -92,7 +97,7 @@ def choose(grid: Grid, count: int, seed: int, *, pilot: bool = False) -> list[in
 def _run(code_object: CodeObject, spec: LaunchSpec, workgroups: list[int], seed: int, trace: LaunchTrace,
          known_findings: frozenset[str]) -> int:
     """Run `workgroups` of `spec` traced into `trace`; the executed wave-instructions."""
-    run = run_probe(EmuDevice(), code_object.data, spec, seed, workgroups=workgroups, trace=trace)
+    run = run_probe(EmuDevice(budget=RUN_BUDGET), code_object.data, spec, seed, workgroups=workgroups, trace=trace)
     unknown = [f for f in run.findings if f["kind"] not in known_findings]
     if unknown:
         f = unknown[0]

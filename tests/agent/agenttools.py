@@ -30,10 +30,12 @@ def line_of(ev: Evaluator, text: str, cid: int = 0) -> int:
     raise AssertionError(f"no line {text!r}")
 
 
-def body_of(lines: list[str]) -> Body:
-    """A body from hand-written lines (`name:` lines are labels) of a kernel `k`."""
+def body_of(lines: list[str], **options) -> Body:
+    """A body from hand-written lines (`name:` lines are labels) of a kernel `k` (`options`: Body.of's,
+    e.g. kernarg=0 and buffers=frozenset({0}) for a kernel whose kernarg pointer is s[0:1] and whose
+    argument at offset 0 is a buffer)."""
     text = "\t.text\n\t.type k,@function\nk:\n" + "\n".join(ln if ln.endswith(":") else "\t" + ln for ln in lines) + "\n.Lend_k:\n"
-    return Body.of(KernelSource(text, "k"))
+    return Body.of(KernelSource(text, "k"), **options)
 
 
 def code(body: Body) -> list[str]:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from asmevo.agent.ops_pipeline import pipeline_loop
+from asmevo.agent.ops_pipeline import pipeline_loop, pipeline_loop_deep
 from asmevo.codeobj import CodeObject
-from asmevo.suites import load_suite
 from asmevo.launches import launch_from_dict
+from asmevo.suites import load_suite
 from asmevo.verify import verify
 
 from agenttools import body_of, body_window, code, evaluator
@@ -101,3 +101,66 @@ def test_pipelined_row_loops_of_real_kernels_verify_and_run_faster(problem, load
                 for dims in SWEEPS[problem]]
     v = verify(ev.k0, CodeObject(cand.data), launches, trials=1, special=False, static=False)
     assert v.kind == "equivalent" and v.launches == len(launches), v.summary()
+
+
+def test_deep_pipelining_keeps_three_iterations_loads_in_flight():
+    b = body_of(ROW_SUM)
+    new = pipeline_loop_deep(b, 2)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    loop = c[c.index(".Lloop:"):]
+    loads = [x.split()[1].rstrip(",") for x in loop if x.startswith("global_load")]
+    assert len(loads) == 4 and len(set(loads)) == 4 and "v6" in loads      # one register per copy
+    assert [x for x in loop if x.startswith("s_waitcnt")] == ["s_waitcnt vmcnt(3)"] * 4 + ["s_waitcnt vmcnt(0)"]
+    # the prologue issues three iterations' loads, the later ones masked to the lanes still running
+    prologue = c[:c.index(".Lloop:")]
+    assert sum(x.startswith("global_load") for x in prologue) == 3
+    # each copy leaves with the exit mask of its own iteration, three updates old, from its own pair
+    exits = [x for x in loop if x.startswith("s_andn2_b64 exec, exec, ") and not x.endswith("s[12:13]")]
+    assert len(exits) == 4 and len(set(exits)) == 4
+
+
+OUTPUT_PASS = ["s_mov_b64 s[12:13], 0", "v_mov_b32_e32 v1, v0",
+               ".Lloop:", "v_lshlrev_b32_e32 v8, 2, v1", "v_mov_b32_e32 v9, 0",
+               "v_lshl_add_u64 v[10:11], s[14:15], 0, v[8:9]", "v_lshl_add_u64 v[16:17], s[20:21], 0, v[8:9]",
+               "global_load_dword v6, v[10:11], off", "global_load_dword v7, v[16:17], off offset:4",
+               "v_add_u32_e32 v1, 0x100, v1", "v_cmp_le_i32_e32 vcc, s10, v1", "s_or_b64 s[12:13], vcc, s[12:13]",
+               "v_lshl_add_u64 v[10:11], s[16:17], 0, v[8:9]",
+               "s_waitcnt vmcnt(1)", "v_mul_f32_e32 v6, s11, v6", "s_waitcnt vmcnt(0)", "v_add_f32_e32 v6, v6, v7",
+               "global_store_dword v[10:11], v6, off",
+               "s_andn2_b64 exec, exec, s[12:13]", "s_cbranch_execnz .Lloop", "s_or_b64 exec, exec, s[12:13]",
+               "s_endpgm"]
+
+
+def test_deep_pipelining_of_an_output_pass_rotates_its_store_addresses():
+    b = body_of(OUTPUT_PASS)
+    new = pipeline_loop_deep(b, 2)
+    assert new is not None and new.no_worse(b)
+    loop = code(new)[code(new).index(".Lloop:"):]
+    stores = [x for x in loop if x.startswith("global_store")]
+    assert len(stores) == 4 and len({x.split()[1] for x in stores}) == 4    # each copy its own address pair
+    waits = [x for x in loop if x.startswith("s_waitcnt")]
+    assert waits[:2] == ["s_waitcnt vmcnt(7)", "s_waitcnt vmcnt(6)"]         # + the 3 x 2 later loads
+
+
+@pytest.mark.parametrize("old, new", [
+    ("v_add_f32_e32 v6, v6, v7", "v_add_u32_e32 v1, 1, v1"),          # the use part moves the loop's index
+    ("v_mul_f32_e32 v6, s11, v6", "v_cndmask_b32_e32 v6, v6, v7, vcc"),  # it reads the compare P writes
+])
+def test_deep_pipelining_refuses_loops_whose_use_part_feeds_back(old, new):
+    assert pipeline_loop_deep(body_of([new if x == old else x for x in OUTPUT_PASS]), 2) is None
+
+
+@pytest.mark.parametrize("problem, load", [("40_LayerNorm", "global_load_dword v6, v[4:5], off"),
+                                           ("40_LayerNorm", "global_load_dword v10, v[4:5], off"),
+                                           ("40_LayerNorm", "global_load_dword v20, v[20:21], off"),
+                                           ("51_Argmax_over_a_dimension", "global_load_dword v10, v[6:7], off")])
+def test_deep_pipelined_row_loops_of_real_kernels_verify(problem, load):
+    # LayerNorm's two sum loops and its output pass (six loads, two stores, two waits); Argmax, whose
+    # exit mask and index update move before the wait first, the select reading a snapshot
+    ev = evaluator(problem)
+    body = ev.body_of(0)
+    i = next(i for i, x in enumerate(body.instructions) if x.text() == load)
+    new = pipeline_loop_deep(body, body.cfg.blocks[body.cfg.block_of[i]].start)
+    cand = ev.evaluate(0, new.edit(body, "pipeline_loop_deep", "x"), body_window(ev), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()

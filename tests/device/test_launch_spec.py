@@ -255,6 +255,32 @@ def test_run_launch_packs_copies_and_reads_back(kernels):
         run_launch(device, kernels["hip5"], spec, {"a": inputs["a"], "b": inputs["b"]})
 
 
+class MisalignedDevice(VaddDevice):
+    """Allocations 4 bytes past a 16-byte boundary."""
+
+    def alloc(self, nbytes, name):
+        address = 0x1000 * (len(self.mem) + 1) + 4
+        self.mem[address] = bytearray(nbytes)
+        return Buffer(name, address, nbytes)
+
+
+def test_buffers_below_the_promised_alignment_are_refused(kernels):
+    spec = LaunchSpec.from_dict(VADD)
+    device = MisalignedDevice()
+    with pytest.raises(DeviceError, match="not aligned to 16 bytes"):
+        run_launch(device, kernels["hip5"], spec, make_inputs(spec))
+    assert device.mem == {}  # freed all the same
+
+
+@pytest.mark.parametrize("layout", ["packed", "crossing"])
+def test_emulator_buffers_meet_the_promised_alignment(layout):
+    from asmevo.device.base import BUFFER_ALIGNMENT
+    from asmevo.emu.memory import Memory
+    memory = Memory(layout=layout)
+    addresses = [memory.alloc(n, f"b{n}") for n in (1, 3, 17, 100, 4096, 12345)]
+    assert all(a % BUFFER_ALIGNMENT == 0 for a in addresses)
+
+
 class FlakyDevice(VaddDevice):
     """A hardware-like device (not sandboxed) that records unloads and reads, can fail its launch,
     and can fail to free the first buffer it is asked to free."""

@@ -9,6 +9,7 @@ from asmevo.codeobj import CodeObject
 from asmevo.isa.cfg import build_cfg
 from asmevo.isa.instruction import parse_instruction
 from asmevo.model import DEFAULT_LATENCIES, ModelError, estimate, occupancy
+from asmevo.model.launch import resident
 from asmevo.model.costs import cost
 from asmevo.model.schedule import schedule_block
 from asmevo.target import gpu
@@ -201,3 +202,20 @@ def test_estimate_round_trips_through_json_without_its_trace():
     assert back == dataclasses.replace(e, traced=None)
     assert list(back.per_pc) == list(e.per_pc) and list(back.load_latency) == list(e.load_latency)
     assert back.rescaled(0.5, 0.9) == e.rescaled(0.5, 0.9)
+def test_a_prediction_with_fewer_vgprs_recounts_the_rounds_of_resident_workgroups():
+    waves = 304 * 64 * 4  # 64 workgroups per CU re-reading two small (L2-resident) buffers: latency-bound
+    load, store = STREAM[4].address, STREAM[11].address
+    launch = traced(STREAM, [[0]], (304 * 64, 1, 1), memory={load: (1024, 8, {0: 1024}), store: (1024, 8, {1: 1024})},
+                    buffers=(1 << 16, 1 << 16), weight=waves)
+    wide = estimate(STREAM, kernel_with(vgprs=256), launch, MI300X)     # 2 waves per SIMD: 32 rounds
+    narrow = estimate(STREAM, kernel_with(vgprs=32), launch, MI300X)    # 8 waves per SIMD: 8 rounds
+    assert wide.bound == "latency" and narrow.terms["latency"] == pytest.approx(wide.terms["latency"] / 4, rel=0.02)
+    assert wide.rescaled(1.0, 1.0, vgprs=32) == pytest.approx(narrow.predicted_us, rel=0.02)
+    assert wide.rescaled(1.0, 1.0) == pytest.approx(wide.predicted_us)
+    assert wide.rescaled(1.0, 1.0, lines=4.0) > wide.predicted_us      # the cache-line terms follow `lines`
+
+
+def test_resident_counts_match_occupancy():
+    occ = occupancy(kernel_with(vgprs=80), (256, 1, 1), 0, MI300X)
+    assert resident(80, occ.sgprs, occ.lds_bytes, 4, MI300X) == occ
+    assert resident(72, occ.sgprs, occ.lds_bytes, 4, MI300X).waves_per_simd == 7

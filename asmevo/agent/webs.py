@@ -1,0 +1,348 @@
+"""VGPR webs: which writes and reads of a VGPR carry one value, where that value is live, and
+whether it may move to another register (register re-allocation and the widening operators rename
+with this).
+
+A VGPR write under a partial EXEC keeps the other lanes' old values, so a write *kills* the old
+value only when no later read can see those lanes:
+
+* it runs under the whole EXEC the wave started with (`exec_full`, from the EXEC value analysis of
+  `asmevo.isa.exec_values`: structured if/else/loop masks restored), or
+* every read its value reaches runs under the same EXEC (no EXEC write on the way: one *epoch*), so
+  those reads see only lanes it wrote. Reads are followed until the next killing write (a greatest
+  fixed point: a write stays killing while its own condition holds given the others).
+
+Writes that also read their destination (accumulates, partial writes) never kill. Reaching
+definitions under these kills give the webs (union-find: a read joins every write reaching it, a
+non-killing write joins the writes it keeps alive). A web is *pinned*, never renamed, when its value
+may come from the wave's start (hardware-initialised or undefined), when it appears inside a
+multi-register operand, or when something reads it across lanes (DPP, readlane, permute, swizzle).
+A web *occupies* the program points (before and after each instruction) where its value is live or
+being written; a load's destination stays occupied until a wait that retires every load on its
+counter. A web may move to register r iff the points it occupies are disjoint from r's.
+
+Bodies with indirect control flow or register indexing (s_setpc, s_swappc, s_call, gpr-index mode,
+movrel) raise `NotAnalysable`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..errors import AsmEvoError
+from ..isa.exec_values import launch_exec
+from ..isa.instruction import Instruction, parse_instruction
+from ..isa.operands import SPECIAL_PAIRS
+from ..isa.regs import reads_destination
+from ..isa.table import instr_info
+from ..isa.waitcnt import decode_waitcnt
+from .body import Body, BodyItem, make_item
+
+_EXEC = SPECIAL_PAIRS["exec"]
+_EXEC_REGS = frozenset({("s", _EXEC), ("s", _EXEC + 1)})
+_INDIRECT = ("s_setpc", "s_swappc", "s_call", "s_set_gpr_idx", "v_movrel", "s_movrel", "s_cbranch_g_fork",
+             "s_cbranch_i_fork", "s_cbranch_join", "s_rfe")
+_CROSS_LANE = ("v_readlane", "v_permlane", "ds_swizzle", "ds_permute", "ds_bpermute")
+ENTRY = -1
+
+
+class NotAnalysable(AsmEvoError):
+    """The body has control flow or register addressing the web analysis cannot follow."""
+
+
+def cross_lane(ins: Instruction) -> bool:
+    """Reads VGPR values of lanes other than its own (or of inactive lanes)."""
+    return ins.mnemonic.endswith("_dpp") or ins.mnemonic.startswith(_CROSS_LANE)
+
+
+def _async_counter(ins: Instruction) -> str | None:
+    """The counter whose wait retires this instruction's VGPR result, when it is a load."""
+    info = instr_info(ins.mnemonic)
+    if not info.is_load or info.family not in ("flat", "mubuf", "ds"):
+        return None
+    return "lgkmcnt" if info.family == "ds" else "vmcnt"
+
+
+@dataclass(eq=False)
+class Web:
+    """One value of VGPR `reg` (`root`: its union-find representative): its writes and reads
+    (instruction indices), whether it may hold what the register had at the wave's start (`entry`),
+    whether it is pinned, and the program points it occupies (bit 2i: before instruction i, 2i+1:
+    after it)."""
+
+    reg: int
+    root: int
+    defs: set[int] = field(default_factory=set)
+    uses: set[int] = field(default_factory=set)
+    entry: bool = False
+    pinned: bool = False
+    occupied: int = 0
+
+
+class VgprWebs:
+    """The webs of every VGPR of a body (see the module docstring)."""
+
+    def __init__(self, body: Body):
+        if body.opaque:
+            raise NotAnalysable("the body holds raw words or directives")
+        instrs = body.instructions
+        bad = next((ins.mnemonic for ins in instrs if ins.mnemonic.startswith(_INDIRECT)), None)
+        if bad is not None:
+            raise NotAnalysable(f"{bad}: indirect control flow or register indexing")
+        self.body = body
+        cfg, infos = body.cfg, body.infos
+        if cfg.indirect:
+            raise NotAnalysable("indirect branch")
+        n = len(instrs)
+        self.n = n
+        self.succ = [[i + 1] if i + 1 < cfg.blocks[cfg.block_of[i]].end else
+                     [cfg.blocks[s].start for s in cfg.blocks[cfg.block_of[i]].succs] for i in range(n)]
+        self.defs = [_vmask(info.defs) for info in infos]
+        self.uses = [_vmask(info.uses) for info in infos]
+        self.writes_exec = [bool(info.defs & _EXEC_REGS) for info in infos]
+        self.reads_dst = [bool(self.defs[i]) and reads_destination(ins) for i, ins in enumerate(instrs)]
+        self.cross = [self.uses[i] if cross_lane(ins) else 0 for i, ins in enumerate(instrs)]
+        self.tuple_sites = {(i, r) for i, ins in enumerate(instrs) for op in ins.operands
+                            if op.kind == "vgpr" and op.count > 1 for r in range(op.index, op.index + op.count)}
+        self.exec_full = _exec_full(body)  # all False unless EXEC provably stays within the launch lanes
+        self.kills = self._kills()
+        self.live_before, self.live_after = self._liveness()
+        self.webs: list[Web] = []
+        self.def_web: dict[tuple[int, int], Web] = {}   # (instruction, reg) -> web written there
+        self.use_web: dict[tuple[int, int], Web] = {}   # (instruction, reg) -> web read there
+        self._build_webs()
+
+    # -- kills -------------------------------------------------------------------------------
+    def _kills(self) -> list[int]:
+        """Per instruction, the VGPRs whose old value it kills (bitmask)."""
+        n = self.n
+        full = [0 if self.reads_dst[i] else self.defs[i] for i in range(n)]
+        always = [full[i] if self.exec_full[i] else 0 for i in range(n)]
+        kills = list(full)
+        while True:
+            _, late = self._reach_reads(kills)
+            new = [always[i] | (full[i] & ~late[i]) for i in range(n)]
+            if new == kills:
+                return kills
+            kills = new
+
+    def _reach_reads(self, kills: list[int]) -> tuple[list[int], list[int]]:
+        """Per instruction, the VGPRs (bitmasks) with a read reachable from just after it before a
+        killing write: under the same EXEC (`same`), or after an EXEC write or across lanes (`late`)."""
+        n = self.n
+        same_b, late_b = [0] * n, [0] * n
+        same_a, late_a = [0] * n, [0] * n
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n - 1, -1, -1):
+                s = l = 0
+                for j in self.succ[i]:
+                    s |= same_b[j]
+                    l |= late_b[j]
+                same_a[i], late_a[i] = s, l
+                s &= ~kills[i]
+                l &= ~kills[i]
+                if self.writes_exec[i]:
+                    s, l = 0, l | s
+                s |= self.uses[i]
+                l |= self.cross[i]
+                if s != same_b[i] or l != late_b[i]:
+                    same_b[i], late_b[i] = s, l
+                    changed = True
+        return same_a, late_a
+
+    def _liveness(self) -> tuple[list[int], list[int]]:
+        n, kills = self.n, self.kills
+        before, after = [0] * n, [0] * n
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n - 1, -1, -1):
+                out = 0
+                for j in self.succ[i]:
+                    out |= before[j]
+                inn = self.uses[i] | (out & ~kills[i])
+                if out != after[i] or inn != before[i]:
+                    after[i], before[i] = out, inn
+                    changed = True
+        return before, after
+
+    # -- webs --------------------------------------------------------------------------------
+    def _build_webs(self) -> None:
+        regs = sorted({r for m in self.defs + self.uses for r in _bits(m)})
+        for r in regs:
+            self._webs_of(r)
+
+    def _webs_of(self, r: int) -> None:
+        n, bit = self.n, 1 << r
+        parent: dict[int, int] = {}
+
+        def find(x: int) -> int:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        def union(xs) -> None:
+            xs = [find(x) for x in xs]
+            for x in xs[1:]:
+                parent[x] = xs[0]
+
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for i in range(n):
+            for j in self.succ[i]:
+                preds[j].append(i)
+        entry = {0}
+        reach_in: list[frozenset[int]] = [frozenset()] * n
+        reach_out: list[frozenset[int]] = [frozenset()] * n
+        changed = True
+        while changed:  # reaching writes of r (ENTRY at the start)
+            changed = False
+            for i in range(n):
+                inn = frozenset({ENTRY}) if i in entry else frozenset()
+                for p in preds[i]:
+                    inn |= reach_out[p]
+                out = inn
+                if self.defs[i] & bit:
+                    out = frozenset({i}) if self.kills[i] & bit else inn | {i}
+                if inn != reach_in[i] or out != reach_out[i]:
+                    reach_in[i], reach_out[i] = inn, out
+                    changed = True
+        for i in range(n):
+            if self.uses[i] & bit and reach_in[i]:
+                union(reach_in[i])
+            if self.defs[i] & bit:
+                find(i)
+                if not self.kills[i] & bit:
+                    union([i, *reach_in[i]])
+        webs: dict[int, Web] = {}
+
+        def web(root: int) -> Web:
+            if root not in webs:
+                webs[root] = Web(r, root)
+                self.webs.append(webs[root])
+            return webs[root]
+
+        for i in range(n):
+            if self.uses[i] & bit and reach_in[i]:
+                w = web(find(next(iter(reach_in[i]))))
+                w.uses.add(i)
+                self.use_web[(i, r)] = w
+                w.pinned |= bool(self.cross[i] & bit) or (i, r) in self.tuple_sites
+            if self.defs[i] & bit:
+                w = web(find(i))
+                w.defs.add(i)
+                self.def_web[(i, r)] = w
+                w.pinned |= (i, r) in self.tuple_sites
+                w.occupied |= 1 << (2 * i + 1)
+            if self.live_before[i] & bit and reach_in[i]:
+                web(find(next(iter(reach_in[i])))).occupied |= 1 << (2 * i)
+            if self.live_after[i] & bit and reach_out[i]:
+                web(find(next(iter(reach_out[i])))).occupied |= 1 << (2 * i + 1)
+        for w in webs.values():
+            w.entry = ENTRY in parent and find(ENTRY) == w.root
+            w.pinned |= w.entry
+            for d in list(w.defs):
+                counter = _async_counter(self.body.instructions[d])
+                if counter is not None:
+                    w.occupied |= self._until_wait(d, counter)
+
+    def _until_wait(self, i: int, counter: str) -> int:
+        """Points from just after instruction i until a wait that retires every load on `counter`."""
+        instrs, mask, seen, work = self.body.instructions, 0, set(), list(self.succ[i])
+        while work:
+            j = work.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            mask |= 1 << (2 * j)
+            if instrs[j].mnemonic == "s_waitcnt" and decode_waitcnt(instrs[j]).get(counter) == 0:
+                continue
+            mask |= 1 << (2 * j + 1)
+            work.extend(self.succ[j])
+        return mask
+
+    # -- queries -----------------------------------------------------------------------------
+    def occupancy(self, reg: int) -> int:
+        """Points where VGPR `reg` holds a live value or is being written."""
+        return _occupancy_table(self).get(reg, 0)
+
+    def can_move(self, web: Web, reg: int, taken: dict[int, int] | None = None) -> bool:
+        """Whether `web` may live in VGPR `reg` instead (given per-register occupancy `taken`)."""
+        occ = (taken if taken is not None else _occupancy_table(self)).get(reg, 0)
+        return not web.pinned and not web.occupied & occ
+
+    def renamed(self, moves: dict[int, int]) -> Body:
+        """The body with every web in `moves` (id(web) -> new VGPR) renamed; every other register
+        keeps its name."""
+        by_id = {id(w): w for w in self.webs}
+        texts: dict[int, Instruction] = {}
+        body = self.body
+        for wid, new in moves.items():
+            w = by_id[wid]
+            for i in sorted(w.defs | w.uses):
+                if i == ENTRY:
+                    continue
+                texts[i] = _rename_operands(texts.get(i, body.instructions[i]), w, i, new, self)
+        items: list[BodyItem] = list(body.items)
+        for i, ins in texts.items():
+            items[body.pos[i]] = make_item(ins.text())
+        return body.replace(items)
+
+
+def _rename_operands(ins: Instruction, web: Web, i: int, new: int, webs: VgprWebs) -> Instruction:
+    """`ins` (instruction i, possibly already partly renamed) with the operands that carry `web`
+    spelling VGPR `new`: destinations when the web is written at i, sources when it is read."""
+    info = webs.body.infos[i]
+    ndst = len(info.dst)
+    writes = webs.def_web.get((i, web.reg)) is web
+    reads = webs.use_web.get((i, web.reg)) is web
+    original = webs.body.instructions[i].operands
+    ops = []
+    for k, (op, orig) in enumerate(zip(ins.operands, original)):
+        role = writes if k < ndst else reads
+        if role and orig.kind == "vgpr" and orig.count == 1 and orig.index == web.reg:
+            ops.append(re.sub(rf"\bv{web.reg}\b", f"v{new}", op.text))
+        else:
+            ops.append(op.text)
+    text = " ".join([ins.mnemonic, ", ".join(ops), *ins.modifiers]) if ops else ins.text()
+    return parse_instruction(text)
+
+
+@lru_cache(maxsize=8)
+def _occupancy_table(webs: VgprWebs) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for w in webs.webs:
+        out[w.reg] = out.get(w.reg, 0) | w.occupied
+    return out
+
+
+@lru_cache(maxsize=8)
+def webs_of(body: Body) -> VgprWebs:
+    """The (cached) web analysis of a body; raises NotAnalysable."""
+    return VgprWebs(body)
+
+
+def _vmask(regs) -> int:
+    m = 0
+    for kind, r in regs:
+        if kind == "v":
+            m |= 1 << r
+    return m
+
+
+def _bits(m: int):
+    r = 0
+    while m:
+        if m & 1:
+            yield r
+        m >>= 1
+        r += 1
+
+
+def _exec_full(body: Body) -> list[bool]:
+    """Per instruction, whether EXEC certainly equals the EXEC the wave started with when it issues
+    (`asmevo.isa.exec_values`)."""
+    return launch_exec(body.instructions, body.infos, body.cfg, body.start)

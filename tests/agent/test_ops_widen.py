@@ -1,0 +1,123 @@
+"""widen_loads / widen_stores: masked per-element dword accesses become one dwordx4 for the lanes
+that perform all four, with alignment proved from a pointer argument; refusals where alignment,
+bounds or ordering are not proved; Triton's LeakyReLU through every gate."""
+from __future__ import annotations
+
+import pytest
+
+from asmevo.agent.align import Alignment
+from asmevo.agent.ops_widen import widen_loads, widen_stores
+from asmevo.agent.webs import VgprWebs
+from agenttools import body_of, body_window, code, evaluator
+
+POINTER = dict(kernarg=0, buffers=frozenset({0}))
+PROLOGUE = ["s_load_dwordx2 s[2:3], s[0:1], 0x0", "s_load_dword s6, s[0:1], 0x10",
+            "v_lshlrev_b32_e32 v1, 2, v0",                  # element e = 4 x lane
+            "v_mov_b32_e32 v2, 0", "s_waitcnt lgkmcnt(0)",
+            "v_lshl_add_u64 v[4:5], v[1:2], 2, s[2:3]"]    # &x[e]: the pointer + 16 x lane
+
+
+def masked_load(k: int, dst: int) -> list[str]:
+    """Element e + k loaded into v`dst` (0 outside the bounds), as compilers emit it."""
+    cmp_ = (["v_cmp_gt_i32_e32 vcc, s6, v1", "s_and_saveexec_b64 s[8:9], vcc"] if k == 0 else
+            [f"v_or_b32_e32 v3, {k}, v1", f"v_cmp_gt_i32_e64 s[{10 + 2 * k}:{11 + 2 * k}], s6, v3",
+             f"s_and_saveexec_b64 s[8:9], s[{10 + 2 * k}:{11 + 2 * k}]"])
+    return [f"v_mov_b32_e32 v{dst}, 0", *cmp_, f"s_cbranch_execz .Ll{k}",
+            f"global_load_dword v{dst}, v[4:5], off" + (f" offset:{4 * k}" if k else ""),
+            f".Ll{k}:", "s_or_b64 exec, exec, s[8:9]"]
+
+
+LOADS = [*PROLOGUE, *(x for k in range(4) for x in masked_load(k, 10 + k)), "s_waitcnt vmcnt(0)",
+         "v_add_f32_e32 v14, v10, v11", "v_add_f32_e32 v15, v12, v13", "v_add_f32_e32 v14, v14, v15",
+         "v_mov_b32_e32 v16, 0", "global_store_dword v[16:17], v14, off", "s_endpgm"]
+
+
+def test_alignment_follows_shifts_and_adds_from_a_pointer_argument():
+    b = body_of(LOADS, **POINTER)
+    al = Alignment(b, VgprWebs(b))
+    load = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword")
+    assert al.operand(load, b.instructions[load].operands[1]) == 4     # 16-byte aligned
+    unknown = body_of(LOADS, kernarg=0)                                   # offset 0 not known to be a buffer
+    assert Alignment(unknown, VgprWebs(unknown)).operand(load, unknown.instructions[load].operands[1]) == 0
+
+
+def test_four_masked_loads_become_one_for_the_lanes_in_bounds_of_all_four():
+    b = body_of(LOADS, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword")
+    new = widen_loads(b, first)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    [wide] = [x for x in c if x.startswith("global_load_dwordx4")]
+    quad = wide.split()[1].rstrip(",")
+    assert wide == f"global_load_dwordx4 {quad}, v[4:5], off"
+    lo = int(quad[2:].split(":")[0])
+    # the narrow loads remain, for the lanes outside F, into the quad's registers; readers read the quad
+    assert [x for x in c if x.startswith("global_load_dword ")] == [
+        f"global_load_dword v{lo + k}, v[4:5], off" + (f" offset:{4 * k}" if k else "") for k in range(4)]
+    assert f"v_add_f32_e32 v14, v{lo}, v{lo + 1}" in c
+    # F = the four masks (the later ones recomputed before the first region); each region excludes F
+    assert sum(x.startswith("s_andn2_b64") for x in c) == 4
+    assert c.index(wide) < c.index("s_waitcnt vmcnt(0)")
+
+
+@pytest.mark.parametrize("change", [
+    ("v_lshl_add_u64 v[4:5], v[1:2], 2, s[2:3]", "v_lshl_add_u64 v[4:5], v[1:2], 1, s[2:3]"),  # 8-byte aligned only
+    ("s_or_b64 exec, exec, s[8:9]", "global_store_dword v[4:5], v0, off offset:64\n\ts_or_b64 exec, exec, s[8:9]"),
+    ("v_or_b32_e32 v3, 2, v1", "v_add_u32_e32 v1, 8, v1\n\tv_or_b32_e32 v3, 2, v1"),       # mask input changes
+])
+def test_it_refuses_when_alignment_or_order_is_not_proved(change):
+    lines = "\n".join(LOADS).replace(change[0], change[1], 1).split("\n")
+    b = body_of(lines, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword")
+    assert widen_loads(b, first) is None
+
+
+def masked_store(k: int) -> list[str]:
+    mask = "vcc" if k == 0 else f"s[{10 + 2 * k}:{11 + 2 * k}]"
+    return [f"s_and_saveexec_b64 s[8:9], {mask}", f"s_cbranch_execz .Ls{k}", f"v_mul_f32_e32 v6, 2.0, v{20 + k}",
+            f"global_store_dword v[4:5], v6, off" + (f" offset:{4 * k}" if k else ""), f".Ls{k}:",
+            "s_or_b64 exec, exec, s[8:9]"]
+
+
+STORES = [*PROLOGUE, "v_cmp_gt_i32_e32 vcc, s6, v1", *(x for k in (1, 2, 3) for x in (
+    f"v_or_b32_e32 v3, {k}, v1", f"v_cmp_gt_i32_e64 s[{10 + 2 * k}:{11 + 2 * k}], s6, v3")),
+    *(f"v_cvt_f32_u32_e32 v{20 + k}, v{1 + k % 2}" for k in range(4)),
+    *(x for k in range(4) for x in masked_store(k)), "s_endpgm"]
+
+
+def test_four_masked_stores_become_one_after_the_last():
+    b = body_of(STORES, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_store_dword")
+    new = widen_stores(b, first)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    [wide] = [x for x in c if x.startswith("global_store_dwordx4")]
+    last = c.index("global_store_dword v[4:5], v11, off offset:12")  # the fourth value moved to v11
+    assert c[last + 2:last + 4] == [f"s_mov_b64 exec, {c[last - 2].split()[-1]}", wide]
+    assert wide == "global_store_dwordx4 v[4:5], v[8:11], off"
+    # each narrow store keeps the lanes outside F and is skipped when there are none
+    assert sum(x.startswith("s_andn2_b64 exec, exec, ") for x in c) == 4
+
+
+def test_stores_interleaved_with_a_load_are_left_alone():
+    lines = [x for x in STORES]
+    lines.insert(lines.index("s_endpgm") - 4, "global_load_dword v30, v[4:5], off offset:256")
+    b = body_of(lines, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_store_dword")
+    assert widen_stores(b, first) is None
+
+
+def test_triton_leaky_relu_widened_loads_and_stores_verify_and_touch_fewer_lines():
+    ev = evaluator("20_LeakyReLU")
+    body = ev.body_of(0)
+    load = next(i for i, x in enumerate(body.instructions) if x.mnemonic == "global_load_dword")
+    new = widen_loads(body, load)
+    cand = ev.evaluate(0, new.edit(body, "widen_loads", "x"), body_window(ev), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    body1 = ev.body_of(cand.id)
+    store = next(i for i, x in enumerate(body1.instructions) if x.mnemonic == "global_store_dword")
+    new = widen_stores(body1, store)
+    cand2 = ev.evaluate(cand.id, new.edit(body1, "widen_stores", "x"), body_window(ev, cand.id), agent="test", step=2)
+    assert cand2.status == "verified" and cand2.verdict["kind"] == "equivalent", cand2.summary()
+    lines = lambda c: (c.profile or ev.baseline.profile.estimate).terms["vmem_path"]
+    assert lines(cand2) < lines(cand) < lines(ev.lineage.get(0))
