@@ -193,14 +193,18 @@ def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     if (profiled := _artifact(outcomes["profile"], "profile")) and profiled["windows"]:
         w = profiled["windows"][0]
         row["hot_window"] = f"{w['kind']} 0x{w['start']:x}-0x{w['end']:x}"
-    if edit := _artifact(outcomes.get("edit"), "optimization"):
+    edit = _artifact(outcomes.get("edit"), "optimization")
+    if edit:
         candidates = edit["lineage"]["candidates"]
         row["candidates_tried"] = len(candidates) - 1
         row["candidates_accepted"] = sum(bool((c.get("timing") or {}).get("accepted")) for c in candidates)
     if decision := _artifact(outcomes["time"], "timing"):
         baseline = decision["baseline"]["median"]
         row.update(unit=decision["unit"], baseline=baseline, best=baseline, speedup=1.0)
-    if (decision := _artifact(outcomes.get("time_best"), "timing")) and decision["accepted"]:
+    # The best is K0 itself unless the agent improved on it: re-timing K0 against itself on hardware
+    # can pass the gate by noise, and that is no speedup.
+    if edit and edit["improved"] and (decision := _artifact(outcomes.get("time_best"), "timing")) \
+            and decision["accepted"]:
         row.update(best=decision["candidate"]["median"], speedup=round(decision["speedup"], 6))
         if verify_shape := _artifact(outcomes.get("time_best_verify"), "timing"):
             row["speedup_verify"] = round(verify_shape["speedup"], 6)

@@ -235,7 +235,7 @@ hipError_t hipModuleLoadData(Module **out, const void *image) {
   m->id = next_id++;
   m->ordinal = ++modules_loaded;
   m->size = h->e_shoff + (size_t)h->e_shnum * h->e_shentsize;
-  m->fnv = 1469598103934665603ULL;
+  m->fnv = 0xcbf29ce484222325ULL; /* FNV-1a 64 offset basis */
   for (size_t i = 0; i < m->size; ++i) m->fnv = (m->fnv ^ ((const unsigned char *)image)[i]) * 1099511628211ULL;
   m->loaded = 1;
   *out = m;
