@@ -19,7 +19,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 600
-sys.path.insert(0, str(REPO / "tests" / "agent"))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from asmevo.launches import launch_from_dict
 from asmevo.static_checks import static_differences
 from asmevo.verify import verify
 
-from .fakes import RELU_CO, RELU_SPEC, ScriptedDevice
+from fakes import RELU_CO, RELU_SPEC, ScriptedDevice
 
 K0 = CodeObject.from_path(RELU_CO)
 

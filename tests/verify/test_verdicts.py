@@ -12,7 +12,7 @@ from asmevo.launches import launch_from_dict
 from asmevo.static_checks import resource_findings
 from asmevo.verify import Verdict, verify
 
-from .fakes import RELU_SPEC, ScriptedDevice, relu, variant
+from fakes import RELU_SPEC, ScriptedDevice, relu, variant
 
 K0, K1 = variant(0), variant(4)
 

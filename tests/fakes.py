@@ -9,7 +9,7 @@ import numpy as np
 from asmevo.codeobj import CodeObject
 from asmevo.device import Buffer, Device, LaunchResult, Module
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 RELU_CO = REPO / "benchmarks" / "kernelbench" / "19_ReLU" / "kernel.co"
 RELU_SPEC = {"kernel": "relu_f32", "grid": [2], "block": [256], "seed": 1,
              "args": [{"buffer": "x", "dtype": "float32", "shape": [2048], "init": "random"},

@@ -8,7 +8,7 @@ import asmevo.cli as cli
 import asmevo.commands.verify as verify_cmd
 from asmevo.cli import main
 
-from .fakes import RELU_SPEC, ScriptedDevice, relu, variant
+from fakes import RELU_SPEC, ScriptedDevice, relu, variant
 
 
 @pytest.fixture

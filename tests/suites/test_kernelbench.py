@@ -162,7 +162,7 @@ def test_mfma_kernels_use_mfma(name):
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 def test_reference_runs_with_right_shapes(name):
     """At every verify and held-out shape the reference returns each output in its storage dtype and shape,
-    finite, and leaves its inputs alone. (Its values: tests/test_kernelbench_references.py, and KernelBench's
+    finite, and leaves its inputs alone. (Its values: tests/suites/test_kernelbench_references.py, and KernelBench's
     own PyTorch in benchmarks/kernelbench/pytorch_oracle.py.)"""
     p = PROBLEMS[name]
     ref = p.reference_fn()

@@ -7,7 +7,7 @@ from asmevo.launches import launch_from_dict
 from asmevo.timing import NotVerified, Timing, UnitMismatch, decide, median_interval, time_candidate
 from asmevo.verify import Verdict, sha256
 
-from .fakes import RELU_SPEC, ScriptedDevice, variant
+from fakes import RELU_SPEC, ScriptedDevice, variant
 
 K0, K1 = variant(0), variant(4)
 LAUNCH = launch_from_dict(RELU_SPEC, label="relu")

@@ -11,7 +11,7 @@ from asmevo.target import gpu
 
 from modeltools import traced
 
-from .fakes import RELU_CO
+from fakes import RELU_CO
 
 CO = CodeObject.from_path(RELU_CO)
 INS = CO.kernel_instructions("relu_f32")
