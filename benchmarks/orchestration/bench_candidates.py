@@ -3,7 +3,7 @@
 Prefect task adds to a suite run with an agent, and what a resume inside the searches costs.
 
     python benchmarks/orchestration/bench_candidates.py [--suite kernelbench] [--problems A,B]
-        [--budget 16] [--workers 2] [--output FILE]
+        [--budget 16] [--workers 2]
 
 Runs `run_suite` in this process on a fresh ASMEVO_HOME (search agent, the main job's budget), then
 the edit stages again with the Prefect cache of the edit stage itself bypassed (what a run killed
@@ -11,21 +11,21 @@ mid-search does: every candidate a cache hit). Each `TaskEvaluations` call is ti
 its wall time minus the evaluation's own seconds (the outcome's per-gate seconds; K0's baseline: its
 record's compute seconds): task run creation, state changes, cache lookup, result persistence, the
 source and code-object artifacts and reading the outcome back. Reported against the run's wall
-time (target: <= 5 %).
+time (target: <= 5 %). Record: candidates_SUITE[-PROBLEMS][-budgetN].txt beside this script.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from benchmarks import record  # noqa: E402
 
 
 class Timer:
@@ -62,14 +62,23 @@ class Timer:
         module.TaskEvaluations.candidate, module.TaskEvaluations.baseline = candidate, baseline
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="kernelbench")
     parser.add_argument("--problems", help="comma-separated subset (default: the whole suite)")
     parser.add_argument("--budget", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--output", help="also write the figures here")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def record_path(argv: list[str]) -> Path:
+    args = parse_args(argv)
+    return record.default_path(__file__, args.problems, args.budget != 16 and f"budget{args.budget}",
+                               stem=f"candidates_{args.suite}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
 
     os.environ["ASMEVO_HOME"] = tempfile.mkdtemp(prefix="asmevo-bench-candidates-")
     from artifacts import configure_prefect
@@ -112,13 +121,7 @@ def main() -> int:
 
     calls, wall, compute = first
     overhead = wall - compute
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), platform.processor())
     lines = [
-        f"# bench_candidates.py {' '.join(sys.argv[1:])} at {commit}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-        f"{os.cpu_count()} x {cpu}, load average {os.getloadavg()[0]:.1f} at the end",
         f"first run: {first_s:.1f} s wall in the flow, {result['kernels']} kernels, {calls} candidate-level task calls "
         f"(baseline + candidates), {compute:.1f} s computing inside them",
         f"candidate task overhead: {overhead:.1f} s = {1000 * overhead / max(calls, 1):.1f} ms per call = "
@@ -126,12 +129,11 @@ def main() -> int:
         f"searches resumed (edit stage bodies again, every candidate cached): {again_s:.1f} s = "
         f"{100 * again_s / first_s:.1f} % of the first run; {timer.calls} calls, {timer.hits} cache hits, "
         f"{1000 * timer.wall / max(timer.calls, 1):.1f} ms per call",
+        f"load average at the end {os.getloadavg()[0]:.1f}",
     ]
     print("\n".join(lines))
-    if args.output:
-        Path(args.output).write_text("\n".join(lines) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(record.main_recorded(main, record_path))
