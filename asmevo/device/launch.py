@@ -489,22 +489,13 @@ def run_launch(device: Device, code_object: str | Path | bytes, spec: LaunchSpec
     cleanup = [lambda: device.unload(module)]
 
     def body() -> tuple[dict[str, np.ndarray], LaunchResult]:
-        spec.check(module.kernel(spec.kernel))
-        buffers = spec.buffers
-        missing = sorted(set(buffers) - set(inputs))
-        if missing:
-            raise LaunchSpecError(f"no input for buffer(s) {', '.join(missing)}")
-        allocated = {}
-        for name, buf in buffers.items():
-            _check_array(buf, inputs[name], "input")
-            allocated[name] = device.alloc(buf.nbytes, name)
-            cleanup.append(lambda b=allocated[name]: device.free(b))
-            device.copy_in(allocated[name], inputs[name])
+        allocated = _fill(device, module, spec, inputs, cleanup)
         args = launch_args(spec, module.kernel(spec.kernel), allocated)
         result = device.launch(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
         if not result.ok and not device.sandboxed:
             return {}, result
-        return {name: device.read(allocated[name], buf.dtype.storage, buf.shape) for name, buf in buffers.items()}, result
+        return {name: device.read(allocated[name], buf.dtype.storage, buf.shape)
+                for name, buf in spec.buffers.items()}, result
 
     return run_then_release(body, cleanup)
 
@@ -571,6 +562,16 @@ def run_launches(devices: list[Device], code_object: bytes, spec: LaunchSpec,
 def _prepare(device: Device, module: Module, spec: LaunchSpec, inputs: dict[str, np.ndarray],
              cleanup: list[Callable[[], None]]) -> tuple[Kernel, Geometry, bytes, dict[str, Buffer]]:
     """`run_launch`'s steps before the launch: check, allocate and fill, pack the kernargs."""
+    allocated = _fill(device, module, spec, inputs, cleanup)
+    args = launch_args(spec, module.kernel(spec.kernel), allocated)
+    kernel, geometry, kernarg = device.prepare(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
+    return kernel, geometry, kernarg, allocated
+
+
+def _fill(device: Device, module: Module, spec: LaunchSpec, inputs: dict[str, np.ndarray],
+          cleanup: list[Callable[[], None]]) -> dict[str, Buffer]:
+    """Check `spec` against its kernel, allocate every buffer and copy its input in (each free is
+    added to `cleanup`)."""
     spec.check(module.kernel(spec.kernel))
     buffers = spec.buffers
     missing = sorted(set(buffers) - set(inputs))
@@ -582,6 +583,4 @@ def _prepare(device: Device, module: Module, spec: LaunchSpec, inputs: dict[str,
         allocated[name] = device.alloc(buf.nbytes, name)
         cleanup.append(lambda b=allocated[name]: device.free(b))
         device.copy_in(allocated[name], inputs[name])
-    args = launch_args(spec, module.kernel(spec.kernel), allocated)
-    kernel, geometry, kernarg = device.prepare(module, spec.kernel, spec.grid, spec.block, spec.dynamic_lds, args)
-    return kernel, geometry, kernarg, allocated
+    return allocated

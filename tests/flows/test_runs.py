@@ -3,7 +3,6 @@ one store, a run killed with SIGKILL and resumed, and a Dask LocalCluster run al
 table; the killed run's private API server dies with it and nothing wedges the next run."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -14,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from cli_runs import TIMEOUT_S, finish, table
+
 REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = "19_ReLU,20_LeakyReLU,31_ELU"
-TIMEOUT_S = 600
 
 
 def start(home: Path, *extra: str) -> subprocess.Popen:
@@ -25,19 +25,6 @@ def start(home: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "asmevo.cli", "suite", "run", "kernelbench", "--problems",
                              PROBLEMS, "--workers", "2", *extra], cwd=REPO, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def finish(proc: subprocess.Popen) -> str:
-    out, _ = proc.communicate(timeout=TIMEOUT_S)
-    assert proc.returncode == 0, out
-    return out
-
-
-def table(home: Path, output: str) -> list[dict]:
-    """The run's rows without the per-stage compute seconds (wall-clock, never reproducible)."""
-    run_id = re.search(r"^run (\S+):", output, re.M).group(1)
-    rows = json.loads((home / "runs" / run_id / "results.json").read_text())
-    return sorted(({k: v for k, v in row.items() if not k.endswith("_s")} for row in rows), key=lambda r: r["kernel"])
 
 
 def cache_hits(output: str) -> tuple[int, int]:

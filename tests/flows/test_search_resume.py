@@ -4,7 +4,6 @@ uninterrupted run's table and lineage; a finished LLM-agent run replayed from it
 with the provider (a scripted local server) stopped, gives the same table and spends nothing."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -17,8 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cli_runs import TIMEOUT_S, finish, table
+
 REPO = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 600
 
 
 @pytest.fixture(scope="module")
@@ -41,19 +41,6 @@ def start(home: Path, suite: Path, *extra: str, env: dict | None = None) -> subp
     base.update(ASMEVO_HOME=str(home), PYTHONPATH=str(REPO), **(env or {}))
     return subprocess.Popen([sys.executable, "-m", "asmevo.cli", "suite", "run", str(suite), *extra], cwd=REPO,
                             env=base, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def finish(proc: subprocess.Popen) -> str:
-    out, _ = proc.communicate(timeout=TIMEOUT_S)
-    assert proc.returncode == 0, out
-    return out
-
-
-def table(home: Path, output: str) -> list[dict]:
-    """The run's rows without the per-stage compute seconds (wall-clock, never reproducible)."""
-    run_id = re.search(r"^run (\S+):", output, re.M).group(1)
-    rows = json.loads((home / "runs" / run_id / "results.json").read_text())
-    return [{k: v for k, v in row.items() if not k.endswith("_s")} for row in rows]
 
 
 def lineage(home: Path) -> list[dict]:
