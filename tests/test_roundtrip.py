@@ -70,9 +70,9 @@ def test_an_encoding_llvm_mc_would_change_is_kept_as_raw_words(tmp_path):
     path = tmp_path / "literal.co"
     path.write_bytes(asm("  .long 0x7e0002ff, 0x3f800000\n  s_endpgm").data)
     result = roundtrip(path)
-    assert result.status == "identical" and result.notes == ["1 instruction(s) kept as raw words"]
+    assert result.status == "identical" and result.notes == ["1 instruction(s) kept as raw words (v_mov_b32_e32)"]
     line = next(ln for ln in recover(path).source.splitlines() if "v_mov_b32" in ln)
-    assert line.startswith("\t.long 0x7e0002ff, 0x3f800000") and "re-encodes as f202007e" in line
+    assert line.startswith("\t.long 0x7e0002ff, 0x3f800000") and "re-encodes as f202007e (4 bytes, not 8)" in line
 
 
 def test_patch_only_when_the_rebuild_differs(code_object, monkeypatch):

@@ -24,14 +24,18 @@ def test_a_wheel_with_another_digest_is_refused(tmp_path, monkeypatch):
         aiter_wheel.fetch_wheel()
 
 
-def test_is_gfx942_reads_the_elf_machine_and_flags():
+def test_elf_processor_reads_the_elf_machine_and_flags():
     elf = bytearray(80)
     elf[:4] = b"\x7fELF"
     elf[18:20] = (224).to_bytes(2, "little")
     elf[48:52] = (0x04C | 0x300).to_bytes(4, "little")  # gfx942 with xnack/sramecc bits set
-    assert aiter_wheel.is_gfx942(bytes(elf))
-    elf[48:52] = (0x04A).to_bytes(4, "little")  # gfx940
-    assert not aiter_wheel.is_gfx942(bytes(elf))
+    assert aiter_wheel.elf_processor(bytes(elf)) == "gfx942"
+    elf[48:52] = (0x04F | 0x300).to_bytes(4, "little")  # gfx950 (LLVM's EF_AMDGPU_MACH_AMDGCN_GFX950)
+    assert aiter_wheel.elf_processor(bytes(elf)) == "gfx950"
+    elf[48:52] = (0x07F).to_bytes(4, "little")  # no processor
+    assert aiter_wheel.elf_processor(bytes(elf)) is None
+    elf[18:20] = (62).to_bytes(2, "little")  # x86-64
+    assert aiter_wheel.elf_processor(bytes(elf)) is None
 
 
 def test_host_file_and_code_object(wheel):
