@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from .errors import ToolchainError, ToolchainTooOld
 from .target import PROCESSORS
@@ -82,7 +83,8 @@ def _first_error(stderr: bytes) -> str:
     return lines[0] if lines else "no message"
 
 
-def _major_version(argv: list[str]) -> int | None:
+@functools.lru_cache(maxsize=None)
+def _major_version(argv: tuple[str, ...]) -> int | None:
     try:
         out = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
@@ -117,7 +119,7 @@ def _pypi_toolchain() -> Toolchain | None:
     if not (zig.is_file() and library.is_file()):
         return None
     prefixes = {"clang": ("clang",), "ld.lld": ("ld.lld",)}
-    major = _major_version([str(zig), "clang"])
+    major = _major_version((str(zig), "clang"))
     if major is None:
         return None
     return Toolchain(paths={"clang": str(zig), "ld.lld": str(zig)}, major=major, origin=PYPI_ORIGIN,
@@ -144,36 +146,41 @@ def _candidates() -> list[tuple[str, dict[str, str]]]:
     return cands
 
 
-@functools.lru_cache(maxsize=None)
-def _toolchains(env_key: str | None) -> tuple[tuple[Toolchain, ...], tuple[str, ...]]:
-    """Every usable toolchain in search order, and the too-old ones seen (as text)."""
-    found, seen_old = [], []
+def _toolchains(env_key: str | None, seen_old: list[str]) -> Iterator[Toolchain]:
+    """Every usable toolchain (LLVM >= MIN_MAJOR) in search order, found lazily; older ones seen are
+    appended to `seen_old` (as text)."""
     for origin, paths in _candidates():
         if "llvm-mc" not in paths:
             continue
-        major = _major_version([paths["llvm-mc"]])
+        major = _major_version((paths["llvm-mc"],))
         if major is None:
             continue
         if major < MIN_MAJOR:
             seen_old.append(f"{paths['llvm-mc']} is LLVM {major}")
             continue
-        found.append(Toolchain(paths=paths, major=major, origin=origin))
+        yield Toolchain(paths=paths, major=major, origin=origin)
     if env_key is None and (pypi := _pypi_toolchain()) is not None:
-        found.append(pypi)
-    return tuple(found), tuple(seen_old)
+        yield pypi
 
 
 def find_toolchain(processor: str | None = None) -> Toolchain:
     """The toolchain to use (for `processor`: the first one at least its `min_llvm`); raises
     ToolchainError naming the fix when none fits, ToolchainTooOld when only older ones exist."""
-    found, seen_old = _toolchains(os.environ.get("ASMEVO_LLVM_BIN"))
-    need = MIN_MAJOR if processor is None else _min_llvm(processor)
-    for tc in found:
+    return _find(os.environ.get("ASMEVO_LLVM_BIN"), MIN_MAJOR if processor is None else _min_llvm(processor),
+                 processor)
+
+
+@functools.lru_cache(maxsize=None)
+def _find(env_key: str | None, need: int, processor: str | None) -> Toolchain:
+    found: list[Toolchain] = []
+    seen_old: list[str] = []
+    for tc in _toolchains(env_key, seen_old):
         if tc.major >= need:
             return tc
+        found.append(tc)
     if found:
         best = max(found, key=lambda tc: tc.major)
-        fix = (f"point ASMEVO_LLVM_BIN at LLVM >= {need} or unset it" if os.environ.get("ASMEVO_LLVM_BIN")
+        fix = (f"point ASMEVO_LLVM_BIN at LLVM >= {need} or unset it" if env_key
                else f"pip install {' '.join(PYPI_PACKAGES)}")
         raise ToolchainTooOld(f"{processor} needs LLVM >= {need}; found LLVM {best.major} at {best.origin}; {fix}")
     if seen_old:

@@ -136,8 +136,14 @@ def text_bytes(path) -> bytes:
 
 
 
-# A gfx950 kernel: a scaled MFMA as text, and one as `.long` words whose prefix sets bits 0x6000 of dword 0
+# A gfx950 kernel; its default body has a scaled MFMA as text, and one as `.long` words whose prefix sets bits 0x6000 of dword 0
 # (copied from AITer's f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co at 0x3564), which no LLVM syntax sets.
+GFX950_SCALED_MFMA = """\
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_mfma_scale_f32_16x16x128_f8f6f4 a[4:7], v[8:11], v[16:19], a[4:7], v1, v2 op_sel_hi:[0,0,0] cbsz:4 blgp:4
+  .long 0xd3ac6000, 0x0003118c, 0xd3ad8c00, 0x84021148
+  s_waitcnt lgkmcnt(0)
+  s_endpgm"""
 GFX950_SOURCE = """
 .amdgcn_target "amdgcn-amd-amdhsa--gfx950"
 .amdhsa_code_object_version 5
@@ -146,11 +152,7 @@ GFX950_SOURCE = """
 .p2align 8
 .type k,@function
 k:
-  s_load_dwordx2 s[4:5], s[0:1], 0x0
-  v_mfma_scale_f32_16x16x128_f8f6f4 a[4:7], v[8:11], v[16:19], a[4:7], v1, v2 op_sel_hi:[0,0,0] cbsz:4 blgp:4
-  .long 0xd3ac6000, 0x0003118c, 0xd3ad8c00, 0x84021148
-  s_waitcnt lgkmcnt(0)
-  s_endpgm
+BODY
 .rodata
 .p2align 6
 .amdhsa_kernel k
@@ -184,11 +186,12 @@ amdhsa.kernels:
 """
 
 
-def gfx950_code_object(path: Path) -> Path:
-    """GFX950_SOURCE assembled and linked for gfx950 (by the toolchain found for it) at `path`."""
+def gfx950_code_object(path: Path, body: str = GFX950_SCALED_MFMA) -> Path:
+    """GFX950_SOURCE with kernel `k`'s `body` assembled and linked for gfx950 (by the toolchain found
+    for it) at `path`."""
     from asmevo.isa.assemble import assemble, link
     from asmevo.target import TargetId
 
     target = TargetId("gfx950", None, None)
-    path.write_bytes(link(assemble(GFX950_SOURCE, target), target))
+    path.write_bytes(link(assemble(GFX950_SOURCE.replace("BODY", body), target), target))
     return path

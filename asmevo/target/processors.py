@@ -9,7 +9,8 @@ and AMDGPUBaseInfo (getNumExtraSGPRs, architected flat scratch), LLVM's GCNSubta
 (FeatureAddressableLocalMemorySize163840 for gfx950), and ROCm's "GPU architecture specs" table
 (LDS per workgroup: 64 KiB on MI300, 160 KiB on MI350 series).
 
-`min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
+`not_emulated`: why the emulator (which models gfx942) refuses this processor's code; empty when it
+runs it. `min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
 is the first to disassemble gfx94x kernel descriptors; gfx950 arrived in LLVM 20, but its scaled
 MFMA (`v_mfma_scale_*_f8f6f4`) encodings were corrected in LLVM 21 (llvm-project's AMDGPU
 release notes and the VOP3P-MAI encoding tests of release/21.x), so LLVM 21 is its minimum.
@@ -97,6 +98,7 @@ class Processor:
     private_aperture_hi: int = 0x0002_0000
     waitcnt: WaitcntEncoding = WaitcntEncoding()
     min_llvm: int = 19
+    not_emulated: str = ""
 
     @property
     def unified_vgprs(self) -> int:
@@ -110,7 +112,9 @@ class Processor:
 
 
 GFX942 = Processor("gfx942", "CDNA3")
-GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21)
+GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, not_emulated=(
+    "CDNA4's instructions are not modelled yet, and shared ones differ too (fp8/bf8 are the OCP E4M3/E5M2 "
+    "formats on CDNA4, FNUZ on CDNA3; 160 KiB LDS; LLVM's GCNHazardRecognizer has gfx950-only wait states)"))
 PROCESSORS: dict[str, Processor] = {p.name: p for p in (GFX942, GFX950)}
 
 
