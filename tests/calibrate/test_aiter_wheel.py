@@ -46,3 +46,19 @@ def test_host_file_and_code_object(wheel):
         aiter_wheel.host_file("aiter/configs/no_such.csv")
     with pytest.raises(aiter_wheel.AiterWheelError, match="no gfx942 code object"):
         aiter_wheel.code_object("no_such.co")
+
+
+def test_gfx950_code_objects_extract_and_round_trip(wheel):
+    """The wheel's 1220 gfx950 objects, apart from its gfx942 ones; an MXFP4 GEMM round-trips identical with
+    its prefix-bit scaled MFMAs as `.long` words, a bf16 GEMM with none."""
+    from asmevo.roundtrip import roundtrip
+
+    files = aiter_wheel.extract(wheel, "gfx950")
+    assert len(files) == 1220 and all("/aiter_meta/hsa/gfx950/" in str(f) for f in files)
+    assert not set(files) & set(aiter_wheel.extract(wheel))
+    by_name = {f.name: f for f in files}
+    f4 = roundtrip(by_name["f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co"])
+    assert f4.status == "identical", f4.reason
+    assert f4.notes == ["256 instruction(s) kept as raw words (v_mfma_scale_f32_16x16x128_f8f6f4)"]
+    bf16 = roundtrip(by_name["bf16gemm_outf32_tn_32x64_pf3.co"])
+    assert (bf16.status, bf16.notes) == ("identical", [])
