@@ -12,8 +12,8 @@ and AMDGPUBaseInfo (getNumExtraSGPRs, architected flat scratch), LLVM's GCNSubta
 `not_emulated`: why the emulator (which models gfx942) refuses this processor's code; empty when it
 runs it. `min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
 is the first to disassemble gfx94x kernel descriptors; gfx950 arrived in LLVM 20, but its scaled
-MFMA (`v_mfma_scale_*_f8f6f4`) encodings were corrected in LLVM 21 (llvm-project's AMDGPU
-release notes and the VOP3P-MAI encoding tests of release/21.x), so LLVM 21 is its minimum.
+MFMA (`v_mfma_scale_*_f8f6f4`) encodings were only fixed in LLVM 21 (found when AsmEvo's issue #21
+compared LLVM releases on AITer's gfx950 objects), so LLVM 21 is its minimum.
 """
 from __future__ import annotations
 

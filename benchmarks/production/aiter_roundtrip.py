@@ -9,7 +9,8 @@ CPU-seconds (this process, the workers and their LLVM tools). Exit 0 iff none fa
     python benchmarks/production/aiter_roundtrip.py [--processor all|gfx942|gfx950] [--jobs N] [--batch 16]
         [--limit N] [--json out.json]
 
-`--limit N` takes the first N files of each processor in path order (a deterministic sample).
+`--limit N` takes the first N files of each processor in path order (a deterministic sample); `--json
+out.json` writes the per-file results to out-PROCESSOR.json.
 Record: aiter_roundtrip[-PROCESSOR][-limitN].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from asmevo.calibrate.aiter_wheel import VERSION, AiterWheelError, extract, fetch_wheel  # noqa: E402
+from asmevo.calibrate.aiter_wheel import VERSION, extract, fetch_wheel  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
 from asmevo.roundtrip import roundtrip_many  # noqa: E402
 from asmevo.toolchain import find_toolchain  # noqa: E402
