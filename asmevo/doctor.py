@@ -54,9 +54,23 @@ def check_llvm() -> tuple[Check, object | None]:
         tc = find_toolchain()
     except AsmEvoError as exc:
         return Check("llvm", False, str(exc).split(";")[0], FIX), None
-    out = subprocess.run([tc.path("llvm-mc"), "--version"], capture_output=True, text=True).stdout
+    tool = "llvm-mc" if "llvm-mc" in tc.paths else "clang"
+    out = subprocess.run([*tc.argv(tool), "--version"], capture_output=True, text=True).stdout
     version = next((line.split("version", 1)[1].strip() for line in out.splitlines() if "version" in line), str(tc.major))
     return Check("llvm", True, f"{version} from {tc.origin} ({', '.join(sorted(tc.paths))})"), tc
+
+
+def check_llvm_for(processor: str) -> Check:
+    """The toolchain that serves `processor` (recovery, rebuilds), or why none does."""
+    from .toolchain import find_toolchain
+
+    name = f"llvm {processor}"
+    try:
+        tc = find_toolchain(processor)
+    except AsmEvoError as exc:
+        problem, _, fix = str(exc).rpartition("; ")
+        return Check(name, False, problem.removeprefix(f"{processor} "), fix)
+    return Check(name, True, f"LLVM {tc.major} from {tc.origin}")
 
 
 def check_emulator(toolchain) -> Check:
@@ -120,7 +134,7 @@ def run_checks() -> list[Check]:
     hip_lines, hip_device = check_hip()
     return [Check("python", True, f"{platform.python_version()} ({sys.executable})"),
             Check("asmevo", True, _version("asmevo") or "source checkout"),
-            llvm,
+            llvm, check_llvm_for("gfx950"),
             Check("triton", True, triton or "not installed (optional: compiles the Triton suites' kernels)",
                   "" if triton else "pip install 'asmevo[triton]'"),
             *hip_lines, check_emulator(toolchain), hip_device]

@@ -10,6 +10,10 @@ class ToolchainError(AsmEvoError):
     """LLVM tools missing, too old, or a tool invocation failed."""
 
 
+class ToolchainTooOld(ToolchainError):
+    """The toolchain found is older than the processor needs (e.g. gfx950 needs LLVM >= 21)."""
+
+
 class CodeObjectError(AsmEvoError):
     """The input is not a usable AMDGPU code object (not ELF, wrong machine, truncated, ...)."""
 

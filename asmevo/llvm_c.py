@@ -2,7 +2,8 @@
 
 One call per instruction, no process start: `Disassembler("gfx942").decode(data, address)` gives
 `(size, text)` with LLVM's instruction text (as llvm-objdump prints it, but branch targets as raw
-offsets). The library is the one next to the toolchain `asmevo.toolchain` found
+offsets). The library is the one of the toolchain `asmevo.toolchain` finds for the processor: its
+own (`rocm-llvm-python`'s for the PyPI toolchain), else the one next to its tools
 (`<bin>/../lib/libLLVM*.so*`), else the system's versioned libLLVM of the same major version.
 """
 from __future__ import annotations
@@ -26,12 +27,19 @@ def _library_candidates(bin_dir: Path, major: int) -> list[Path]:
     return [p for p in [*local, *system] if p.is_file()]
 
 
-@functools.lru_cache(maxsize=None)
-def _library() -> ctypes.CDLL:
-    tc = find_toolchain()
+def _library(processor: str) -> ctypes.CDLL:
+    tc = find_toolchain(processor)
+    if tc.library:
+        return _load(tc.library, (Path(tc.library),), tc.major)
     bin_dir = Path(tc.path("llvm-mc")).resolve().parent
+    return _load(str(bin_dir), tuple(_library_candidates(bin_dir, tc.major)), tc.major)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(where: str, candidates: tuple[Path, ...], major: int) -> ctypes.CDLL:
+    """The first of `candidates` that loads and has the AMDGPU disassembler (one per toolchain)."""
     tried = []
-    for path in _library_candidates(bin_dir, tc.major):
+    for path in candidates:
         try:
             lib = ctypes.CDLL(str(path))
             for init in ("LLVMInitializeAMDGPUTargetInfo", "LLVMInitializeAMDGPUTargetMC",
@@ -47,15 +55,15 @@ def _library() -> ctypes.CDLL:
         lib.LLVMDisasmInstruction.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64,
                                               ctypes.c_char_p, ctypes.c_size_t]
         return lib
-    raise ToolchainError(f"no usable libLLVM with the AMDGPU target next to {bin_dir}"
-                         f"{' (tried ' + '; '.join(tried) + ')' if tried else ''}; install libllvm{tc.major}")
+    raise ToolchainError(f"no usable libLLVM with the AMDGPU target at {where}"
+                         f"{' (tried ' + '; '.join(tried) + ')' if tried else ''}; install libllvm{major}")
 
 
 class Disassembler:
     """An LLVM MC disassembler for one AMDGPU processor (e.g. "gfx942")."""
 
     def __init__(self, processor: str):
-        self._lib = _library()
+        self._lib = _library(processor)
         self._ctx = self._lib.LLVMCreateDisasmCPU(TRIPLE, processor.encode(), None, 0, None, None)
         if not self._ctx:
             raise ToolchainError(f"libLLVM has no disassembler for {processor}")

@@ -158,7 +158,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         m0, m1 = parse_source("\n".join(lines)).metadata
         lines[m0:m1 - 1] = metadata_to_yaml(meta).splitlines()
     try:
-        data = bytearray(link(assemble("\n".join(lines) + "\n", target)))
+        data = bytearray(link(assemble("\n".join(lines) + "\n", target), target))
     except ToolchainError as exc:
         raise RebuildError(str(exc).replace("<stdin>", origin)) from None
     co = _finish(data, info, origin)

@@ -119,10 +119,21 @@ def _check_encodings(items: list[TextItem], co: CodeObject) -> list[dict]:
         item = items[i]
         if enc == item.encoding:
             continue
-        reason = errors.get(k) or ("re-encodes as " + enc.hex() if enc is not None else "needs a fixup")
+        reason = errors.get(k) or (_reencoding(item.encoding, enc) if enc is not None else "needs a fixup")
         item.text, item.branch_target, item.note = None, None, reason
         raw.append({"address": item.address, "text": item.original, "reason": reason})
     return raw
+
+
+def _reencoding(original: bytes, enc: bytes) -> str:
+    """Why an instruction's text does not give back its bytes: the re-encoding, and the bits that
+    differ when the sizes agree (e.g. bits 0x6000 of a gfx950 `v_mfma_scale` prefix, which no LLVM
+    syntax sets)."""
+    if len(enc) != len(original):
+        return f"re-encodes as {enc.hex()} ({len(enc)} bytes, not {len(original)})"
+    words = struct.unpack(f"<{len(enc) // 4}I", bytes(a ^ b for a, b in zip(original, enc)))
+    differ = ", ".join(f"0x{w:x} of dword {i}" for i, w in enumerate(words) if w)
+    return f"re-encodes as {enc.hex()} (bits {differ} differ)"
 
 
 def _func_align(address: int, text_addr: int, text_align_log2: int) -> int:
@@ -151,7 +162,7 @@ class _Emitter:
 
 def _assembled_text(source: str, co: CodeObject) -> bytes:
     """Text of the assembled and linked source (relocations applied, as in the original)."""
-    linked = link(assemble(source, co.target))
+    linked = link(assemble(source, co.target), co.target)
     text = next(sec for sec in elf_sections(linked) if sec["name"] == ".text")
     return linked[text["offset"]:text["offset"] + text["size"]]
 

@@ -84,7 +84,8 @@ def roundtrip(path: str | Path) -> RoundTrip:
         return RoundTrip(path, "failed", str(exc), time.perf_counter() - start)
     notes = list(rec.warnings)
     if rec.info["raw_words"]:
-        notes.append(f"{len(rec.info['raw_words'])} instruction(s) kept as raw words")
+        kinds = sorted({word["text"].split(None, 1)[0] for word in rec.info["raw_words"]})
+        notes.append(f"{len(rec.info['raw_words'])} instruction(s) kept as raw words ({', '.join(kinds)})")
     try:
         k2 = rebuild_source(rec.source, rec.info, origin=f"{rec.name}.s").code_object
     except AsmEvoError as exc:

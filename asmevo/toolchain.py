@@ -1,40 +1,56 @@
-"""Finding and calling the LLVM AMDGPU toolchain (llvm-mc, llvm-objdump, ld.lld, clang).
+"""Finding and calling the LLVM AMDGPU toolchain (llvm-mc, llvm-objdump, ld.lld, clang, libLLVM).
 
-Search order: $ASMEVO_LLVM_BIN, /opt/rocm/llvm/bin, then versioned Debian tools
-(`llvm-mc-N` on PATH or /usr/lib/llvm-N/bin, newest N first), then unversioned tools on PATH.
-LLVM >= 19 is required: older releases cannot disassemble gfx94x kernel descriptors.
+Search order: $ASMEVO_LLVM_BIN (alone when set), /opt/rocm/llvm/bin, then versioned Debian tools
+(`llvm-mc-N` on PATH or /usr/lib/llvm-N/bin, newest N first), then unversioned tools on PATH, then
+the PyPI toolchain: `ziglang` (clang's integrated assembler `clang -cc1as` and `ld.lld`, run as
+`zig clang` / `zig ld.lld`) with `rocm-llvm-python`'s libLLVM (`rocm/llvm/librocmllvm.so`, the
+in-process disassembler). `find_toolchain(processor)` takes the first one at least as new as the
+processor's `min_llvm` (`asmevo.target`): LLVM 19 for gfx942, 21 for gfx950.
 """
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
-from .errors import ToolchainError
+from .errors import ToolchainError, ToolchainTooOld
+from .target import PROCESSORS
 
 MIN_MAJOR = 19
 TOOLS = ("llvm-mc", "llvm-objdump", "ld.lld", "clang", "llvm-mca")
 FIX = "install LLVM >= 19 (Debian: apt-get install llvm-19 lld-19 clang-19) or set ASMEVO_LLVM_BIN"
+PYPI_PACKAGES = ("rocm-llvm-python==7.2.2.562.46", "ziglang==0.17.1")  # LLVM 22; also in pyproject.toml
+PYPI_ORIGIN = "PyPI (ziglang + rocm-llvm-python)"
 
 
 @dataclass(frozen=True)
 class Toolchain:
-    """Resolved paths of the LLVM tools and their major version."""
+    """Resolved paths of the LLVM tools and their major version. `prefixes` holds the arguments a
+    tool's executable needs before its own (`zig clang`); `library` is the libLLVM for in-process
+    disassembly when known (else looked up next to the tools, `asmevo.llvm_c`)."""
 
     paths: dict[str, str]
     major: int
     origin: str
+    prefixes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    library: str | None = None
 
     def path(self, tool: str) -> str:
         try:
             return self.paths[tool]
         except KeyError:
             raise ToolchainError(f"{tool} not found next to {self.origin}; {FIX}") from None
+
+    def argv(self, tool: str) -> list[str]:
+        """The command line that starts `tool` (its executable and prefix arguments)."""
+        return [self.path(tool), *self.prefixes.get(tool, ())]
 
     def run(self, tool: str, args: list[str], *, input: bytes | None = None, cwd: str | None = None) -> bytes:
         """Run a tool; a non-zero exit raises ToolchainError with the tool's first error line."""
@@ -50,7 +66,7 @@ class Toolchain:
         costs this process more CPU than the tool itself spends."""
         try:
             with tempfile.TemporaryFile() as out:
-                proc = subprocess.run([self.path(tool), *args], input=input, cwd=cwd, stdout=out,
+                proc = subprocess.run([*self.argv(tool), *args], input=input, cwd=cwd, stdout=out,
                                       stderr=subprocess.PIPE)
                 out.seek(0)
                 proc.stdout = out.read()
@@ -67,9 +83,10 @@ def _first_error(stderr: bytes) -> str:
     return lines[0] if lines else "no message"
 
 
-def _major_version(exe: str) -> int | None:
+@functools.lru_cache(maxsize=None)
+def _major_version(argv: tuple[str, ...]) -> int | None:
     try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
     m = re.search(r"(?:LLVM|clang) version (\d+)", out)
@@ -83,6 +100,30 @@ def _from_dir(directory: Path, suffix: str = "") -> dict[str, str]:
         if exe.is_file() and os.access(exe, os.X_OK):
             found[tool] = str(exe)
     return found
+
+
+def _package_dir(name: str) -> Path | None:
+    """The directory of an installed top-level package, without importing it."""
+    spec = importlib.util.find_spec(name)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else None
+
+
+def _pypi_toolchain() -> Toolchain | None:
+    """The PyPI toolchain when both of its packages are installed: zig's clang (integrated
+    assembler, `-cc1as`) and ld.lld, and rocm-llvm-python's libLLVM."""
+    zig_dir, rocm_dir = _package_dir("ziglang"), _package_dir("rocm")
+    if zig_dir is None or rocm_dir is None:
+        return None
+    zig, library = zig_dir / "zig", rocm_dir / "llvm" / "librocmllvm.so"
+    if not (zig.is_file() and library.is_file()):
+        return None
+    prefixes = {"clang": ("clang",), "ld.lld": ("ld.lld",)}
+    major = _major_version((str(zig), "clang"))
+    if major is None:
+        return None
+    return Toolchain(paths={"clang": str(zig), "ld.lld": str(zig)}, major=major, origin=PYPI_ORIGIN,
+                     prefixes=prefixes, library=str(library))
 
 
 def _candidates() -> list[tuple[str, dict[str, str]]]:
@@ -105,24 +146,49 @@ def _candidates() -> list[tuple[str, dict[str, str]]]:
     return cands
 
 
-@functools.lru_cache(maxsize=None)
-def _discover(env_key: str | None) -> Toolchain:
-    seen_old = []
+def _toolchains(env_key: str | None, seen_old: list[str]) -> Iterator[Toolchain]:
+    """Every usable toolchain (LLVM >= MIN_MAJOR) in search order, found lazily; older ones seen are
+    appended to `seen_old` (as text)."""
     for origin, paths in _candidates():
         if "llvm-mc" not in paths:
             continue
-        major = _major_version(paths["llvm-mc"])
+        major = _major_version((paths["llvm-mc"],))
         if major is None:
             continue
         if major < MIN_MAJOR:
             seen_old.append(f"{paths['llvm-mc']} is LLVM {major}")
             continue
-        return Toolchain(paths=paths, major=major, origin=origin)
+        yield Toolchain(paths=paths, major=major, origin=origin)
+    if env_key is None and (pypi := _pypi_toolchain()) is not None:
+        yield pypi
+
+
+def find_toolchain(processor: str | None = None) -> Toolchain:
+    """The toolchain to use (for `processor`: the first one at least its `min_llvm`); raises
+    ToolchainError naming the fix when none fits, ToolchainTooOld when only older ones exist."""
+    return _find(os.environ.get("ASMEVO_LLVM_BIN"), MIN_MAJOR if processor is None else _min_llvm(processor),
+                 processor)
+
+
+@functools.lru_cache(maxsize=None)
+def _find(env_key: str | None, need: int, processor: str | None) -> Toolchain:
+    found: list[Toolchain] = []
+    seen_old: list[str] = []
+    for tc in _toolchains(env_key, seen_old):
+        if tc.major >= need:
+            return tc
+        found.append(tc)
+    if found:
+        best = max(found, key=lambda tc: tc.major)
+        fix = (f"point ASMEVO_LLVM_BIN at LLVM >= {need} or unset it" if env_key
+               else f"pip install {' '.join(PYPI_PACKAGES)}")
+        raise ToolchainTooOld(f"{processor} needs LLVM >= {need}; found LLVM {best.major} at {best.origin}; {fix}")
     if seen_old:
         raise ToolchainError(f"LLVM too old ({'; '.join(seen_old)}); {FIX}")
     raise ToolchainError(f"no LLVM toolchain found; {FIX}")
 
 
-def find_toolchain() -> Toolchain:
-    """The toolchain to use; raises ToolchainError naming the fix when none fits."""
-    return _discover(os.environ.get("ASMEVO_LLVM_BIN"))
+def _min_llvm(processor: str) -> int:
+    """The processor's `min_llvm`; MIN_MAJOR for one AsmEvo has no record of (its own check names it)."""
+    info = PROCESSORS.get(processor)
+    return info.min_llvm if info else MIN_MAJOR

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything AsmEvo needs on Debian/Ubuntu: LLVM 19 (llvm-mc, llvm-objdump, ld.lld, clang),
-# a virtualenv in .venv, and the Python dependencies (with Triton and the test tools). Idempotent.
+# a virtualenv in .venv, and the Python dependencies (with Triton, the test tools and the PyPI LLVM 22
+# toolchain that serves gfx950). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,6 @@ stamp=.venv/.asmevo-deps
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[triton,test]'
+  .venv/bin/python -m pip install -q -e '.[triton,test,gfx950]'
   echo "$want" > "$stamp"
 fi

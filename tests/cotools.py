@@ -133,3 +133,65 @@ def text_bytes(path) -> bytes:
     from asmevo.codeobj import CodeObject
     co = CodeObject.from_path(path)
     return co.read(co.text["address"], co.text["size"])
+
+
+
+# A gfx950 kernel; its default body has a scaled MFMA as text, and one as `.long` words whose prefix sets bits 0x6000 of dword 0
+# (copied from AITer's f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co at 0x3564), which no LLVM syntax sets.
+GFX950_SCALED_MFMA = """\
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_mfma_scale_f32_16x16x128_f8f6f4 a[4:7], v[8:11], v[16:19], a[4:7], v1, v2 op_sel_hi:[0,0,0] cbsz:4 blgp:4
+  .long 0xd3ac6000, 0x0003118c, 0xd3ad8c00, 0x84021148
+  s_waitcnt lgkmcnt(0)
+  s_endpgm"""
+GFX950_SOURCE = """
+.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
+.amdhsa_code_object_version 5
+.text
+.globl k
+.p2align 8
+.type k,@function
+k:
+BODY
+.rodata
+.p2align 6
+.amdhsa_kernel k
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_next_free_vgpr 160
+  .amdhsa_next_free_sgpr 8
+  .amdhsa_accum_offset 152
+.end_amdhsa_kernel
+.amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.kernels:
+  - .name: k
+    .symbol: k.kd
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 8
+    .vgpr_count: 152
+    .agpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - .address_space: global
+        .offset: 0
+        .size: 8
+        .value_kind: global_buffer
+...
+.end_amdgpu_metadata
+"""
+
+
+def gfx950_code_object(path: Path, body: str = GFX950_SCALED_MFMA) -> Path:
+    """GFX950_SOURCE with kernel `k`'s `body` assembled and linked for gfx950 (by the toolchain found
+    for it) at `path`."""
+    from asmevo.isa.assemble import assemble, link
+    from asmevo.target import TargetId
+
+    target = TargetId("gfx950", None, None)
+    path.write_bytes(link(assemble(GFX950_SOURCE.replace("BODY", body), target), target))
+    return path

@@ -24,6 +24,7 @@ def test_without_hip_python(monkeypatch):
     monkeypatch.setitem(sys.modules, "hip", None)  # as if hip-python were not installed
     lines = {c.name: c.line()[13:] for c in run_checks()}
     assert lines["llvm"].startswith("19.") and "llvm-mc" in lines["llvm"]
+    assert lines["llvm gfx950"].startswith("LLVM 2")  # the PyPI toolchain (LLVM 22) or another >= 21
     assert lines["device emu"] == "usable (compiled and emulated a test kernel)"
     assert lines["hip-python"].startswith("not installed (fix: pip install 'hip-python~=X.Y.Z'")
     assert lines["device hip"].startswith("not usable: hip-python is not installed")
@@ -53,4 +54,5 @@ def test_without_llvm_the_emulator_is_not_usable(tmp_path):
     code, lines = doctor({"ASMEVO_LLVM_BIN": str(tmp_path)})  # the exit code is the command's
     assert code == 1
     assert "has no llvm-mc" in lines["llvm"] and "ASMEVO_LLVM_BIN" in lines["llvm"]
+    assert "has no llvm-mc" in lines["llvm gfx950"]
     assert lines["device emu"].startswith("not usable: no LLVM toolchain")

@@ -141,3 +141,17 @@ def test_patch_cli(k0, tmp_path, capsys):
     assert main(["patch", str(path), hex(first.address), hex(first.address + first.size), str(src),
                  "-o", str(out)]) == 2
     assert "error: patch is 12 bytes, range is 8" in capsys.readouterr().err
+
+
+def test_a_gfx950_patch_assembles_with_the_gfx950_toolchain(tmp_path):
+    """gfx950 patches are encoded by the toolchain found for gfx950 (LLVM >= 21): `s_waitcnt` -> `s_nop 0`
+    changes exactly its 4 bytes."""
+    from cotools import gfx950_code_object
+
+    path = gfx950_code_object(tmp_path / "k950.co")
+    k0 = CodeObject.from_path(path)
+    wait = next(i for i in disassemble_text(k0) if i.text and i.text.startswith("s_waitcnt"))
+    out = patch(path, wait.address, wait.address + 4, "s_nop 0")
+    at = k0.text["offset"] + wait.address - k0.text["address"]
+    assert out[at:at + 4] == (0xBF800000).to_bytes(4, "little")
+    assert out[:at] == k0.data[:at] and out[at + 4:] == k0.data[at + 4:]

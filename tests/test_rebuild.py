@@ -244,7 +244,8 @@ def test_computed_jump_follows_edits(tmp_path):
     from asmevo.recover import disassemble_text, pc_relative_pairs
     from asmevo.roundtrip import roundtrip
     k0 = tmp_path / "jump.co"
-    k0.write_bytes(link(assemble(COMPUTED_JUMP, TargetId("gfx942", "any", "any"))))
+    target = TargetId("gfx942", "any", "any")
+    k0.write_bytes(link(assemble(COMPUTED_JUMP, target), target))
     assert roundtrip(k0).status == "identical"
     src = recover(k0).write(tmp_path / "rec")
     text = src.read_text()

@@ -15,7 +15,7 @@ from asmevo.patch import patch
 from asmevo.recover import disassemble_text, recover
 from asmevo.roundtrip import roundtrip
 
-from cotools import KINDS
+from cotools import KINDS, gfx950_code_object
 
 ALL_KINDS = sorted(KINDS) + ["triton"]
 
@@ -70,9 +70,9 @@ def test_an_encoding_llvm_mc_would_change_is_kept_as_raw_words(tmp_path):
     path = tmp_path / "literal.co"
     path.write_bytes(asm("  .long 0x7e0002ff, 0x3f800000\n  s_endpgm").data)
     result = roundtrip(path)
-    assert result.status == "identical" and result.notes == ["1 instruction(s) kept as raw words"]
+    assert result.status == "identical" and result.notes == ["1 instruction(s) kept as raw words (v_mov_b32_e32)"]
     line = next(ln for ln in recover(path).source.splitlines() if "v_mov_b32" in ln)
-    assert line.startswith("\t.long 0x7e0002ff, 0x3f800000") and "re-encodes as f202007e" in line
+    assert line.startswith("\t.long 0x7e0002ff, 0x3f800000") and "re-encodes as f202007e (4 bytes, not 8)" in line
 
 
 def test_patch_only_when_the_rebuild_differs(code_object, monkeypatch):
@@ -101,3 +101,23 @@ def test_patch_only_when_the_rebuild_differs(code_object, monkeypatch):
     changed = [i for i, (a, b) in enumerate(zip(nop, k0.data)) if a != b]
     offset = k0.address_to_offset(at)
     assert len(nop) == len(k0.data) and changed and offset <= changed[0] < offset + 4
+
+
+
+def test_a_gfx950_scaled_mfma_with_prefix_bits_no_llvm_expresses_is_kept_as_long_words(tmp_path):
+    """gfx950 (LLVM >= 21): the `.long` words are an AITer MXFP4 `v_mfma_scale_f32_16x16x128_f8f6f4`
+    (f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co at 0x3564) whose `v_mfma_ld_scale` prefix sets bits
+    0x6000 of dword 0; LLVM decodes it but writes those bits as 0. Recovery keeps exactly that instruction
+    as raw words, naming the bits, and the rebuild is identical; the same instruction without those bits
+    stays text."""
+    path = gfx950_code_object(tmp_path / "scaled.co")
+    assert CodeObject.from_path(path).target.processor == "gfx950"
+    result = roundtrip(path)
+    assert result.status == "identical", result.reason
+    assert result.notes == ["1 instruction(s) kept as raw words (v_mfma_scale_f32_16x16x128_f8f6f4)"]
+    rec = recover(path)
+    [raw] = rec.info["raw_words"]
+    assert raw["reason"] == "re-encodes as 0000acd38c110300008cadd348110284 (bits 0x6000 of dword 0 differ)"
+    lines = [ln for ln in rec.source.splitlines() if "v_mfma_scale" in ln]
+    assert lines[0].startswith("\tv_mfma_scale_f32_16x16x128_f8f6f4 a[4:7], v[8:11], v[16:19], a[4:7], v1, v2")
+    assert lines[1].startswith("\t.long 0xd3ac6000, 0x0003118c, 0xd3ad8c00, 0x84021148")

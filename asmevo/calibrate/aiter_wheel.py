@@ -1,6 +1,6 @@
 """The pinned amd-aiter wheel: fetch it (sha256-checked) into benchmarks/.cache/aiter and read from it.
 
-The wheel ships AITer's prebuilt gfx942 code objects (`aiter_meta/hsa/gfx942/`), the host sources that
+The wheel ships AITer's prebuilt gfx942 and gfx950 code objects (`aiter_meta/hsa/<processor>/`), the host sources that
 launch them (`aiter_meta/csrc/`, `aiter/`) and the tuning tables measured on real GPUs
 (`aiter/configs/*.csv`). The AITer production suite, the AITer round-trip benchmark and `asmevo calibrate`
 all read this one pin.
@@ -13,6 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+from ..codeobj.elf import EF_AMDGPU_MACH, MACH_NAMES
 from ..errors import AsmEvoError
 from ..suites.manifest import CACHE_ROOT
 
@@ -20,10 +21,9 @@ VERSION = "0.1.7.post2.dev18"
 WHEEL = f"amd_aiter-{VERSION}-py3-none-any.whl"
 SHA256 = "fe139d74438217c35e87e3b961166bac8db2d381eadccb371da2e63615f05a31"
 CACHE = CACHE_ROOT / "aiter"
-EXTRACT = CACHE / f"extract-{VERSION}"   # gfx942 code objects, at their wheel paths
+EXTRACT = CACHE / f"extract-{VERSION}"   # code objects, at their wheel paths
 HOST = CACHE / f"host-{VERSION}"         # host sources and tables, at their wheel paths
 EM_AMDGPU = 224
-MACH_GFX942 = 0x04C
 
 
 class AiterWheelError(AsmEvoError):
@@ -47,26 +47,29 @@ def fetch_wheel() -> Path:
     return wheel
 
 
-def is_gfx942(data: bytes) -> bool:
-    """Whether `data` is an AMDGPU ELF whose e_flags name gfx942."""
-    return (len(data) > 64 and data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == EM_AMDGPU
-            and int.from_bytes(data[48:52], "little") & 0xFF == MACH_GFX942)
+def elf_processor(data: bytes) -> str | None:
+    """The processor an AMDGPU ELF's e_flags name (None for anything else)."""
+    if len(data) <= 64 or data[:4] != b"\x7fELF" or int.from_bytes(data[18:20], "little") != EM_AMDGPU:
+        return None
+    return MACH_NAMES.get(int.from_bytes(data[48:52], "little") & EF_AMDGPU_MACH)
 
 
-def extract(wheel: Path | None = None) -> list[Path]:
-    """The wheel's gfx942 code objects, extracted once under EXTRACT (sorted paths)."""
-    done = EXTRACT / ".done"
+def extract(wheel: Path | None = None, processor: str = "gfx942") -> list[Path]:
+    """The wheel's code objects for `processor` (whose ELF flags name it), extracted once under
+    EXTRACT (sorted paths)."""
+    done = EXTRACT / f".done-{processor}"
     if not done.exists():
         with zipfile.ZipFile(wheel or fetch_wheel()) as zf:
             for name in zf.namelist():
                 if name.endswith(".co"):
                     data = zf.read(name)
-                    if is_gfx942(data):
+                    if elf_processor(data) == processor:
                         dest = EXTRACT / name
                         dest.parent.mkdir(parents=True, exist_ok=True)
                         dest.write_bytes(data)
+        EXTRACT.mkdir(parents=True, exist_ok=True)
         done.write_text("ok\n")
-    return sorted(EXTRACT.rglob("*.co"))
+    return sorted((EXTRACT / "aiter_meta" / "hsa" / processor).rglob("*.co"))
 
 
 def host_file(member: str) -> Path:

@@ -10,7 +10,8 @@ from ..errors import UnsupportedInstruction
 from ..isa.hazards import check_hazards
 from ..isa.instruction import Instruction
 from ..isa.regs import SCC, reg_info
-from ..isa.table import instr_info
+from ..isa.table import instr_info, mnemonics, split_mnemonic
+from ..target import UnsupportedTarget, processor as processor_info
 from .ds import compile_ds
 from .gpridx import index_mode_addresses, index_mode_op
 from .ops import Context, Op
@@ -80,6 +81,22 @@ def _prepared(processor: str, ins: Instruction, ctx: Context) -> Op:
     return copy.copy(op)
 
 
+def require_emulated(processor: str, instructions: tuple[Instruction, ...]) -> None:
+    """Refuse code the emulator does not model (it models gfx942): a processor with no record
+    (UnsupportedTarget); for one whose record says why it is not emulated, its first instruction
+    gfx942 has no table entry for (UnsupportedInstruction, e.g. a CDNA4 scaled MFMA), else the
+    processor itself (UnsupportedTarget). Never run as if it were gfx942."""
+    info = processor_info(processor)
+    if not info.not_emulated:
+        return
+    known = mnemonics()
+    for ins in instructions:
+        if not ins.is_data and split_mnemonic(ins.mnemonic)[0] not in known:
+            raise UnsupportedInstruction(ins.mnemonic, ins.address,
+                                         f"a {processor} ({info.family}) instruction the emulator does not model")
+    raise UnsupportedTarget(f"the emulator runs gfx942 code only, not {processor}: {info.not_emulated}")
+
+
 class Program:
     """All instructions of a code object's text, prepared; `ops[address]`."""
 
@@ -90,6 +107,7 @@ class Program:
         self.xnack = code_object.target.xnack != "off"
         self._hazards: dict[str, dict[int, str]] = {}
         processor = code_object.target.processor
+        require_emulated(processor, self.instructions)
         for ins in self.instructions:
             self.ops[ins.address] = _prepared(processor, ins, ctx)
         tracked = set()

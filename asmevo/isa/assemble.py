@@ -1,7 +1,9 @@
-"""Batched llvm-mc / ld.lld calls: per-line encodings, object assembly and linking.
+"""Batched assembler / ld.lld calls: per-line encodings, object assembly and linking.
 
 Every helper runs one subprocess for a whole list of lines or a whole source, never one per
-instruction.
+instruction. The toolchain is the one `find_toolchain` gives for the target's processor; its
+assembler is llvm-mc, or clang's integrated assembler (`clang -cc1as`, the same MC layer and
+output) where the toolchain ships no llvm-mc (the PyPI one).
 """
 from __future__ import annotations
 
@@ -11,19 +13,29 @@ import tempfile
 
 from ..target import TargetId
 from ..errors import ToolchainError
-from ..toolchain import find_toolchain
+from ..toolchain import Toolchain, find_toolchain
 
 TRIPLE = "amdgcn-amd-amdhsa"
 _ENC_RE = re.compile(r";\s*encoding:\s*\[([^\]]*)\]")
 _ERR_RE = re.compile(r"^<stdin>:(\d+):\d+: error: (.*)$")
 
 
-def mc_target_args(target: TargetId) -> list[str]:
-    """llvm-mc options selecting the processor and the target id's feature states."""
-    feats = [f"{'+' if state == 'on' else '-'}{name}"
-             for name, state in (("sramecc", target.sramecc), ("xnack", target.xnack)) if state in ("on", "off")]
-    args = [f"-triple={TRIPLE}", f"-mcpu={target.processor}"]
-    return args + ([f"-mattr={','.join(feats)}"] if feats else [])
+def _features(target: TargetId) -> list[str]:
+    return [f"{'+' if state == 'on' else '-'}{name}"
+            for name, state in (("sramecc", target.sramecc), ("xnack", target.xnack)) if state in ("on", "off")]
+
+
+def assembler_command(target: TargetId, *, obj: bool) -> tuple[Toolchain, str, list[str]]:
+    """(toolchain, tool, arguments) that assemble stdin for `target`: an object on stdout when
+    `obj`, else the listing with `; encoding: [...]` per instruction."""
+    tc = find_toolchain(target.processor)
+    feats = _features(target)
+    if "llvm-mc" in tc.paths:
+        args = [f"-triple={TRIPLE}", f"-mcpu={target.processor}"] + ([f"-mattr={','.join(feats)}"] if feats else [])
+        return tc, "llvm-mc", args + (["-filetype=obj", "-o", "-", "-"] if obj else ["-show-encoding"])
+    args = ["-cc1as", "-triple", TRIPLE, "-target-cpu", target.processor]
+    args += [arg for feat in feats for arg in ("-target-feature", feat)]
+    return tc, "clang", args + (["-filetype", "obj"] if obj else ["-filetype", "asm", "-show-encoding"]) + ["-o", "-", "-"]
 
 
 def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None], dict[int, str]]:
@@ -33,8 +45,8 @@ def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None]
     needs a fixup) and the error message per rejected line index.
     """
     source = "\n".join(lines) + "\n"
-    proc = find_toolchain().run_unchecked(
-        "llvm-mc", [*mc_target_args(target), "-show-encoding"], input=source.encode())
+    tc, tool, args = assembler_command(target, obj=False)
+    proc = tc.run_unchecked(tool, args, input=source.encode())
     errors: dict[int, str] = {}
     for ln in proc.stderr.decode(errors="replace").splitlines():
         m = _ERR_RE.match(ln)
@@ -48,7 +60,7 @@ def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None]
             encs.append(None if any(not x.startswith("0x") for x in items) else bytes(int(x, 16) for x in items))
     ok = [i for i in range(len(lines)) if i not in errors]
     if len(encs) != len(ok):
-        raise ToolchainError(f"llvm-mc printed {len(encs)} encodings for {len(ok)} accepted lines")
+        raise ToolchainError(f"{tool} printed {len(encs)} encodings for {len(ok)} accepted lines")
     out: list[bytes | None] = [None] * len(lines)
     for i, enc in zip(ok, encs):
         out[i] = enc
@@ -59,14 +71,16 @@ def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None]
 def assemble(source: str, target: TargetId) -> bytes:
     """Assemble a complete source into a relocatable object (bytes). The last results are
     cached: a round trip assembles the same source to verify it and to rebuild."""
-    return find_toolchain().run("llvm-mc", [*mc_target_args(target), "-filetype=obj", "-o", "-", "-"],
-                                input=source.encode())
+    tc, tool, args = assembler_command(target, obj=True)
+    return tc.run(tool, args, input=source.encode())
 
 
 @functools.lru_cache(maxsize=2)
-def link(obj: bytes) -> bytes:
-    """Link one relocatable object into a shared code object with ld.lld (last results cached)."""
+def link(obj: bytes, target: TargetId) -> bytes:
+    """Link one relocatable object for `target` into a shared code object with ld.lld (last
+    results cached)."""
     with tempfile.NamedTemporaryFile(prefix="asmevo-ld-", suffix=".o") as src:
         src.write(obj)
         src.flush()
-        return find_toolchain().run("ld.lld", ["-shared", "--no-undefined", "--threads=1", "-o", "-", src.name])
+        return find_toolchain(target.processor).run(
+            "ld.lld", ["-shared", "--no-undefined", "--threads=1", "-o", "-", src.name])

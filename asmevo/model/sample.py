@@ -145,6 +145,7 @@ def model_spec(code_object: CodeObject, spec: LaunchSpec, gpu: GPU, *, seed: int
     """Model `spec` of `code_object` on `gpu` from a sample of at most `max_samples` workgroups (or
     exactly `workgroups`: another object's `Estimate.sample`, so two objects are compared on the same
     workgroups)."""
+    gpu.require(code_object.target.processor)
     traced = trace_sample(code_object, spec, spec.seed if seed is None else seed, max_samples=max_samples,
                           budget=budget, known_findings=known_findings, workgroups=workgroups)
     return estimate(code_object.kernel_instructions(spec.kernel), code_object.kernel(spec.kernel), traced, gpu,

@@ -41,6 +41,12 @@ class GPU:
     lds_bytes_per_cu: int = 65536
     lds_alloc_granule: int = 512
 
+    def require(self, processor_name: str) -> None:
+        """UnsupportedTarget unless code for `processor_name` runs on this GPU."""
+        if processor_name != self.processor.name:
+            raise UnsupportedTarget(f"GPU {self.name} runs {self.processor.name} code; the code object targets "
+                                    f"{processor_name}")
+
     def cycles_to_us(self, cycles: float) -> float:
         return cycles / self.clock_hz * 1e6
 
@@ -48,8 +54,13 @@ class GPU:
         return us * 1e-6 * self.clock_hz
 
 
-_GFX942 = processor("gfx942")
+_GFX942, _GFX950 = processor("gfx942"), processor("gfx950")
 SUSTAINED_CLOCK_HZ = 1.4e9  # fitted on the fit split of MI308X's amd-aiter rows (benchmarks/calibration)
+# MI355X: not calibrated yet (SOURCES["mi355x"]): CDNA3's fitted sustained/peak ratio and measured
+# achievable/peak HBM ratio applied to MI355X's data-sheet peaks, both assumptions.
+MI355X_PEAK_CLOCK_HZ, MI355X_HBM_PEAK = 2.4e9, 8.0e12
+MI355X_CLOCK_HZ = SUSTAINED_CLOCK_HZ / 2.1e9 * MI355X_PEAK_CLOCK_HZ
+MI355X_HBM = 4.2e12 / 5.3e12 * MI355X_HBM_PEAK
 GPUS: dict[str, GPU] = {g.name: g for g in (
     GPU("mi300x", _GFX942, cus=304, xcds=8, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=5.3e12,
         hbm_bytes_per_s=4.2e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
@@ -57,6 +68,9 @@ GPUS: dict[str, GPU] = {g.name: g for g in (
         hbm_bytes_per_s=3.2e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
     GPU("mi325x", _GFX942, cus=304, xcds=8, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=6.0e12,
         hbm_bytes_per_s=4.8e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
+    GPU("mi355x", _GFX950, cus=256, xcds=8, clock_hz=MI355X_CLOCK_HZ, peak_clock_hz=MI355X_PEAK_CLOCK_HZ,
+        hbm_peak_bytes_per_s=MI355X_HBM_PEAK, hbm_bytes_per_s=MI355X_HBM, l2_bytes_per_xcd=4 << 20,
+        mall_bytes=256 << 20, lds_bytes_per_cu=160 * 1024),
 )}
 DEFAULT_GPU = "mi300x"
 
@@ -76,6 +90,17 @@ SOURCES = {
              "assumption; no measured rows for them).",
     "mi325x": "AMD MI325X data sheet: 304 CUs, 2100 MHz, HBM3E 6.0 TB/s peak, 256 MB Infinity Cache; achievable "
               "HBM scaled from MI300X's measured 79% of peak (an assumption).",
+    "mi355x": "CDNA4 (gfx950). 256 CUs in 8 XCDs of 32 (ServeTheHome 'AMD MI350 and CDNA 4 Architecture Launched', "
+              "2025; ISSCC 2026 talk as reported by Tom's Hardware 'Inside the Instinct MI355X'); 2.4 GHz peak engine "
+              "clock (AMD at Hot Chips 2025, Wccftech's report: MI355X 2.4 GHz, MI350X 2.2 GHz); 288 GB HBM3E in 8 "
+              "stacks at 8 TB/s peak (AMD MI355X data sheet figure, aiwiki 'AMD Instinct MI355X'); 4 MB L2 per XCD "
+              "and 256 MB Infinity Cache (TechPowerUp 'AMD Instinct MI350X Series AI GPU Silicon Detailed', 2025); "
+              "160 KiB LDS per CU (CDNA4 ISA guide; LLVM's gfx950 LDS limit 163840 bytes, test "
+              "lds-limit-diagnostics-gfx950.ll). Sustained clock and achievable HBM are assumptions until "
+              "`asmevo calibrate aiter --gpu mi355x` exists: CDNA3's fitted 1.4/2.1 sustained/peak ratio times 2.4 GHz "
+              "(1.6 GHz), and MI300X's measured 4.2/5.3 achievable/peak HBM ratio times 8 TB/s (6.34 TB/s). Wave "
+              "slots, register files and allocation granules are CDNA3's: the CDNA4 ISA guide describes the same "
+              "512-entry unified VGPR/AGPR file and SGPR file (an assumption for the slot and workgroup limits).",
     "waves": "8 wave slots per SIMD, 512 VGPRs per lane (unified arch+acc file, granule 8), 800 SGPRs per SIMD "
              "(granule 16), 64 KiB LDS per CU (granule 512 B), 16 workgroups per CU: ROCm Compute Profiler "
              "'Pipeline descriptions' and LLVM AMDGPU (GCNSubtarget occupancy) for gfx90a/gfx942.",

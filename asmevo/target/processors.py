@@ -1,10 +1,19 @@
 """Processor (ISA) descriptions: what a code object for one AMDGPU processor may assume.
 
-One `Processor` record per target (gfx942 now; a second target is a second record). Sources: AMD's
-"AMD Instinct MI300 ISA Reference Guide" (CDNA3; register files, special registers, `s_waitcnt`
-encoding), LLVM's AMDGPUUsage ("Kernel Descriptor", "Code Object V5 Metadata", "Kernarg Preload")
-and AMDGPUBaseInfo (getNumExtraSGPRs, architected flat scratch), and ROCm's "GPU architecture
-specs" table (LDS per workgroup).
+One `Processor` record per target: gfx942 (CDNA3, MI300) and gfx950 (CDNA4, MI350/MI355X). Sources:
+AMD's "AMD Instinct MI300 ISA Reference Guide" (CDNA3; register files, special registers, `s_waitcnt`
+encoding) and "AMD Instinct CDNA4 ISA Reference Guide" (the same gfx9 register files, `s_waitcnt`
+and apertures; 160 KiB LDS), LLVM's AMDGPUUsage ("Processors" table: gfx950 with architected flat
+scratch and kernarg preload; "Kernel Descriptor", "Code Object V5 Metadata", "Kernarg Preload")
+and AMDGPUBaseInfo (getNumExtraSGPRs, architected flat scratch), LLVM's GCNSubtarget / AMDGPU.td
+(FeatureAddressableLocalMemorySize163840 for gfx950), and ROCm's "GPU architecture specs" table
+(LDS per workgroup: 64 KiB on MI300, 160 KiB on MI350 series).
+
+`not_emulated`: why the emulator (which models gfx942) refuses this processor's code; empty when it
+runs it. `min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
+is the first to disassemble gfx94x kernel descriptors; gfx950 arrived in LLVM 20, but its scaled
+MFMA (`v_mfma_scale_*_f8f6f4`) encodings were only fixed in LLVM 21 (found when AsmEvo's issue #21
+compared LLVM releases on AITer's gfx950 objects), so LLVM 21 is its minimum.
 """
 from __future__ import annotations
 
@@ -88,6 +97,8 @@ class Processor:
     shared_aperture_hi: int = 0x0001_0000
     private_aperture_hi: int = 0x0002_0000
     waitcnt: WaitcntEncoding = WaitcntEncoding()
+    min_llvm: int = 19
+    not_emulated: str = ""
 
     @property
     def unified_vgprs(self) -> int:
@@ -101,7 +112,10 @@ class Processor:
 
 
 GFX942 = Processor("gfx942", "CDNA3")
-PROCESSORS: dict[str, Processor] = {p.name: p for p in (GFX942,)}
+GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, not_emulated=(
+    "CDNA4's instructions are not modelled yet, and shared ones differ too (fp8/bf8 are the OCP E4M3/E5M2 "
+    "formats on CDNA4, FNUZ on CDNA3; 160 KiB LDS; LLVM's GCNHazardRecognizer has gfx950-only wait states)"))
+PROCESSORS: dict[str, Processor] = {p.name: p for p in (GFX942, GFX950)}
 
 
 def processor(name: str) -> Processor:

@@ -24,14 +24,18 @@ def test_a_wheel_with_another_digest_is_refused(tmp_path, monkeypatch):
         aiter_wheel.fetch_wheel()
 
 
-def test_is_gfx942_reads_the_elf_machine_and_flags():
+def test_elf_processor_reads_the_elf_machine_and_flags():
     elf = bytearray(80)
     elf[:4] = b"\x7fELF"
     elf[18:20] = (224).to_bytes(2, "little")
     elf[48:52] = (0x04C | 0x300).to_bytes(4, "little")  # gfx942 with xnack/sramecc bits set
-    assert aiter_wheel.is_gfx942(bytes(elf))
-    elf[48:52] = (0x04A).to_bytes(4, "little")  # gfx940
-    assert not aiter_wheel.is_gfx942(bytes(elf))
+    assert aiter_wheel.elf_processor(bytes(elf)) == "gfx942"
+    elf[48:52] = (0x04F | 0x300).to_bytes(4, "little")  # gfx950 (LLVM's EF_AMDGPU_MACH_AMDGCN_GFX950)
+    assert aiter_wheel.elf_processor(bytes(elf)) == "gfx950"
+    elf[48:52] = (0x07F).to_bytes(4, "little")  # no processor
+    assert aiter_wheel.elf_processor(bytes(elf)) is None
+    elf[18:20] = (62).to_bytes(2, "little")  # x86-64
+    assert aiter_wheel.elf_processor(bytes(elf)) is None
 
 
 def test_host_file_and_code_object(wheel):
@@ -42,3 +46,19 @@ def test_host_file_and_code_object(wheel):
         aiter_wheel.host_file("aiter/configs/no_such.csv")
     with pytest.raises(aiter_wheel.AiterWheelError, match="no gfx942 code object"):
         aiter_wheel.code_object("no_such.co")
+
+
+def test_gfx950_code_objects_extract_and_round_trip(wheel):
+    """The wheel's 1220 gfx950 objects, apart from its gfx942 ones; an MXFP4 GEMM round-trips identical with
+    its prefix-bit scaled MFMAs as `.long` words, a bf16 GEMM with none."""
+    from asmevo.roundtrip import roundtrip
+
+    files = aiter_wheel.extract(wheel, "gfx950")
+    assert len(files) == 1220 and all("/aiter_meta/hsa/gfx950/" in str(f) for f in files)
+    assert not set(files) & set(aiter_wheel.extract(wheel))
+    by_name = {f.name: f for f in files}
+    f4 = roundtrip(by_name["f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co"])
+    assert f4.status == "identical", f4.reason
+    assert f4.notes == ["256 instruction(s) kept as raw words (v_mfma_scale_f32_16x16x128_f8f6f4)"]
+    bf16 = roundtrip(by_name["bf16gemm_outf32_tn_32x64_pf3.co"])
+    assert (bf16.status, bf16.notes) == ("identical", [])

@@ -88,3 +88,12 @@ def test_bench_predictions_respect_the_rooflines(problem, vl):
 def test_every_suite_bench_prediction_respects_the_rooflines(problem, vl):
     e = model_spec(CodeObject.from_path(problem.code_object), vl.spec, gpu("mi300x"), known_findings=vl.known_findings)
     assert e.predicted_us >= e.hbm_floor_us > 0 and e.predicted_us >= e.compute_floor_us
+
+
+def test_gfx942_code_on_a_gfx950_gpu_is_refused_before_it_runs():
+    """`--gpu mi355x` (CDNA4, gfx950) cannot time gfx942 code: a named error, no prediction."""
+    from asmevo.target import UnsupportedTarget
+
+    co = CodeObject.from_path(LEAKY / "kernel.co")
+    with pytest.raises(UnsupportedTarget, match="^GPU mi355x runs gfx950 code; the code object targets gfx942$"):
+        model_spec(co, _leaky(4, 4 * 1024).spec, gpu("mi355x"))
