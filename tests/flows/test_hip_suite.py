@@ -95,7 +95,10 @@ def test_agent_on_hip_runs_only_verified_code_objects(flows, stub_hip, tmp_path)
     row = load_run(run["run_id"]).results()[0]
     assert row["status"] == "ok" and row["unit"] == "ms" and row["candidates_tried"] >= 1
     store = default_store()
-    edit = next(store.get_json(key) for key in store.records if store.record(key).kind == "optimization")
+    edits = [store.get_json(key) for key in store.records if store.record(key).kind == "optimization"
+             and store.record(key).config.get("device") == "hip"]
+    assert len(edits) == 1
+    edit = edits[0]
     cands = edit["lineage"]["candidates"]
     k0 = (REPO / "benchmarks/kernelbench/20_LeakyReLU/kernel.co").read_bytes()
     # on hardware only K0, its rebuild and candidates the emulator found equivalent are ever loaded
