@@ -35,7 +35,8 @@ _ISSUE_REASON = {"valu": "VALU bound", "trans": "VALU bound (transcendental)", "
 _STALL_REASON = {"waitcnt vmem_load": "memory-latency bound (vmcnt waits)",
                  "waitcnt vmem_store": "memory-latency bound (vmcnt waits)",
                  "waitcnt smem": "scalar-load latency (lgkmcnt waits)", "waitcnt lds": "LDS latency (lgkmcnt waits)",
-                 "dependency": "dependency stalls", "matrix core busy": "MFMA bound"}
+                 "dependency": "dependency stalls", "matrix core busy": "MFMA bound",
+                 "taken branch": "scalar and control overhead"}
 
 
 @dataclass

@@ -35,7 +35,8 @@ FIGURE = re.compile(
     rf"|(?P<lo>{_NUM})(?:\s?-\s?(?P<hi>{_NUM}))?\s?(?:%|(?:s|ms|min|CPU-s|MiB|kB)\b)"
     rf")")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
-RECORD_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?")
+# A number in a record: not inside a word or hex literal, but a speedup may be written `x1.365`.
+RECORD_NUMBER = re.compile(r"(?:(?<=\bx)|(?<![\w.]))\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?")
 
 
 @dataclass(frozen=True)

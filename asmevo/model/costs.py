@@ -37,8 +37,12 @@ class Latencies:
 
 
 DEFAULT_LATENCIES = Latencies()
-BRANCH_SLOTS = 8        # LLVM SISchedule WriteBranch (a heuristic; no CDNA3 measurement exists)
-BARRIER_SLOTS = 8       # a workgroup barrier's release, as a branch (assumption: waves arrive together)
+# A branch issues in one slot like any scalar instruction; taking it redirects instruction fetch, which
+# costs LLVM SISchedule's WriteBranch (8 slots, a heuristic; no CDNA3 measurement exists) in all. A
+# branch that falls through keeps the sequential fetch and costs its issue slot only (charging every
+# branch 8 slots let the search "win" by deleting never-taken skip branches; see docs/cycle_model.md).
+TAKEN_BRANCH_SLOTS = 8
+BARRIER_SLOTS = 8       # a workgroup barrier's release, as a taken branch (assumption: waves arrive together)
 LDS_BYTES_PER_CYCLE = 128  # per CU: 32 banks x 4 B (ROCm Compute Profiler "Pipeline descriptions")
 
 
@@ -93,7 +97,7 @@ def cost(ins: Instruction, lat: Latencies = DEFAULT_LATENCIES) -> Cost:
         n = int(ins.operands[0].value) if ins.operands and ins.operands[0].kind == "imm" else 0
         return Cost("sleep", max(SLOT, 64 * n), 0, 0)  # CDNA3 ISA S_SLEEP: 64 x N clocks
     if ins.is_branch or base in ("s_setpc_b64", "s_swappc_b64"):
-        return Cost("branch", SLOT * BRANCH_SLOTS, SLOT * BRANCH_SLOTS, SLOT)
+        return Cost("branch", SLOT, SLOT, SLOT)  # falling through; `schedule` adds the taken redirect
     if info.family in ("salu", "sopp", "smem"):
         return Cost("salu", SLOT, SLOT * info.latency, SLOT, tuple(c for c, _ in info.counters))
     return Cost("trans" if info.trans else "valu", SLOT * info.throughput, SLOT * info.latency, SLOT * info.throughput)

@@ -4,7 +4,8 @@
 operands are ready, the counters an `s_waitcnt` names have retired far enough, and (for an MFMA)
 the matrix core is free. `edge_schedules` schedules every block once per incoming CFG edge the
 launch took, from the end state of that predecessor (scheduled from its own most-taken edge): a
-wave is charged only for waits on work it issued on its way in (the merge-block fix, review #25).
+wave is charged only for waits on work it issued on its way in (the merge-block fix, review #25),
+and a block entered by a taken branch first waits for the fetch redirect (`costs.TAKEN_BRANCH_SLOTS`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ..isa.cfg import CFG
 from ..isa.instruction import Instruction
 from ..isa.regs import reg_info
 from ..isa.waitcnt import decode_waitcnt
-from .costs import Cost
+from .costs import SLOT, TAKEN_BRANCH_SLOTS, Cost
 
 ENTRY = -1
 Reg = tuple[str, int]
@@ -82,8 +83,9 @@ def _wait(st: WaveState, ins: Instruction, ready: float, cause: str) -> tuple[fl
 
 
 def schedule_block(instructions: list[Instruction], entry: WaveState | None, cost_of: CostOf,
-                   ends_wave: bool = False) -> BlockSchedule:
-    """Simulate one wave issuing `instructions` in order from `entry`. With `ends_wave` (the block
+                   ends_wave: bool = False, redirect: float = 0.0) -> BlockSchedule:
+    """Simulate one wave issuing `instructions` in order from `entry`, the first no earlier than
+    `redirect` (the fetch redirect of the taken branch that led here). With `ends_wave` (the block
     ends in s_endpgm) the length includes draining the wave's outstanding stores: the kernel is not
     done until its writes are."""
     st = entry.shifted(0.0) if entry else WaveState()
@@ -94,7 +96,9 @@ def schedule_block(instructions: list[Instruction], entry: WaveState | None, cos
         info = reg_info(ins)
         start, cause = t, "dependency"
         chained = c.cls == "mfma"
-        ready = 0.0
+        ready = 0.0 if out else redirect
+        if ready:
+            cause = "taken branch"
         for r in info.uses:
             when = st.chain.get(r, st.ready.get(r, 0.0)) if chained and r in info.defs else st.ready.get(r, 0.0)
             ready = max(ready, when)
@@ -142,7 +146,18 @@ def edge_schedules(cfg: CFG, edges: dict[tuple[int, int], int], cost_of: CostOf)
             ends_wave = body[-1].ends_program
             for _, p in preds:
                 entry = ends.get(p) if p != ENTRY else None
-                out[(p, blk.index)] = schedule_block(body, entry, cost_of, ends_wave)
+                out[(p, blk.index)] = schedule_block(body, entry, cost_of, ends_wave, _redirect(cfg, p, blk.start, cost_of))
             if preds:
                 ends[blk.index] = out[(preds[0][1], blk.index)].end
     return out
+
+
+def _redirect(cfg: CFG, p: int, start: int, cost_of: CostOf) -> float:
+    """The fetch redirect of entering the block at instruction `start` from block `p`: the taken
+    branch's extra slots when `p` ends in a branch and `start` is not its fall-through, else 0."""
+    if p == ENTRY:
+        return 0.0
+    pred = cfg.blocks[p]
+    if pred.end == start or cost_of(cfg.instructions[pred.end - 1]).cls != "branch":
+        return 0.0
+    return SLOT * (TAKEN_BRANCH_SLOTS - 1)

@@ -65,3 +65,8 @@ def test_figure_shapes():
     assert figures.figures("1.209x, 29/30, 1.1 %, 97.4%, 74 ms, 296 CPU-s, 0.15-2.3 s, 6.7e7, 18 MiB") == [
         "1.209x", "29/30", "1.1 %", "97.4%", "74 ms", "296 CPU-s", "0.15-2.3 s", "6.7e7", "18 MiB"]
     assert figures.figures("8x the budget, 2^31 - 1024, 64 KiB, gfx942, `1.5x`, 16 cycles") == []
+
+
+def test_a_record_speedup_written_with_a_leading_x_matches_but_hex_does_not():
+    assert figures.matches("1.365", "40_Matmul ok 5523.7 model_us x1.365 (0/9 cached)")
+    assert not figures.matches("1", "s_cbranch_execz 0x1")

@@ -219,3 +219,27 @@ def test_resident_counts_match_occupancy():
     occ = occupancy(kernel_with(vgprs=80), (256, 1, 1), 0, MI300X)
     assert resident(80, occ.sgprs, occ.lds_bytes, 4, MI300X) == occ
     assert resident(72, occ.sgprs, occ.lds_bytes, 4, MI300X).waves_per_simd == 7
+
+
+def test_a_taken_branch_costs_the_fetch_redirect_and_a_fall_through_its_issue_slot():
+    """The skip branch of the wave that falls through costs one slot (4 cycles); the wave that takes
+    it waits LLVM's 8 branch slots (32 cycles) in all before the merge block's first instruction."""
+    skip = program("""
+s_and_saveexec_b64 s[0:1], vcc
+s_cbranch_execz merge
+v_add_f32_e32 v1, v1, v1
+merge:
+s_or_b64 exec, exec, s[0:1]
+s_endpgm
+""")
+    cfg = build_cfg(skip)
+    entry, body, merge = (cfg.block_of[i] for i in (0, 2, 3))
+    through = estimate(skip, kernel_with(), traced(skip, [[entry, body, merge]], (1, 1, 1)), MI300X)
+    taken = estimate(skip, kernel_with(), traced(skip, [[entry, merge]], (1, 1, 1)), MI300X)
+    branch = next(i for i in skip if i.mnemonic == "s_cbranch_execz")
+    merge_first = next(i for i in skip if i.mnemonic == "s_or_b64")
+    assert through.per_pc[branch.address].cycles == 4 and taken.per_pc[branch.address].cycles == 4
+    assert taken.per_pc[merge_first.address].stall == 28 and taken.per_pc[merge_first.address].cause == "taken branch"
+    assert through.per_pc[merge_first.address].stall == 0
+    # taking the branch skips the 4-cycle add but waits 28: 24 cycles more than falling through
+    assert taken.max_wave_cycles == pytest.approx(through.max_wave_cycles + 24)
