@@ -51,6 +51,12 @@ def _is_nop(body: Body, i: int) -> bool:
     return body.instructions[i].mnemonic == "s_nop"
 
 
+def _first_nop(body: Body, i: int) -> bool:
+    """The block's first `s_nop`: where a block-wide nop operator is tried (once per block)."""
+    start = body.cfg.blocks[body.cfg.block_of[i]].start
+    return _is_nop(body, i) and not any(_is_nop(body, j) for j in range(start, i))
+
+
 def _is_alu(body: Body, i: int) -> bool:
     return body.infos[i].family in ("salu", "valu", "vopc")
 
@@ -74,8 +80,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("remove_skip_branches", _is_skip, remove_skip_branches,
              "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)"),
     Operator("fill_nop", _is_nop, fill_nop, "move an independent ALU instruction into a hazard nop's gap, shrink the nop"),
-    Operator("fill_nops", _is_nop, fill_nops, "fill_nop at every s_nop of the block"),
-    Operator("rename_sgprs", _is_nop, rename_sgprs,
+    Operator("fill_nops", _first_nop, fill_nops, "fill_nop at every s_nop of the block"),
+    Operator("rename_sgprs", _first_nop, rename_sgprs,
              "give each v_cmp lane mask of the block its own SGPR pair and each scalar temporary its own SGPR, "
              "then fill_nops"),
     Operator("hoist_constant", lambda body, i: constant_key(body, i) is not None, hoist_constant,

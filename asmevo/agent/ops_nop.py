@@ -13,6 +13,9 @@ from .ops_sched import independent
 
 _MOVABLE = ("valu", "vopc", "salu")
 _TRIES = 4  # candidate fillers tried per nop
+# `fill_block` steps per call: each step re-checks hazards near the block, so a long MFMA block full
+# of `s_nop`s (Triton's int8 GEMM: minutes) would stall the search for one proposal.
+_STEPS = 32
 
 
 def _nop_count(body: Body, i: int) -> int | None:
@@ -113,12 +116,12 @@ def fill_nop(body: Body, i: int) -> Body | None:
 
 
 def fill_block(body: Body, i: int) -> tuple[Body, int]:
-    """`fill_nop` at the `s_nop`s of instruction i's block until none shrinks further; the result
-    (passing the full static checks, else `body`) and the number of wait states saved."""
+    """`fill_nop` at the `s_nop`s of instruction i's block until none shrinks further (at most `_STEPS`
+    tries); the result (passing the full static checks, else `body`) and the number of wait states saved."""
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     members = {id(body.instructions[j]) for j in range(blk.start, blk.end)}
     cur, filled, failed = body, 0, set()
-    while True:
+    for _ in range(_STEPS):
         first = next(k for k, ins in enumerate(cur.instructions) if id(ins) in members)
         b = cur.cfg.blocks[cur.cfg.block_of[first]]
         nops = [j for j in range(b.start, b.end)
@@ -130,6 +133,7 @@ def fill_block(body: Body, i: int) -> tuple[Body, int]:
             failed.add(id(cur.instructions[nops[0]]))
         else:
             cur, filled = new, filled + 1
+    return (cur, filled) if filled and cur.no_worse(body) else (body, 0)
 
 
 def fill_nops(body: Body, i: int) -> Body | None:
