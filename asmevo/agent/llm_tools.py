@@ -171,6 +171,9 @@ class Workbench:
         if cid not in self._nodes:
             if self.ev.lineage.get(cid).status == "equivalent":
                 self.ev.time_candidate(cid)
+            cand = self.ev.lineage.get(cid)
+            if not cand.verified:
+                raise AsmEvoError(f"candidate #{cid} is {cand.status} ({cand.reason}); revert to a verified one")
             config = SearchConfig(seed=self.seed, memory=self.search_memory, features=self.features)
             node = expand(self.ev, cid, config, random.Random(self.seed))
             node.queue = node.queue[:MAX_PROPOSALS]
