@@ -127,8 +127,9 @@ def _tail(path: Path, lines: int = 3) -> str:
 
 @contextmanager
 def local_server(model_path: str | Path, *, alias: str = "smollm2", n_ctx: int = 8192, threads: int | None = None,
-                 chat_format: str = "chatml-function-calling", timeout: float = 120.0) -> Iterator[LocalServer]:
-    """Serve the GGUF model at `model_path` on 127.0.0.1 (a free port) while the block runs."""
+                 chat_format: str | None = "chatml-function-calling", timeout: float = 120.0) -> Iterator[LocalServer]:
+    """Serve the GGUF model at `model_path` on 127.0.0.1 (a free port) while the block runs; `chat_format`
+    None uses the chat template in the model file (which has no tool calls: the model answers in text)."""
     require_llama_server()
     model_path = Path(model_path)
     if not model_path.is_file():
@@ -136,8 +137,8 @@ def local_server(model_path: str | Path, *, alias: str = "smollm2", n_ctx: int =
     port = free_port()
     api_base = f"http://127.0.0.1:{port}/v1"
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", alias,
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--chat_format", chat_format,
-           "--n_threads", str(threads or os.cpu_count() or 1)]
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
+           "--n_threads", str(threads or os.cpu_count() or 1)] + (["--chat_format", chat_format] if chat_format else [])
     with tempfile.TemporaryDirectory(prefix="asmevo-llama-") as tmp:
         log = Path(tmp) / "server.log"
         with open(log, "wb") as out:
