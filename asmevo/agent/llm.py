@@ -232,7 +232,7 @@ def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] =
     start = time.monotonic()
     windows = bench.tool_list_windows()
     messages = [{"role": "system", "content": prompt("system")},
-                {"role": "user", "content": prompt("task", kernel=ev.kernel, k0_cycles=f"{ev.baseline.cycles:.0f}",
+                {"role": "user", "content": prompt("task", kernel=ev.kernel, k0_cycles=f"{ev.baseline.cycles:.4g}",
                                                    unit=ev.lineage.unit, launches=len(ev.launches),
                                                    max_steps=config.max_steps, current=bench.current,
                                                    windows=windows, facts=cdna3_facts(ev.body_of(0).instructions))}]

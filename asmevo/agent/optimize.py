@@ -57,8 +57,8 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     are used only for the final re-verification. `evaluations` gives K0's baseline and the candidates'
     outcomes (default: computed here; see `gates.Evaluator`); `llm_cache` (`llm.ReplyCache`) the LLM
     agent's replies; `memory` a search memory file (`agent.memory`) that orders the operators' proposals
-    (the search's and the LLM agent's `list_operators`) and records this kernel's outcome afterwards; `on_candidate(candidate, lineage)` hears of every
-    candidate the agent had evaluated."""
+    (the search's and the LLM agent's `list_operators`) and records this kernel's outcome afterwards;
+    `on_candidate(candidate, lineage)` hears of every candidate the agent had evaluated."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
