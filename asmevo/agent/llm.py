@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from ..errors import AsmEvoError
+from .facts import cdna3_facts
 from .gates import Evaluator
 from .llm_tools import TOOLS, Workbench
+from .memory import SearchMemory
 
 PROMPTS = Path(__file__).parent / "prompts"
 _ENV = {"model": "ASMEVO_MODEL", "api_base": "ASMEVO_API_BASE", "api_key": "ASMEVO_API_KEY",
@@ -218,19 +220,24 @@ def _trim(messages: list[dict], bench: Workbench, limit: int) -> list[dict]:
 
 
 def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] = lambda s: None,
-                  cache: ReplyCache | None = None) -> Workbench:
-    """Run the tool-calling loop until finish or a budget runs out; every candidate is in ev.lineage.
-    Replies come from `cache` when it has them and go into it (when writable) before they are used."""
-    bench = Workbench(ev)
+                  cache: ReplyCache | None = None, memory: SearchMemory | None = None,
+                  features: dict[str, str] | None = None) -> Workbench:
+    """Run the tool-calling loop until finish or a budget runs out; every candidate is in ev.lineage,
+    and every tool call (or reply without one) with the first line of its answer in the lineage's
+    `config["llm_calls"]`. Replies come from `cache` when it has them and go into it (when writable)
+    before they are used. `memory` and `features` (K0's, `memory.features`) order the operator
+    proposals the agent lists, as in the search."""
+    bench = Workbench(ev, memory, features or {}, config.seed or 0)
     client = Client(config, log, cache)
     start = time.monotonic()
     windows = bench.tool_list_windows()
     messages = [{"role": "system", "content": prompt("system")},
-                {"role": "user", "content": prompt("task", kernel=ev.kernel, k0_cycles=f"{ev.baseline.cycles:.0f}",
+                {"role": "user", "content": prompt("task", kernel=ev.kernel, k0_cycles=f"{ev.baseline.cycles:.4g}",
                                                    unit=ev.lineage.unit, launches=len(ev.launches),
                                                    max_steps=config.max_steps, current=bench.current,
-                                                   windows=windows)}]
+                                                   windows=windows, facts=cdna3_facts(ev.body_of(0).instructions))}]
     idle = 0
+    transcript: list[dict] = []  # one entry per tool call or reply without one: what the loop answered
     while not bench.finished:
         u = client.usage
         stop = ("steps" if u.steps >= config.max_steps else "tokens" if u.tokens >= config.max_tokens else
@@ -244,20 +251,23 @@ def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] =
         messages.append(reply)
         calls = reply.get("tool_calls") or []
         if not calls:
+            transcript.append({"step": bench.step, "tool": None, "answer": "error: no tool call"})
             idle += 1
             if idle >= config.max_idle:
                 log("llm: no tool call in several replies; stopping")
                 break
             messages.append({"role": "user", "content": "error: no tool call. Answer with exactly one tool call "
-                                                        "(list_windows, view_window, propose_edit, verify, time, "
-                                                        "profile, revert or finish)."})
+                                                        "(" + ", ".join(t["function"]["name"] for t in TOOLS) + ")."})
             continue
         idle = 0
         for call in calls:
             fn = call.get("function") or {}
             answer = bench.call(str(fn.get("name")), fn.get("arguments"))
-            log(f"llm step {bench.step}: {fn.get('name')} -> {answer.splitlines()[0] if answer else ''}")
+            first = answer.splitlines()[0] if answer else ""
+            transcript.append({"step": bench.step, "tool": str(fn.get("name")), "answer": first})
+            log(f"llm step {bench.step}: {fn.get('name')} -> {first}")
             messages.append({"role": "tool", "tool_call_id": call.get("id") or "call", "content": answer})
     bench.settle()
     ev.lineage.config["llm_usage"] = {**client.usage.__dict__, "cost": client.usage.cost}
+    ev.lineage.config["llm_calls"] = transcript
     return bench

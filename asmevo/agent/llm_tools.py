@@ -1,16 +1,26 @@
 """The tools the LLM agent calls, their JSON schemas, and a dispatcher that answers every call
-(malformed ones included) with text instead of raising."""
+(malformed ones included) with text instead of raising.
+
+Besides free-form edits (`propose_edit`), the agent can call the search agent's rewrite operators:
+`list_operators` ranks their proposals for the current candidate exactly as the search does
+(`search.expand`: the cost model's prediction at the bench shape, times the search memory's prior
+when the run has a memory) and `apply_operator` builds one as a candidate."""
 from __future__ import annotations
 
 import json
+import math
+import random
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import AsmEvoError
 from .edit import Edit, Window
 from .gates import Evaluator
+from .memory import SearchMemory
+from .search import Node, SearchConfig, expand
 
 MAX_VIEW_LINES = 160
+MAX_PROPOSALS = 12  # operator proposals list_operators shows (the best ranked)
 
 
 def _fn(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -27,6 +37,10 @@ TOOLS = [
         "candidate with new_text (instructions and labels, one per line). Builds and statically checks it.",
         {"window": {"type": "integer"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
          "new_text": {"type": "string"}}, ["window", "start_line", "end_line", "new_text"]),
+    _fn("list_operators", "Rewrite operators (each legal by construction) applicable to the current candidate, "
+        "ranked by predicted gain at the bench shape; numbered proposals for apply_operator.", {}, []),
+    _fn("apply_operator", "Build operator proposal N from list_operators as a candidate; call verify next.",
+        {"proposal": {"type": "integer", "description": "proposal number from list_operators"}}, ["proposal"]),
     _fn("verify", "Differentially verify a built candidate against K0 on every verify launch; an "
         "equivalent candidate becomes the current one.", _CID, []),
     _fn("time", "Model-cycle timing of an equivalent candidate (speedup vs K0 and vs its parent).", _CID, []),
@@ -53,12 +67,16 @@ class Workbench:
     """Tool state: the evaluator, the current candidate and cached windows per candidate."""
 
     ev: Evaluator
+    search_memory: SearchMemory | None = None
+    features: dict[str, str] = field(default_factory=dict)
+    seed: int = 0
     step: int = 0
     current: int = 0
     last: int | None = None
     finished: str = ""
     _windows: dict[int, list[HotWindow]] = field(default_factory=dict)
     _lines: dict[int, dict[int, tuple[int, float, str]]] = field(default_factory=dict)
+    _nodes: dict[int, Node] = field(default_factory=dict)
 
     def call(self, name: str, raw_args: str | dict | None) -> str:
         """Run one tool call; every problem becomes an `error: ...` answer."""
@@ -108,8 +126,15 @@ class Workbench:
             raise AsmEvoError(f"window must be 1..{len(wins)} (see list_windows)")
         return wins[window - 1]
 
+    def bottleneck(self, cid: int) -> str:
+        """The cost model's report for candidate `cid` at the timing launch: time, bound, terms, occupancy."""
+        e = self.ev.profile(cid).estimate
+        return (f"candidate #{cid} on {self.ev.timing.label} ({e.gpu}): {e.predicted_us:.4g} {e.unit}, bound {e.bound} "
+                f"(terms: " + ", ".join(f"{k} {v:.0f}" for k, v in e.terms.items()) + " cycles), occupancy "
+                f"{e.occupancy.waves_per_simd:g} waves/SIMD ({e.occupancy.limiter}, {e.occupancy.vgprs} VGPRs)")
+
     def tool_list_windows(self) -> str:
-        out = [f"current candidate #{self.current}"]
+        out = [f"current candidate #{self.current}; cost model: {self.bottleneck(self.current)}"]
         for n, w in enumerate(self.windows(self.current), 1):
             out.append(f"window {n}: {w.kind} lines {w.lo}-{w.hi}, {100 * w.share:.1f}% of cycles, {w.reason}")
         return "\n".join(out)
@@ -140,6 +165,51 @@ class Workbench:
             return f"candidate #{cand.id} rejected ({cand.reason}): {cand.detail}"
         return f"candidate #{cand.id} built and statically checked; call verify. Diff:\n{_short(cand.diff)}"
 
+    def _node(self) -> Node:
+        """The current candidate expanded as the search would (timed first if it is not yet)."""
+        cid = self.current
+        if cid not in self._nodes:
+            if self.ev.lineage.get(cid).status == "equivalent":
+                self.ev.time_candidate(cid)
+            cand = self.ev.lineage.get(cid)
+            if not cand.verified:
+                raise AsmEvoError(f"candidate #{cid} is {cand.status} ({cand.reason}); revert to a verified one")
+            config = SearchConfig(seed=self.seed, memory=self.search_memory, features=self.features)
+            node = expand(self.ev, cid, config, random.Random(self.seed))
+            node.queue = node.queue[:MAX_PROPOSALS]
+            self._nodes[cid] = node
+        return self._nodes[cid]
+
+    def tool_list_operators(self) -> str:
+        node = self._node()
+        unit = self.ev.lineage.unit
+        prior = (f"search memory of {len(self.search_memory.records)} kernel record(s)"
+                 if self.search_memory is not None else "no search memory")
+        out = [f"operator proposals for candidate #{node.cid} ({unit} predicted on {self.ev.timing.label}; "
+               f"order: predicted gain x prior, {prior})"]
+        if not node.queue:
+            out.append("none predicted faster; edit by hand with propose_edit or finish")
+        for n, (predicted, _, prop) in enumerate(node.queue, 1):
+            gain = ("prediction unavailable" if predicted == math.inf or node.baseline is None else
+                    f"predicted {predicted:.4g} ({100 * (predicted / node.baseline - 1):+.1f}%)")
+            out.append(f"{n}. {prop.note}: {gain}")
+        return "\n".join(out)
+
+    def tool_apply_operator(self, proposal: int) -> str:
+        node = self._node()
+        if not isinstance(proposal, int) or not 1 <= proposal <= len(node.queue):
+            raise AsmEvoError(f"proposal must be 1..{len(node.queue)} (see list_operators)" if node.queue else
+                              "no operator proposals for the current candidate")
+        _, _, prop = node.queue[proposal - 1]
+        edit = prop.body.edit(node.body, prop.operator, prop.note)
+        if edit is None:
+            raise AsmEvoError(f"proposal {proposal} does not change the source")
+        cand = self.ev.build(node.cid, edit, Window(*self.ev.source_of(node.cid).body), agent="llm", step=self.step)
+        self.last = cand.id
+        if cand.status == "rejected":
+            return f"candidate #{cand.id} rejected ({cand.reason}): {cand.detail}"
+        return f"candidate #{cand.id} ({prop.operator}) built and statically checked; call verify. Diff:\n{_short(cand.diff)}"
+
     def _cid(self, candidate: int | None) -> int:
         cid = (self.current if self.last is None else self.last) if candidate is None else candidate
         if not isinstance(cid, int):
@@ -168,13 +238,7 @@ class Workbench:
 
     def tool_profile(self, candidate: int | None = None) -> str:
         cid = self._cid(candidate)
-        e = self.ev.profile(cid).estimate
-        out = [f"candidate #{cid} on {self.ev.timing.label} ({e.gpu}): {e.predicted_us:.4g} {e.unit}, bound {e.bound} "
-               f"(terms: " + ", ".join(f"{k} {v:.0f}" for k, v in e.terms.items()) + " cycles), occupancy "
-               f"{e.occupancy.waves_per_simd:g} waves/SIMD ({e.occupancy.limiter}, {e.occupancy.vgprs} VGPRs)"]
-        if cid == self.current:
-            out.append(self.tool_list_windows())
-        return "\n".join(out)
+        return self.tool_list_windows() if cid == self.current else self.bottleneck(cid)
 
     def tool_revert(self, candidate: int) -> str:
         cid = self._cid(candidate)

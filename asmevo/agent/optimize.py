@@ -56,9 +56,9 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
     are used only for the final re-verification. `evaluations` gives K0's baseline and the candidates'
     outcomes (default: computed here; see `gates.Evaluator`); `llm_cache` (`llm.ReplyCache`) the LLM
-    agent's replies; `memory` a search memory file (`agent.memory`) that orders the search's proposals
-    and records this kernel's outcome afterwards; `on_candidate(candidate, lineage)` hears of every
-    candidate the agent had evaluated."""
+    agent's replies; `memory` a search memory file (`agent.memory`) that orders the operators' proposals
+    (the search's and the LLM agent's `list_operators`) and records this kernel's outcome afterwards;
+    `on_candidate(candidate, lineage)` hears of every candidate the agent had evaluated."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
     if budget < 1:
@@ -75,11 +75,10 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
                          "heldout": [vl.label for vl in ev.heldout]}
     log(f"K0 {ev.kernel}: {ev.baseline.cycles:.4g} {ev.lineage.unit} on {ev.timing.label} ({gpu_name})")
     kernel_features = features(ev.body_of(0), ev.baseline.profile.estimate) if memory is not None else {}
+    known = SearchMemory.load(memory) if memory is not None else None
+    if known is not None:
+        ev.lineage.config["memory"] = {"path": str(memory), "records": len(known.records), "features": kernel_features}
     if agent == "search":
-        known = SearchMemory.load(memory) if memory is not None else None
-        if known is not None:
-            ev.lineage.config["memory"] = {"path": str(memory), "records": len(known.records),
-                                           "features": kernel_features}
         search(ev, SearchConfig(budget=budget, seed=seed, memory=known, features=kernel_features), log)
     else:
         from .llm import LLMConfig, run_llm_agent
@@ -87,7 +86,7 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
         overrides.update({k: v for k, v in (("model", model), ("api_base", api_base)) if v is not None})
         config = LLMConfig.from_env(**overrides)
         ev.lineage.config["model"] = config.model
-        run_llm_agent(ev, config, log, llm_cache)
+        run_llm_agent(ev, config, log, llm_cache, known, kernel_features)
     best = ev.confirm_heldout()
     if memory is not None:
         update(memory, ev.lineage, kernel_features, {k: ev.lineage.config[k] for k in ("agent", "budget", "seed", "gpu",

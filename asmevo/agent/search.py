@@ -168,7 +168,9 @@ def predict(body: Body, heat: Heat) -> float | None:
 
 
 @dataclass
-class _Node:
+class Node:
+    """A verified candidate the search expands: its body, heat, predicted time and ranked proposals."""
+
     cid: int
     body: Body
     heat: Heat | None
@@ -197,15 +199,12 @@ class SearchConfig:
 def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lambda s: None) -> Candidate:
     """Run the search; returns the best verified candidate (before the held-out re-check)."""
     rng = random.Random(config.seed)
-    nodes: dict[int, _Node] = {}
+    nodes: dict[int, Node] = {}
     step = 0
 
-    def node(cid: int) -> _Node:
+    def node(cid: int) -> Node:
         if cid not in nodes:
-            body = ev.body_of(cid)
-            heat = heat_of(body, ev.profile(cid), ev.lineage.get(cid).cycles)
-            nodes[cid] = _Node(cid, body, heat, predict(body, heat) if heat else None)
-            nodes[cid].queue = _ranked(ev, nodes[cid], config, rng)
+            nodes[cid] = expand(ev, cid, config, rng)
             log(f"expand #{cid}: {len(nodes[cid].queue)} proposals predicted faster")
         return nodes[cid]
 
@@ -230,7 +229,18 @@ def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lam
     return ev.best
 
 
-def _ranked(ev: Evaluator, node: _Node, config: SearchConfig, rng: random.Random) -> list:
+def expand(ev: Evaluator, cid: int, config: SearchConfig, rng: random.Random) -> Node:
+    """Verified candidate `cid` with its heat on the timing launch, predicted time, and `queue`: the
+    operators' proposals at its hottest sites predicted faster, in the order the search tries them
+    (entries (predicted time, seeded tie, Proposal))."""
+    body = ev.body_of(cid)
+    heat = heat_of(body, ev.profile(cid), ev.lineage.get(cid).cycles)
+    node = Node(cid, body, heat, predict(body, heat) if heat else None)
+    node.queue = _ranked(ev, node, config, rng)
+    return node
+
+
+def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random) -> list:
     """Proposals at the hottest sites, predicted faster than the node, best predicted first."""
     body, heat = node.body, node.heat
     if body.opaque:

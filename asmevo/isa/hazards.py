@@ -68,6 +68,50 @@ def _shape(base: str):
     return shape
 
 
+# Fixed wait states per rule: (wait states, producer -> consumer). Each rule's source is named where
+# `_queries` checks it; the LLM agent's prompt renders this table (asmevo/agent/facts.py).
+FIXED_WAITS: dict[str, tuple[int, str]] = {
+    "valu-sgpr-vmem": (5, "VALU writes an SGPR -> a VMEM instruction reads it"),
+    "valu-sgpr-valu": (2, "VALU writes an SGPR or VCC -> a VALU reads it as a constant-bus operand"),
+    "trans-use": (1, "transcendental VALU (v_exp, v_rcp, ...) writes a VGPR -> a non-transcendental VALU reads it"),
+    "dst-sel-forward": (1, "VALU writes part of a VGPR (SDWA dst_sel, op_sel) -> a VALU reads it"),
+    "store-data-overwrite": (2, "a store of more than 64 bits issues -> a VALU overwrites its data VGPRs"),
+    "valu-vccz-execz": (5, "VALU writes VCC or EXEC -> a VALU reads VCCZ/EXECZ as data"),
+    "valu-exec-rwlane": (4, "VALU writes EXEC -> v_readlane/v_readfirstlane/v_writelane"),
+    "valu-vgpr-readlane": (1, "VALU writes a VGPR -> v_readlane/v_readfirstlane reads it"),
+    "rwlane-lane-select": (4, "VALU writes an SGPR -> v_readlane/v_writelane selects its lane by it"),
+    "dpp-vgpr": (2, "any instruction writes a VGPR -> a DPP instruction reads it"),
+    "dpp-exec": (5, "VALU writes EXEC -> a DPP instruction"),
+    "div-fmas-vcc": (4, "VALU writes VCC -> v_div_fmas reads it"),
+    "setreg-getreg": (2, "s_setreg of a hardware register -> s_getreg of the same register"),
+    "setvskip-getreg": (2, "s_setvskip -> s_getreg of MODE"),
+    "setreg-setreg": (2, "s_setreg of a hardware register -> s_setreg of the same register"),
+    "setreg-vskip": (2, "s_setreg of MODE.vskip -> any vector instruction"),
+    "salu-m0": (1, "SALU writes M0 -> s_movrel, GDS, LDS DMA, LDS_DIRECT or s_sendmsg reads it"),
+    "valu-exec-mfma": (4, "VALU writes EXEC -> an MFMA"),
+    "valu-vgpr-mfma": (2, "VALU writes a VGPR -> an MFMA reads it"),
+    "dot-read": (3, "v_dot writes a VGPR -> another instruction reads it (0 for the same v_dot's SrcC)"),
+    "dot-write": (3, "v_dot writes a VGPR -> a different instruction overwrites it"),
+    "dgemm-fma64": (2, "an f64 MFMA (DGEMM) -> v_fma_f64 / v_fmac_f64"),
+}
+
+
+def fixed(rule: str) -> Callable[[object], int]:
+    """The wait-state function of a rule with fixed wait states (`FIXED_WAITS`)."""
+    states = FIXED_WAITS[rule][0]
+    return lambda p: states
+
+
+def mfma_result_wait(base: str, memory: bool = False) -> int:
+    """Wait states between MFMA `base` and an instruction reading (or a non-MFMA overwriting) its
+    result: passes + 3 for XDL, passes + 2 otherwise; DGEMM 6 (4 passes) or 11, read by a memory
+    instruction 9 or 18 (LLVM checkMAIHazards90A / checkMAIVALUHazards, gfx940)."""
+    if is_dgemm(base):
+        small = mfma_passes(base) == 4
+        return (9 if small else 18) if memory else (6 if small else 11)
+    return mfma_passes(base) + (3 if is_xdl(base) else 2)
+
+
 # ---- per-instruction facts -----------------------------------------------------------------
 
 @dataclass
@@ -245,75 +289,73 @@ def _queries(c: _Facts) -> Iterator[Query]:
     def valu_def(regs: frozenset[Reg] | set[Reg]) -> Callable[[_Facts], bool]:
         return lambda p: p.valu and not p.info.defs.isdisjoint(regs)
 
-    def const(n: int) -> Callable[[_Facts], int]:
-        return lambda p: n
 
     # LLVM checkVMEMHazards / ISA: VALU writes SGPR -> VMEM reads that SGPR: 5.
     if c.vmem and s_uses:
-        yield "valu-sgpr-vmem", valu_def(s_uses), const(5), "reads an SGPR written by VALU"
+        yield "valu-sgpr-vmem", valu_def(s_uses), fixed("valu-sgpr-vmem"), "reads an SGPR written by VALU"
     if c.valu:
         ex_s = {r for r in c.explicit_uses if r[0] == "s"}
         if base.startswith("v_div_fmas_") or VCC & info.uses:
             ex_s |= VCC & info.uses
         # LLVM checkVALUHazards (hasVDecCoExecHazard, gfx940): VALU writes SGPR -> VALU reads it: 2.
         if ex_s:
-            yield "valu-sgpr-valu", valu_def(ex_s), const(2), "reads an SGPR/VCC written by VALU"
+            yield "valu-sgpr-valu", valu_def(ex_s), fixed("valu-sgpr-valu"), "reads an SGPR/VCC written by VALU"
         # LLVM checkVALUHazards (hasTransForwardingHazard, gfx940): trans -> non-trans use: 1.
         vuses = {r for r in c.explicit_uses if r[0] in "va"}
         if vuses and not is_trans(base):
             yield ("trans-use", lambda p: p.valu and is_trans(p.info.base) and not p.dst_regs.isdisjoint(vuses),
-                   const(1), "uses the result of transcendental")
+                   fixed("trans-use"), "uses the result of transcendental")
             # LLVM checkVALUHazards (hasDstSelForwardingHazard, gfx940): SDWA dst_sel / op_sel dst: 1.
             yield ("dst-sel-forward", lambda p: p.valu and _shifts_dst(p) and not p.dst_regs.isdisjoint(vuses),
-                   const(1), "uses the bit-shifted result of")
+                   fixed("dst-sel-forward"), "uses the bit-shifted result of")
         # LLVM checkVALUHazards (has12DWordStoreHazard, 2 on gfx940): >64-bit store data overwritten.
         vdefs = {r for r in info.defs if r[0] in "va"}
         if vdefs:
-            yield ("store-data-overwrite", lambda p: not _store_data(p).isdisjoint(vdefs), const(2),
+            yield ("store-data-overwrite", lambda p: not _store_data(p).isdisjoint(vdefs), fixed("store-data-overwrite"),
                    "overwrites the >64-bit store data of")
         # ISA: VALU writes VCC/EXEC -> VALU reads VCCZ/EXECZ as data: 5.
         if any(op.kind == "special" and op.name in ("vccz", "execz", "src_vccz", "src_execz") for op in info.srcs):
-            yield "valu-vccz-execz", valu_def(VCC | EXEC), const(5), "reads VCCZ/EXECZ after VALU wrote VCC/EXEC of"
+            yield "valu-vccz-execz", valu_def(VCC | EXEC), fixed("valu-vccz-execz"), "reads VCCZ/EXECZ after VALU wrote VCC/EXEC of"
     if base in _READLANE + ("v_writelane_b32",):
         # LLVM (hasVDecCoExecHazard): VALU writes EXEC -> v_readlane/readfirstlane/writelane: 4.
-        yield "valu-exec-rwlane", valu_def(EXEC), const(4), "follows an EXEC write by"
+        yield "valu-exec-rwlane", valu_def(EXEC), fixed("valu-exec-rwlane"), "follows an EXEC write by"
     if base in _READLANE and info.srcs and info.srcs[0].kind == "vgpr":
         # LLVM (hasVDecCoExecHazard): VALU writes VGPR -> v_readlane reads it as vsrc0: 1.
-        yield "valu-vgpr-readlane", valu_def(operand_regs(info.srcs[0])), const(1), "reads a VGPR written by"
+        yield "valu-vgpr-readlane", valu_def(operand_regs(info.srcs[0])), fixed("valu-vgpr-readlane"), "reads a VGPR written by"
     if base in _RWLANE and len(info.srcs) > 1 and info.srcs[1].sgpr_range() is not None:
         # LLVM checkRWLaneHazards / ISA: VALU writes SGPR -> lane select of v_readlane/writelane: 4.
-        yield ("rwlane-lane-select", valu_def(operand_regs(info.srcs[1])), const(4),
+        yield ("rwlane-lane-select", valu_def(operand_regs(info.srcs[1])), fixed("rwlane-lane-select"),
                "selects its lane by an SGPR written by")
     if c.ins.mnemonic.endswith("_dpp"):
         # LLVM checkDPPHazards / ISA: any write of a VGPR -> DPP reads it: 2; VALU writes EXEC -> DPP: 5.
         vuses = {r for r in c.explicit_uses if r[0] == "v"}
-        yield "dpp-vgpr", lambda p: not p.info.defs.isdisjoint(vuses), const(2), "DPP-reads a VGPR written by"
-        yield "dpp-exec", valu_def(EXEC), const(5), "is DPP after the EXEC write by"
+        yield "dpp-vgpr", lambda p: not p.info.defs.isdisjoint(vuses), fixed("dpp-vgpr"), "DPP-reads a VGPR written by"
+        yield "dpp-exec", valu_def(EXEC), fixed("dpp-exec"), "is DPP after the EXEC write by"
     if base.startswith("v_div_fmas_"):
         # LLVM checkDivFMasHazards / ISA: VALU writes VCC -> v_div_fmas: 4.
-        yield "div-fmas-vcc", valu_def(VCC), const(4), "reads VCC written by"
+        yield "div-fmas-vcc", valu_def(VCC), fixed("div-fmas-vcc"), "reads VCC written by"
     if base == "s_getreg_b32" and len(c.ins.operands) > 1:
         target = _hwreg(c.ins.operands[1].text)
         if target:
             # LLVM checkGetRegHazards / ISA: s_setreg -> s_getreg of the same register: 2.
-            yield ("setreg-getreg", lambda p: (p.setreg or ("",))[0] == target[0], const(2),
+            yield ("setreg-getreg", lambda p: (p.setreg or ("",))[0] == target[0], fixed("setreg-getreg"),
                    "reads a hardware register set by")
             if target[0] == "HW_REG_MODE":
                 # ISA: s_setvskip -> s_getreg MODE: 2.
-                yield "setvskip-getreg", lambda p: p.info.base == "s_setvskip", const(2), "reads MODE after"
+                yield "setvskip-getreg", lambda p: p.info.base == "s_setvskip", fixed("setvskip-getreg"), "reads MODE after"
     if base in ("s_setreg_b32", "s_setreg_imm32_b32"):
         target = c.setreg
         if target:
             # LLVM checkSetRegHazards (getSetRegWaitStates = 2 on gfx9) / ISA: setreg -> setreg: 2.
-            yield ("setreg-setreg", lambda p: (p.setreg or ("",))[0] == target[0], const(2),
+            yield ("setreg-setreg", lambda p: (p.setreg or ("",))[0] == target[0], fixed("setreg-setreg"),
                    "sets a hardware register just set by")
     if info.family in _VECTOR:
         # ISA: s_setreg of MODE.vskip (bit 28) -> any vector instruction: 2.
-        yield "setreg-vskip", lambda p: p.vskip, const(2), "is a vector op right after the MODE.vskip write by"
+        yield "setreg-vskip", lambda p: p.vskip, fixed("setreg-vskip"), "is a vector op right after the MODE.vskip write by"
     if _reads_m0_hazardously(c):
         # LLVM checkReadM0Hazards / ISA: SALU writes M0 -> s_movrel, add-TID DS, GDS, s_sendmsg,
         # s_ttracedata, LDS DMA, LDS_DIRECT: 1.
-        yield ("salu-m0", lambda p: p.info.family == "salu" and M0 in p.info.defs, const(1),
+        yield ("salu-m0", lambda p: p.info.family == "salu" and M0 in p.info.defs, fixed("salu-m0"),
                "reads M0 written by")
     if c.mfma:
         yield from _mfma_queries(c)
@@ -349,7 +391,7 @@ def _mfma_queries(c: _Facts) -> Iterator[Query]:
     """LLVM checkMAIHazards90A, gfx940 paths."""
     base = c.info.base
     yield ("valu-exec-mfma", lambda p: p.valu and not p.mfma and not EXEC.isdisjoint(p.info.defs),
-           lambda p: 4, "follows an EXEC write by")
+           fixed("valu-exec-mfma"), "follows an EXEC write by")
     srcs = c.info.srcs
     srcc = operand_regs(srcs[2]) if len(srcs) > 2 else set()
     srcc_full = (srcs[2].kind, srcs[2].index, srcs[2].count) if len(srcs) > 2 else None
@@ -359,7 +401,7 @@ def _mfma_queries(c: _Facts) -> Iterator[Query]:
             continue
         yield ("valu-vgpr-mfma",
                lambda p, regs=regs: p.valu and not p.mfma and not p.dot
-               and not p.info.defs.isdisjoint(regs), lambda p: 2, "reads a register written by VALU")
+               and not p.info.defs.isdisjoint(regs), fixed("valu-vgpr-mfma"), "reads a register written by VALU")
         if pos == 2 and regs == srcc:
             def need_c(p: _Facts) -> int:
                 pb = p.info.base
@@ -378,12 +420,8 @@ def _mfma_queries(c: _Facts) -> Iterator[Query]:
             yield ("mfma-srcc", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs), need_c,
                    "reads as SrcC the result of")
         else:
-            def need_ab(p: _Facts) -> int:
-                pb = p.info.base
-                if is_dgemm(pb):
-                    return 6 if mfma_passes(pb) == 4 else 11
-                return mfma_passes(pb) + (3 if is_xdl(pb) else 2)
-            yield ("mfma-srcab", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs), need_ab,
+            yield ("mfma-srcab", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs),
+                   lambda p: mfma_result_wait(p.info.base),
                    "reads as SrcA/B the result of")
 
 
@@ -399,31 +437,19 @@ def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
         same_dot_srcc = pos == 2
         yield ("dot-read", lambda p, regs=regs: p.dot
                and not p.dst_regs.isdisjoint(regs),
-               lambda p, s=same_dot_srcc: 0 if (p.info.base == base and s) else 3, "reads the result of DOT")
-
-        def need_read(p: _Facts) -> int:
-            pb = p.info.base
-            if is_dgemm(pb):
-                small = mfma_passes(pb) == 4
-                return (9 if small else 18) if mem else (6 if small else 11)
-            return mfma_passes(pb) + (3 if is_xdl(pb) else 2)
-        yield ("mfma-result-read", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs), need_read,
-               "reads the result of")
+               lambda p, s=same_dot_srcc: 0 if (p.info.base == base and s) else FIXED_WAITS["dot-read"][0],
+               "reads the result of DOT")
+        yield ("mfma-result-read", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs),
+               lambda p: mfma_result_wait(p.info.base, mem), "reads the result of")
     if base in ("v_fma_f64", "v_fmac_f64"):
-        yield "dgemm-fma64", lambda p: is_dgemm(p.info.base), lambda p: 2, "is an f64 FMA right after DGEMM"
+        yield "dgemm-fma64", lambda p: is_dgemm(p.info.base), fixed("dgemm-fma64"), "is an f64 FMA right after DGEMM"
     vdefs = frozenset(c.dst_regs)
     if not vdefs:
         return
     yield ("dot-write", lambda p: p.dot and p.info.base != base
-           and not p.dst_regs.isdisjoint(vdefs), lambda p: 3, "overwrites the result of DOT")
-
-    def need_waw(p: _Facts) -> int:
-        pb = p.info.base
-        if is_dgemm(pb):
-            return 6 if mfma_passes(pb) == 4 else 11
-        return mfma_passes(pb) + (3 if is_xdl(pb) else 2)
-    yield ("mfma-result-write", lambda p: p.mfma and not p.dst_regs.isdisjoint(vdefs), need_waw,
-           "overwrites the result of")
+           and not p.dst_regs.isdisjoint(vdefs), fixed("dot-write"), "overwrites the result of DOT")
+    yield ("mfma-result-write", lambda p: p.mfma and not p.dst_regs.isdisjoint(vdefs),
+           lambda p: mfma_result_wait(p.info.base), "overwrites the result of")
     war_need = {2: 1, 4: 3, 8: 7, 16: 15}
     yield ("mfma-srcc-overwrite",
            lambda p: p.mfma and is_xdl(p.info.base) and len(p.info.srcs) > 2

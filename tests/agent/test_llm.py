@@ -154,3 +154,40 @@ def test_config_from_env(monkeypatch):
     with pytest.raises(Exception, match="ASMEVO_MAX_STEPS"):
         LLMConfig.from_env()
     assert json.dumps(LLMConfig().__dict__)
+
+
+def test_operators_as_tools_with_the_search_memory(tmp_path):
+    """list_operators ranks the search's proposals (ordered by the memory's prior), apply_operator
+    builds one; bad proposal numbers are answered, and every call lands in the lineage's llm_calls."""
+    from asmevo.agent.memory import SearchMemory
+    from asmevo.agent.search import SearchConfig, expand
+    import random
+
+    ev = evaluator("20_LeakyReLU")
+    plain = [p.operator for _, _, p in expand(ev, 0, SearchConfig(), random.Random(0)).queue]
+    assert len(set(plain)) >= 2
+    loser = plain[0]  # a memory where the first-ranked operator always lost moves it down the list
+    memory = SearchMemory([{"kernel": "other", "features": {}, "operators": {loser: [50, 0]}, "pairs": {}}])
+    script = [tool_call("list_operators", {}), tool_call("apply_operator", {"proposal": 99}),
+              tool_call("apply_operator", {"proposal": 1}), tool_call("verify", {}), tool_call("time", {}),
+              tool_call("finish", {})]
+    with ScriptedServer(script) as srv:
+        bench = run_llm_agent(ev, config(srv), memory=memory, features={})
+    listing = srv.requests[1]["messages"][-1]["content"]
+    assert "search memory of 1 kernel record" in listing and f"1. {loser} " not in listing
+    applied = ev.lineage.candidates[1]
+    assert applied.operator != loser and applied.operator in plain and applied.agent == "llm"
+    assert applied.status == "verified" and bench.current == 1
+    calls = ev.lineage.config["llm_calls"]
+    assert [c["tool"] for c in calls] == ["list_operators", "apply_operator", "apply_operator", "verify", "time",
+                                          "finish"]
+    assert calls[1]["answer"].startswith("error: proposal must be 1..") and calls[1]["step"] == 2
+
+
+def test_prompt_carries_the_facts_and_the_bottleneck(ev):
+    with ScriptedServer([tool_call("finish", {})]) as srv:
+        run_llm_agent(ev, config(srv))
+    task = srv.requests[0]["messages"][1]["content"]
+    assert "bound latency" in task and "waves/SIMD" in task          # the cost model's report at the bench shape
+    assert "5: VALU writes an SGPR -> a VMEM instruction reads it" in task and "vmcnt (max 63)" in task
+    assert ev.lineage.config["llm_calls"] == [{"step": 1, "tool": "finish", "answer": "finished"}]
