@@ -33,7 +33,9 @@ from .schedule import ENTRY, edge_schedules
 L2_BYTES_PER_CYCLE_PER_XCD = 16 * 128  # 16 channels x 128 B/clk per XCD (CDNA3 white paper)
 VMEM_BYTES_PER_CYCLE_PER_CU = 64       # vector L1 -> CU path, 64 B/clk (CDNA3 white paper)
 LINE_BYTES = 128
-_UNIT_OF = {"valu": "valu", "trans": "valu", "mfma": "mfma", "salu": "salu", "smem": "salu", "branch": "salu",
+# Issue units per SIMD. Branches have their own (LLVM SISchedule: WriteBranch on HWBranch, WriteSALU on
+# HWSALU): a branch does not take a scalar-ALU slot, so deleting branches cannot relieve SALU issue.
+_UNIT_OF = {"valu": "valu", "trans": "valu", "mfma": "mfma", "salu": "salu", "smem": "salu", "branch": "branch",
             "vmem_load": "vmem", "vmem_store": "vmem", "lds": "lds"}
 
 
@@ -262,7 +264,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
     full_edges = run.weight @ run.counts
     per_pc: dict[int, PcCost] = {}
     stalls: dict[str, float] = {}
-    units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0, "lds": 0.0, "vmem": 0.0}
+    units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0, "branch": 0.0, "lds": 0.0, "vmem": 0.0}
     lds_bytes = 0.0
     for col, e in enumerate(run.edges):
         sch = schedules.get(e)
@@ -299,7 +301,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
     hbm_per_cycle = gpu.hbm_bytes_per_s / gpu.clock_hz
     terms = {
         "latency": rounds * mean_wg + float(wg_cycles.max()) - mean_wg,
-        "simd_issue": max(units["valu"], units["mfma"], units["salu"]) / simds,
+        "simd_issue": max(units["valu"], units["mfma"], units["salu"], units["branch"]) / simds,
         "lds": lds_bytes / (LDS_BYTES_PER_CYCLE * gpu.cus),
         "vmem_path": traffic["lines"] * LINE_BYTES / (VMEM_BYTES_PER_CYCLE_PER_CU * gpu.cus),
         "l2_bandwidth": traffic["lines"] * LINE_BYTES / (L2_BYTES_PER_CYCLE_PER_XCD * gpu.xcds),
@@ -376,7 +378,7 @@ def static_cost(instructions: list[Instruction], pc_counts: dict[int, float], la
     edges = _edge_counts(cfg, counts)
     schedules = edge_schedules(cfg, edges, cost_of)
     total = sum(n * schedules[e].length for e, n in edges.items() if e in schedules)
-    units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0}
+    units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0, "branch": 0.0}
     for b, n in zip(cfg.blocks, counts):
         for ins in instructions[b.start:b.end]:
             c = cost_of(ins)

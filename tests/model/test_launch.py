@@ -243,3 +243,14 @@ s_endpgm
     assert through.per_pc[merge_first.address].stall == 0
     # taking the branch skips the 4-cycle add but waits 28: 24 cycles more than falling through
     assert taken.max_wave_cycles == pytest.approx(through.max_wave_cycles + 24)
+
+
+def test_branches_issue_on_their_own_unit_not_the_scalar_alu():
+    """Deleting a branch leaves a scalar-ALU-bound kernel's issue term alone (LLVM: HWBranch vs HWSALU)."""
+    salu = "\n".join(["s_add_u32 s4, s4, 1"] * 16)
+    with_branch = program(f"{salu}\ns_cbranch_scc1 end\nend:\ns_endpgm\n")
+    without = program(f"{salu}\ns_endpgm\n")
+    launch = lambda p: traced(p, [list(range(len(build_cfg(p).blocks)))], (304 * 8, 1, 1))
+    a = estimate(with_branch, kernel_with(), launch(with_branch), MI300X)
+    b = estimate(without, kernel_with(), launch(without), MI300X)
+    assert a.terms["simd_issue"] == pytest.approx(b.terms["simd_issue"])
