@@ -109,6 +109,10 @@ class _Tee:
         for s in self.streams:
             s.flush()
 
+    def isatty(self) -> bool:
+        """Never a terminal: output redrawn in place would garble the record."""
+        return False
+
 
 @contextmanager
 def recording(path: Path, command: list[str]) -> Iterator[Callable[[int], None]]:
