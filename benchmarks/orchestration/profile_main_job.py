@@ -39,6 +39,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks import record  # noqa: E402
 
+GPU = "mi308x"  # the main job's (scripts/main.sh)
 DEFAULT_PROBLEMS = "21_Sigmoid,23_Softmax,29_Softplus,67_conv_standard_1D"
 STAGES = ("recover", "rebuild", "profile", "verify", "time", "edit", "verify_best", "time_best")
 
@@ -172,7 +173,7 @@ def run_kernel_job(problem, att: Attribution, budget: int, seed: int) -> dict:
     from asmevo.agent.optimize import optimize
     from asmevo.codeobj import CodeObject
     from asmevo.device import get_device
-    from asmevo.launches import suite_launches
+    from asmevo.launches import suite_launches, timing_launch
     from asmevo.profile import profile_launch
     from asmevo.rebuild import rebuild_source
     from asmevo.recover import recover
@@ -184,8 +185,7 @@ def run_kernel_job(problem, att: Attribution, budget: int, seed: int) -> dict:
     verify_l = [vl for vl in every if vl.label in {x.label for x in suite_launches(problem)}]
     probes = [vl for vl in every if vl.spec.probe]
     heldout = [vl for vl in every if vl not in verify_l and vl not in probes]
-    timing_l = max(verify_l, key=lambda vl: vl.spec.grid[0] * vl.spec.grid[1] * vl.spec.grid[2]
-                   * vl.spec.block[0] * vl.spec.block[1] * vl.spec.block[2])
+    timing_l, _ = timing_launch(problem)  # the bench shape
     k0 = CodeObject.from_path(problem.code_object)
     stage_s = {}
 
@@ -200,15 +200,16 @@ def run_kernel_job(problem, att: Attribution, budget: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="asmevo-prof-") as tmp:
         rec = stage("recover", lambda: recover(problem.code_object))
         rebuilt = stage("rebuild", lambda: CodeObject(rebuild_source(rec.source, rec.info).data, "rebuilt.co"))
-        stage("profile", lambda: profile_launch(k0, timing_l.spec, device=emu, known_findings=timing_l.known_findings))
+        stage("profile", lambda: profile_launch(k0, timing_l.spec, gpu_name=GPU,
+                                                 known_findings=timing_l.known_findings))
         verdict = stage("verify", lambda: verify(k0, rebuilt, verify_l + probes, device=emu))
-        stage("time", lambda: time_candidate(verdict, k0, rebuilt, timing_l, emu))
+        stage("time", lambda: time_candidate(verdict, k0, rebuilt, timing_l, emu, gpu_name=GPU))
         result = stage("edit", lambda: optimize(problem.code_object, verify_l + probes, outdir=Path(tmp) / "out",
                                                 agent="search", budget=budget, seed=seed, heldout=heldout,
-                                                device=emu))
+                                                timing=timing_l, gpu_name=GPU, device=emu))
         best = CodeObject(result.best.data, "best.co")
         verdict = stage("verify_best", lambda: verify(k0, best, verify_l + heldout + probes, device=emu))
-        decision = stage("time_best", lambda: time_candidate(verdict, k0, best, timing_l, emu))
+        decision = stage("time_best", lambda: time_candidate(verdict, k0, best, timing_l, emu, gpu_name=GPU))
     cands = [c for c in result.lineage.candidates[1:]]
     return {"stages": stage_s, "speedup": decision.speedup if decision.accepted else 1.0,
             "candidates": [(c.status, c.reason, c.seconds, c.verdict is not None) for c in cands]}
