@@ -96,12 +96,12 @@ def schedule_block(instructions: list[Instruction], entry: WaveState | None, cos
         info = reg_info(ins)
         start, cause = t, "dependency"
         chained = c.cls == "mfma"
-        ready = 0.0 if out else redirect
-        if ready:
-            cause = "taken branch"
+        ready = 0.0
         for r in info.uses:
             when = st.chain.get(r, st.ready.get(r, 0.0)) if chained and r in info.defs else st.ready.get(r, 0.0)
             ready = max(ready, when)
+        if not out and redirect > ready:
+            ready, cause = redirect, "taken branch"
         if c.cls == "waitcnt":
             ready, cause = _wait(st, ins, ready, cause)
         if chained and st.xdl_free > ready:
