@@ -127,7 +127,7 @@ def fill_block(body: Body, i: int) -> tuple[Body, int]:
         nops = [j for j in range(b.start, b.end)
                 if _nop_count(cur, j) is not None and id(cur.instructions[j]) not in failed]
         if not nops:
-            return (cur, filled) if filled and cur.no_worse(body) else (body, 0)
+            break
         new = _fill_one(cur, nops[0])
         if new is None:
             failed.add(id(cur.instructions[nops[0]]))
