@@ -84,25 +84,35 @@ def _near(body: Body, b: int) -> set[int]:
     return out
 
 
-def _hazards(body: Body, blocks: set[int]) -> Counter:
-    return Counter(v.rule for v in check_hazards(body.instructions, cfg=body.cfg, xnack=body.xnack, blocks=blocks))
+def _hazards(body: Body, b: int, lo: int, hi: int, near: set[int]) -> Counter:
+    """Hazards whose consumer is in block b at index lo..hi-1, or in one of the blocks `near`."""
+    cfg = body.cfg
+    consumers = [*range(lo, min(hi, cfg.blocks[b].end)),
+                 *(k for x in sorted(near - {b}) for k in range(cfg.blocks[x].start, cfg.blocks[x].end))]
+    return Counter(v.rule for v in check_hazards(body.instructions, cfg=cfg, xnack=body.xnack,
+                                                  consumers=consumers, infos=body.infos))
 
 
 def _fill_one(body: Body, i: int) -> Body | None:
-    """One `fill_nop` step checked only for hazards near the block (moves stay inside one block
-    and cross no wait or memory op, so nothing else can change); callers run the full checks."""
+    """One `fill_nop` step checked only for hazards it can change: moves stay inside one block and
+    cross no wait or memory op, and a hazard's producer is at most MAX_WAIT instructions before its
+    consumer, so only consumers from the first changed instruction to MAX_WAIT past the last one (and
+    in blocks that close after the block's end) can change; callers run the full checks."""
     n = _nop_count(body, i)
     if n is None:
         return None
     b = body.cfg.block_of[i]
     region = _near(body, b)
-    before = _hazards(body, region)
+    fillers = _fillers(body, i)[:_TRIES]
+    lo, hi = min([i, *fillers]), max([i, *fillers]) + MAX_WAIT + 1
+    before = _hazards(body, b, lo, hi, region)
     items = list(body.items)
     items[body.pos[i]:body.pos[i] + 1] = [make_item(f"s_nop {n - 1}")] if n else []
     tries = [body.replace(items)]  # earlier moves may have covered the hazard already
-    tries += [_moved(body, i, j, n) for j in _fillers(body, i)[:_TRIES]]
+    tries += [_moved(body, i, j, n) for j in fillers]
     for new in tries:
-        if len(new.cfg.blocks) == len(body.cfg.blocks) and not _hazards(new, region) - before:
+        shift = len(body.instructions) - len(new.instructions)  # 1 when the nop went
+        if len(new.cfg.blocks) == len(body.cfg.blocks) and not _hazards(new, b, lo, hi - shift, region) - before:
             return new
     return None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .cfg import CFG, build_cfg
 from .instruction import Instruction
@@ -178,20 +178,43 @@ def _store_data(f: _Facts) -> frozenset[Reg]:
 
 # ---- the checker ----------------------------------------------------------------------------
 
+class _LazyFacts:
+    """Each instruction's hazard facts, computed when first asked for."""
+
+    def __init__(self, instructions: list[Instruction], infos: list[RegInfo]):
+        self.instructions, self.infos = instructions, infos
+        self._done: list[_Facts | None] = [None] * len(instructions)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    def __getitem__(self, i: int) -> _Facts:
+        f = self._done[i]
+        if f is None:
+            f = self._done[i] = _facts(self.instructions[i], self.infos[i])
+        return f
+
+    def __iter__(self) -> Iterator[_Facts]:
+        return (self[i] for i in range(len(self)))
+
+
 Query = tuple[str, Callable[[_Facts], bool], Callable[[_Facts], int], str]
 
 
 class _Checker:
-    def __init__(self, instructions: list[Instruction], cfg: CFG, xnack: bool):
+    def __init__(self, instructions: list[Instruction], cfg: CFG, xnack: bool, infos: list[RegInfo] | None = None,
+                 whole: bool = True):
         self.cfg = cfg
         self.xnack = xnack
-        self.f = [_facts(ins, info) for ins, info in zip(instructions, def_use_all(instructions))]
+        self.f = _LazyFacts(instructions, infos if infos is not None else def_use_all(instructions))
         # LLVM's recognizer only remembers the last 5 emitted instructions (19 when AGPR0 is used);
         # clauses are formed within that window, so longer runs are not hazards by its definition.
-        uses_a0 = any(("a", 0) in f.info.defs or ("a", 0) in f.info.uses for f in self.f)
+        uses_a0 = any(("a", 0) in info.defs or ("a", 0) in info.uses for info in self.f.infos)
         self.clause_window = 19 if uses_a0 else 5
-        # producer classes present in the kernel: a query whose producers are absent finds nothing
-        self.present = {name for name, has in _PRODUCERS.items() if any(has(f) for f in self.f)}
+        # producer classes present in the kernel: a query whose producers are absent finds nothing (a check
+        # of a few consumers skips this shortcut, which would need every instruction's facts)
+        self.present = ({name for name, has in _PRODUCERS.items() if any(has(f) for f in self.f)} if whole
+                        else set(_PRODUCERS))
 
     def soft_clause(self, i: int) -> HazardViolation | None:
         """LLVM checkSoftClauseHazards (XNACK replay): a run of back-to-back SMEM, or of VMEM,
@@ -458,19 +481,21 @@ def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
 
 
 def check_hazards(instructions: list[Instruction], labels: dict[str, int] | None = None,
-                  cfg: CFG | None = None, xnack: bool = True,
-                  blocks: set[int] | None = None) -> list[HazardViolation]:
+                  cfg: CFG | None = None, xnack: bool = True, consumers: Iterable[int] | None = None,
+                  infos: list[RegInfo] | None = None) -> list[HazardViolation]:
     """Every gfx942 wait-state hazard in `instructions` (one kernel, entry first), or only those
-    whose consumer is in `blocks`. `xnack=False` (a code object built with xnack-) drops the
-    soft-clause rule, which only XNACK replay needs."""
+    whose consumer is one of the instruction indices `consumers` (`infos`: their def-use facts when
+    the caller has them). `xnack=False` (a code object built with xnack-) drops the soft-clause rule,
+    which only XNACK replay needs."""
     if not instructions:
         return []
     cfg = cfg or build_cfg(instructions, labels)
-    checker = _Checker(instructions, cfg, xnack)
-    reachable = set(cfg.reachable()) if blocks is None else set(cfg.reachable()) & blocks
+    checker = _Checker(instructions, cfg, xnack, infos, whole=consumers is None)
+    reachable = set(cfg.reachable())
+    if consumers is None:
+        consumers = (i for b in sorted(reachable) for i in range(cfg.blocks[b].start, cfg.blocks[b].end))
     out: list[HazardViolation] = []
-    for b in sorted(reachable):
-        blk = cfg.blocks[b]
-        for i in range(blk.start, blk.end):
+    for i in consumers:
+        if cfg.block_of[i] in reachable:
             out.extend(checker.check(i))
     return out

@@ -149,3 +149,19 @@ def test_corpus_every_compiler_nop_is_needed(corpus_kernels):
                 assert check_hazards(remove(ins, i)), f"{name}: removing #{i} {x.text()} went unnoticed"
                 removed += 1
     assert removed >= 20
+
+
+def test_checking_some_consumers_finds_exactly_their_hazards(corpus_kernels):
+    """A check restricted to a set of consumers (the agent's windowed re-check) reports exactly the full
+    check's findings at those consumers, here with every compiler nop removed in turn."""
+    compared = 0
+    for name, ins in corpus_kernels.items():
+        for i, x in enumerate(ins):
+            if x.mnemonic != "s_nop":
+                continue
+            edited = remove(ins, i)
+            full = check_hazards(edited)
+            some = set(range(max(0, i - 3), min(len(edited), i + 25)))
+            assert check_hazards(edited, consumers=sorted(some)) == [v for v in full if v.index in some], name
+            compared += bool(full)
+    assert compared >= 20
