@@ -22,6 +22,7 @@ import yaml
 from prefect.futures import PrefectFuture
 
 from artifacts import Record, default_store
+from asmevo.agent.lineage import operator_chain
 from asmevo.errors import AsmEvoError
 from asmevo.launches import load_launch, suite_launches, timing_launch
 from tasks.policy import ERROR_KIND
@@ -174,7 +175,7 @@ def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     """The kernel's result row (see `report.COLUMNS`), read from the stage artifacts."""
     store = default_store()
     row: dict = {"kernel": job.name, "status": "ok", "error": "", "unit": "", "timing_shape": job.timing_shape,
-                 "baseline": None, "best": None, "speedup": None, "speedup_verify": None,
+                 "baseline": None, "best": None, "speedup": None, "speedup_verify": None, "operators": "",
                  "candidates_tried": 0, "candidates_accepted": 0, "verify_trials": 0,
                  "roundtrip": "", "hot_window": "", **{f"{name}_s": 0.0 for name in STAGES}}
     for key, out in outcomes.items():
@@ -205,7 +206,9 @@ def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     # can pass the gate by noise, and that is no speedup.
     if edit and edit["improved"] and (decision := _artifact(outcomes.get("time_best"), "timing")) \
             and decision["accepted"]:
-        row.update(best=decision["candidate"]["median"], speedup=round(decision["speedup"], 6))
+        row.update(best=decision["candidate"]["median"], speedup=round(decision["speedup"], 6),
+                   operators=" > ".join(operator_chain(edit["lineage"]["candidates"],
+                                                                    edit["lineage"]["best"])))
         if verify_shape := _artifact(outcomes.get("time_best_verify"), "timing"):
             row["speedup_verify"] = round(verify_shape["speedup"], 6)
     return row

@@ -58,6 +58,17 @@ class Candidate:
         return f"#{self.id} {self.operator}: rejected ({self.reason}: {self.detail})"
 
 
+def operator_chain(candidates: list[dict], cid: int) -> list[str]:
+    """The operators from K0 to candidate `cid`, given the candidates' JSON records
+    (`Lineage.to_json()["candidates"]`, ids in order)."""
+    out = []
+    c = candidates[cid]
+    while c["parent"] is not None:
+        out.append(c["operator"])
+        c = candidates[c["parent"]]
+    return out[::-1]
+
+
 @dataclass
 class Lineage:
     """All candidates of one run, in creation order; `best` is the id of the fastest verified one."""

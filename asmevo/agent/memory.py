@@ -34,7 +34,7 @@ from ..errors import AsmEvoError
 from ..isa.table import instr_info
 from ..model import Estimate
 from .body import Body
-from .lineage import Lineage
+from .lineage import Lineage, operator_chain
 
 VERSION = 1
 START = "k0"  # the `previous` operator of a candidate made from K0
@@ -97,7 +97,7 @@ class SearchMemory:
     def record(self, lineage: Lineage, kernel: dict[str, str], config: dict) -> dict:
         """Add (or replace) the record of one finished search."""
         rec = {"kernel": lineage.kernel, "k0_sha256": lineage.k0_sha256, "config": config, "features": kernel,
-               "chain": chain(lineage, lineage.best_candidate.id), "speedup": lineage.best_candidate.speedup or 1.0,
+               "chain": operator_chain([c.to_json() for c in lineage.candidates], lineage.best), "speedup": lineage.best_candidate.speedup or 1.0,
                "operators": {}, "pairs": {}}
         for c in lineage.candidates:
             if c.parent is None or c.verdict is None:
@@ -114,16 +114,6 @@ class SearchMemory:
 
     def to_json(self) -> dict:
         return {"version": VERSION, "records": self.records}
-
-
-def chain(lineage: Lineage, cid: int) -> list[str]:
-    """The operators from K0 to candidate `cid`."""
-    out = []
-    c = lineage.get(cid)
-    while c.parent is not None:
-        out.append(c.operator)
-        c = lineage.get(c.parent)
-    return out[::-1]
 
 
 def _similarity(a: dict[str, str], b: dict[str, str]) -> float:

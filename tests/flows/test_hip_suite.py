@@ -112,3 +112,9 @@ def test_agent_on_hip_runs_only_verified_code_objects(flows, stub_hip, tmp_path)
     # candidates are timed against K0 in ms on the GPU, and the winner's speedup reaches the row
     assert edit["improved"] and row["candidates_accepted"] >= 1
     assert row["speedup"] == pytest.approx(1000 / 900, rel=1e-3)
+    # the report names the operators that made the winner, from K0 on
+    chain, cid = [], edit["lineage"]["best"]
+    while cands[cid]["parent"] is not None:
+        chain.insert(0, cands[cid]["operator"])
+        cid = cands[cid]["parent"]
+    assert chain and row["operators"] == " > ".join(chain)
