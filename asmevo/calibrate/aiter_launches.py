@@ -1,4 +1,4 @@
-"""Launch builders for AITer's hand-written gfx942 kernels: shape parameters -> (grid, block, struct arg).
+"""Launch builders for AITer's hand-written gfx942 and gfx950 kernels: shape parameters -> (grid, block, struct arg).
 
 Each AITer host function fills a `struct __attribute__((packed)) KernelArgs` and passes it as the whole
 kernarg area; `layout()` transcribes such a struct field by field (`p1`/`p2`/`p3` are AITer's 4/8/12-byte
@@ -79,6 +79,30 @@ def a8w8_m128(m: int, n: int, k: int, ks: int, scale_init: str = "random"):
                 *slot("u32", "m", m), *slot("u32", "n", n), *slot("u32", "k", k), *slot("u32", "lda", k),
                 *slot("u32", "ldb", k), *slot("u32", "ldc", n * 2), *slot("u32", "ks", ks)])
     return [(n // 128) << ks, cdiv(m, 128), 1], [256, 1, 1], s
+
+
+def f4gemm(m: int, n: int, k: int, tile_m: int, tile_n: int):
+    """f4gemm_bf16_per1x32Fp4_*_{tile_m}x{tile_n} (gfx950): csrc/py_itfs_cu/asm_gemm_a4w4.cu, gemm_a4w4_asm:
+    A [M, K/2] and B [N, K/2] bytes of two fp4 (e2m1) each, their strides in fp4 elements (stride(0) * 2 = K),
+    D [M, N] bf16 with stride_C0 = N (stride_D0 and the `*1` strides left 0, as the host leaves them), no bias
+    (ptr_C null), alpha 1, beta 0; e8m0 block scales (one per 32 K) as aiter/utility/fp4_utils.py e8m0_shuffle
+    pads them, to (cdiv(M, 256) * 256, cdiv(K / 32, 8) * 8) bytes, stride_Scale*0 that padded row; log2_k_split
+    0 (every row of the table has splitK 0), so grid (cdiv(N, tile_n), cdiv(M, tile_m), 1), 256 threads.
+    The fp4 and e8m0 buffers are raw bytes (uint8): launch specs have no fp4 type, and timing needs none."""
+    k_scales = cdiv(k // 32, 8) * 8
+    s = layout([*ptr(buf("D", "bfloat16", [m, n], "zeros")), *null("ptr_C"),
+                *ptr(buf("A", "uint8", [m, k // 2])), *ptr(buf("B", "uint8", [n, k // 2])),
+                *slot("f32", "alpha", 1.0), *slot("f32", "beta", 0.0),
+                *slot("u32", "stride_D0", 0), *slot("u32", "stride_D1", 0), *slot("u32", "stride_C0", n),
+                *slot("u32", "stride_C1", 0), *slot("u32", "stride_A0", k), *slot("u32", "stride_A1", 0),
+                *slot("u32", "stride_B0", k), *slot("u32", "stride_B1", 0), *slot("u32", "M", m),
+                *slot("u32", "N", n), *slot("u32", "K", k),
+                *ptr(buf("scale_A", "uint8", [cdiv(m, 256) * 256, k_scales], "ones")),
+                *ptr(buf("scale_B", "uint8", [cdiv(n, 256) * 256, k_scales], "ones")),
+                *slot("u32", "stride_ScaleA0", k_scales), *slot("u32", "stride_ScaleA1", 0),
+                *slot("u32", "stride_ScaleB0", k_scales), *slot("u32", "stride_ScaleB1", 0),
+                ("i32", "log2_k_split", 0)], size=384)
+    return [cdiv(n, tile_n), cdiv(m, tile_m), 1], [256, 1, 1], s
 
 
 def routing_buffers(tokens: int, experts: int, topk: int, block: int, init: dict[str, str]) -> dict[str, dict]:

@@ -1,14 +1,17 @@
 """The pinned amd-aiter wheel's real-GPU tuning tables, row by row, as launches of the shipped code objects.
 
-Three tables time gfx942 assembly kernels the wheel ships (`cu_num` 80 is MI308X, 304 MI300X):
+Four tables time assembly kernels the wheel ships (`cu_num` 80 is MI308X and 304 MI300X, both gfx942;
+256 is MI355X, gfx950):
 
 - `aiter/configs/bf16_tuned_gemm.csv`, rows with `libtype` asm: `bf16gemm_outf32_tn_*`, column `us`;
 - `aiter/configs/asm_a8w8_gemm.csv`: the int8 GEMM `gemm_a8w8_m128_{noSplitK,splitK}`, column `us`;
-- `aiter/configs/tuned_fmoe.csv`, rows whose `kernelName1` is an asm kernel of `aiter_meta/hsa/gfx942/`
-  (`fmoe_stage1_*` of a two-stage MoE, or a one-stage `fmoe_*`), column `us1` (that stage alone).
+- `aiter/configs/tuned_fmoe.csv`, rows whose `kernelName1` is an asm kernel of `aiter_meta/hsa/<processor>/`
+  (`fmoe_stage1_*` of a two-stage MoE, or a one-stage `fmoe_*`), column `us1` (that stage alone);
+- `aiter/configs/a4w4_blockscale_tuned_gemm.csv` (MI355X), rows naming an asm `f4gemm_*` kernel (the others
+  name CK kernels, which the wheel does not ship as code objects), column `us`.
 
-`aiter_rows(cu_num)` returns one `CalibrationRow` per such row measured on that GPU: its shape, the measured
-time, its split (`heldout` for `tuned_fmoe.csv` kernels whose name contains `doweight`, else `fit`) and a
+`aiter_rows(gpu_name)` returns one `CalibrationRow` per such row measured on that GPU, with the code objects
+of its processor: its shape, the measured time, its split (`HELDOUT`: never used to choose a constant) and a
 launch spec (a mapping, the public format of asmevo/device/launch.py) of the exact code object at the
 row's full shape, marked as a probe so the emulator runs a sample of its workgroups on sparse memory.
 A row that cannot be launched keeps `launch` None and says why in `reason`; none is dropped.
@@ -40,8 +43,9 @@ from __future__ import annotations
 import csv
 import functools
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -53,11 +57,22 @@ from ..device.probe import ProbeRun, run_probe
 from ..emu.program import program_for
 from ..errors import AsmEvoError
 from ..suites import load_suite
+from ..target import gpu
 from .aiter_wheel import CACHE, EXTRACT, code_object, extract, fetch_wheel, host_file
 from .moe_routing import route
 
 TABLES = {"bf16": "aiter/configs/bf16_tuned_gemm.csv", "a8w8": "aiter/configs/asm_a8w8_gemm.csv",
-          "fmoe": "aiter/configs/tuned_fmoe.csv"}
+          "fmoe": "aiter/configs/tuned_fmoe.csv", "a4w4": "aiter/configs/a4w4_blockscale_tuned_gemm.csv"}
+# The held-out rows of each GPU's calibration (issues 16 and 21): (table, shape, kernel) -> held out.
+HELDOUT: dict[str, Callable[[str, dict, str], bool]] = {
+    "mi308x": lambda table, shape, kernel: table == "tuned_fmoe.csv" and "doweight" in kernel,
+    "mi355x": lambda table, shape, kernel: table == "a4w4_blockscale_tuned_gemm.csv" and shape["M"] % 3 == 0,
+}
+# fp8 element type of each processor's fp8 kernels: CDNA3's FNUZ E4M3; CDNA4's is OCP E4M3 (no launch dtype
+# yet, so raw bytes: the calibration only times these launches)
+FP8_OF = {"gfx942": L.FP8, "gfx950": "uint8"}
+# The tables' cu_num of each GPU they hold rows of (MI325X has MI300X's 304 CUs: its rows cannot be told apart).
+CU_NUM = {"mi308x": 80, "mi300x": 304, "mi355x": 256}
 A8W8_CU_NUM = 80  # see the module docstring
 ROUTING_SEED = 0
 # (M, N, K) -> (splitK, us) of asm_a8w8_gemm.csv at ROCm/aiter 3c5bf0092eff5960cd4b13a6564be7341cbdebe4,
@@ -123,13 +138,13 @@ class CalibrationRow:
         return d
 
 
-@functools.lru_cache(maxsize=1)
-def kernel_objects() -> dict[str, tuple[Path, dict]]:
-    """Every asm kernel the wheel's gfx942 kernel lists name: symbol -> (code object, its list row).
+@functools.lru_cache(maxsize=None)
+def kernel_objects(processor: str = "gfx942") -> dict[str, tuple[Path, dict]]:
+    """Every asm kernel the wheel's kernel lists for `processor` name: symbol -> (code object, its list row).
     The lists are the csv files beside the code objects (columns knl_name and co_name or knl_file)."""
-    extract()
+    extract(processor=processor)
     out = {}
-    for lst in _kernel_lists():
+    for lst in _kernel_lists(processor):
         with open(lst, newline="") as fh:
             for row in csv.DictReader(fh):
                 co = row.get("co_name") or row.get("knl_file")
@@ -138,9 +153,9 @@ def kernel_objects() -> dict[str, tuple[Path, dict]]:
     return out
 
 
-def _kernel_lists() -> list[Path]:
-    """The wheel's gfx942 kernel list csvs, extracted beside the code objects."""
-    prefix = "aiter_meta/hsa/gfx942/"
+def _kernel_lists(processor: str) -> list[Path]:
+    """The wheel's kernel list csvs for `processor`, extracted beside the code objects."""
+    prefix = f"aiter_meta/hsa/{processor}/"
     with zipfile.ZipFile(fetch_wheel()) as zf:
         names = [n for n in zf.namelist() if n.startswith(prefix) and n.endswith(".csv")]
         for n in names:
@@ -163,7 +178,10 @@ def unsupported_instructions(path: Path) -> tuple[str, ...]:
 
 
 def _unsupported_reason(path: Path) -> str | None:
-    missing = unsupported_instructions(path)
+    try:
+        missing = unsupported_instructions(path)
+    except AsmEvoError as exc:  # e.g. a processor the emulator does not run
+        return str(exc)
     return f"the emulator does not implement {', '.join(missing)}" if missing else None
 
 
@@ -178,9 +196,9 @@ def _spec(kernel: str, built, probe: int) -> dict:
             "probe": {"workgroups": probe}}
 
 
-def bf16_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
+def bf16_rows(cu_num: int, processor: str, probe: int) -> list[CalibrationRow]:
     """bf16_tuned_gemm.csv rows of `cu_num` with libtype asm (launch: aiter_launches.bf16gemm)."""
-    objects = kernel_objects()
+    objects = kernel_objects(processor)
     rows = []
     for r in read_table("bf16"):
         if int(r["cu_num"]) != cu_num or r["libtype"] != "asm":
@@ -250,9 +268,9 @@ def valid_blocks(routing: dict[str, str], block: int) -> int:
     return int(np.load(routing["num_valid_ids"][len("file:"):])[0]) // block
 
 
-def fmoe_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
-    """tuned_fmoe.csv rows of `cu_num` whose kernelName1 is a shipped gfx942 asm kernel."""
-    objects = kernel_objects()
+def fmoe_rows(cu_num: int, processor: str, probe: int) -> list[CalibrationRow]:
+    """tuned_fmoe.csv rows of `cu_num` whose kernelName1 is an asm kernel shipped for `processor`."""
+    objects = kernel_objects(processor)
     rows = []
     for r in read_table("fmoe"):
         name = r["kernelName1"]
@@ -266,12 +284,11 @@ def fmoe_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
                  "q_dtype_a": r["q_dtype_a"].split(".")[-1], "q_type": r["q_type"].split(".")[-1],
                  "doweight_stage1": int(r["doweight_stage1"]), "block_m": block_m, "ksplit": ksplit,
                  "run_1stage": int(r["run_1stage"])}
-        split = "heldout" if "doweight" in name else "fit"
         routing = routing_files(t, e, topk, block_m)
         extra = {"valid_blocks": valid_blocks(routing, block_m)}
         if "fmoe_stage1_" in name:
             family, problem = "fmoe_stage1_g1u1", "fmoe_stage1_fp8"
-            qdtype = L.FP8 if "Fp8" in name else "int8"
+            qdtype = FP8_OF[processor] if "Fp8" in name else "int8"
             built = L.fmoe_stage1(t, dim, inter, e, topk, int(info["tile_m"]), int(info["tile_n"]), routing,
                                   qdtype=qdtype, doweight="doweight" in name, activation=act, ksplit=ksplit,
                                   scale_init="ones")
@@ -282,7 +299,7 @@ def fmoe_rows(cu_num: int, probe: int) -> list[CalibrationRow]:
                                 persistent_tgs=persistent, blockscale="blockscale" in name, scale_init="ones")
             extra["persistent_workgroups"] = persistent
         note = STAGE1_MISMATCH_NOTE if co.name in STAGE1_MISMATCH else None
-        rows.append(CalibrationRow("tuned_fmoe.csv", name, shape, float(r["us1"]), split, cu_num, co,
+        rows.append(CalibrationRow("tuned_fmoe.csv", name, shape, float(r["us1"]), "fit", cu_num, co,
                                    _spec(name, built, probe), _unsupported_reason(co) or RACY.get(co.name), note,
                                    family=family, problem=problem, output="out", extra=extra))
     return rows
@@ -315,7 +332,33 @@ def written_elements(run: ProbeRun, buffer: str) -> int:
     return int(np.count_nonzero(np.frombuffer(data, spec.dtype.storage)))
 
 
-def aiter_rows(cu_num: int, probe: int = 8) -> list[CalibrationRow]:
-    """Every relevant row of the three tables measured on a GPU with `cu_num` CUs (80: MI308X), in table
-    order; launches run `probe` workgroups on the emulator."""
-    return bf16_rows(cu_num, probe) + a8w8_rows(cu_num, probe) + fmoe_rows(cu_num, probe)
+def a4w4_rows(cu_num: int, processor: str, probe: int) -> list[CalibrationRow]:
+    """a4w4_blockscale_tuned_gemm.csv rows of `cu_num` whose kernelName is an asm f4gemm kernel shipped for
+    `processor` (launch: aiter_launches.f4gemm)."""
+    objects = kernel_objects(processor)
+    rows = []
+    for r in read_table("a4w4"):
+        if int(r["cu_num"]) != cu_num or r["kernelName"] not in objects:
+            continue
+        m, n, k, splitk = int(r["M"]), int(r["N"]), int(r["K"]), int(r["splitK"])
+        co, info = objects[r["kernelName"]]
+        reason = _unsupported_reason(co)
+        if splitk:
+            reason = f"splitK {splitk}: the K-split launch (output zeroed first, gdz from K) is not built"
+        launch = _spec(r["kernelName"], L.f4gemm(m, n, k, int(info["tile_m"]), int(info["tile_n"])), probe)
+        rows.append(CalibrationRow("a4w4_blockscale_tuned_gemm.csv", r["kernelName"],
+                                   {"M": m, "N": n, "K": k, "splitK": splitk}, float(r["us"]), "fit", cu_num, co,
+                                   launch, reason, family="f4gemm_bf16_per1x32Fp4", output="D"))
+    return rows
+
+
+def aiter_rows(gpu_name: str, probe: int = 8) -> list[CalibrationRow]:
+    """Every relevant row of the four tables measured on `gpu_name` (one of CU_NUM), with the code objects of
+    its processor, in table order, split by HELDOUT; launches run `probe` workgroups on the emulator."""
+    if gpu_name not in CU_NUM:
+        raise AsmEvoError(f"no amd-aiter tuning rows for {gpu_name} (tables have: {', '.join(CU_NUM)})")
+    cu_num, processor = CU_NUM[gpu_name], gpu(gpu_name).processor.name
+    rows = (bf16_rows(cu_num, processor, probe) + a8w8_rows(cu_num, probe) + fmoe_rows(cu_num, processor, probe)
+            + a4w4_rows(cu_num, processor, probe))
+    held = HELDOUT.get(gpu_name, lambda table, shape, kernel: False)
+    return [replace(r, split="heldout" if held(r.table, r.shape, r.kernel) else "fit") for r in rows]

@@ -28,7 +28,6 @@ from ..target import gpu
 from .aiter_tables import CalibrationRow, aiter_rows, known_findings
 from .aiter_wheel import CACHE
 
-CU_NUM = {"mi308x": 80, "mi300x": 304}
 TRACES = CACHE / "calibration-traces"
 
 
@@ -79,10 +78,8 @@ def predict_row(row: CalibrationRow, gpu_name: str, latencies: Latencies = DEFAU
 def calibrate_aiter(gpu_name: str, latencies: Latencies = DEFAULT_LATENCIES,
                     progress: Callable[[str], None] = lambda s: None) -> list[dict]:
     """Every AITer row measured on `gpu_name`, modelled (see `predict_row`)."""
-    if gpu_name not in CU_NUM:
-        raise AsmEvoError(f"no amd-aiter tuning rows for {gpu_name} (tables have: {', '.join(CU_NUM)})")
     out = []
-    rows = aiter_rows(CU_NUM[gpu_name])
+    rows = aiter_rows(gpu_name)
     for n, row in enumerate(rows, 1):
         out.append(predict_row(row, gpu_name, latencies))
         progress(f"[{n}/{len(rows)}] {row.table} {row.kernel} {row.shape}: measured {row.measured_us} us, "

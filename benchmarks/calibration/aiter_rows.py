@@ -18,16 +18,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from asmevo.calibrate.aiter_tables import aiter_rows, run_row, unexpected_findings, written_elements  # noqa: E402
+from asmevo.calibrate.aiter_tables import CU_NUM, aiter_rows, run_row, unexpected_findings, written_elements  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
 from benchmarks import record  # noqa: E402
 
-GPUS = {"mi308x": 80}  # CUs, the tables' cu_num
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu", default="mi308x", choices=sorted(GPUS))
+    ap.add_argument("--gpu", default="mi308x", choices=sorted(CU_NUM))
     ap.add_argument("--probe", type=int, default=8, help="workgroups run per row")
     ap.add_argument("--limit", type=int, default=0, help="run K0 on only the first N runnable rows")
     return ap.parse_args(argv)
@@ -41,11 +40,11 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     try:
-        rows = aiter_rows(GPUS[args.gpu], probe=args.probe)
+        rows = aiter_rows(args.gpu, probe=args.probe)
     except AsmEvoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    out(f"built {len(rows)} rows (cu_num {GPUS[args.gpu]}) in {time.perf_counter() - t0:.1f} s")
+    out(f"built {len(rows)} rows (cu_num {CU_NUM[args.gpu]}) in {time.perf_counter() - t0:.1f} s")
     out("")
     out(f"{'table':24s} {'rows':>5s} {'fit':>5s} {'heldout':>7s} {'runnable':>8s} {'reason':>7s} {'noted':>6s}")
     for table in dict.fromkeys(r.table for r in rows):

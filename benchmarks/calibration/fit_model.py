@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from asmevo.calibrate.aiter_tables import aiter_rows  # noqa: E402
-from asmevo.calibrate.calibrate import CU_NUM, summary, traced  # noqa: E402
+from asmevo.calibrate.calibrate import summary, traced  # noqa: E402
 from asmevo.codeobj import CodeObject  # noqa: E402
 from asmevo.device.launch import LaunchSpec  # noqa: E402
 from asmevo.model import DEFAULT_LATENCIES, estimate  # noqa: E402
@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    rows = [r for r in aiter_rows(CU_NUM[args.gpu]) if r.split == "fit" and r.launch and not r.reason]
+    rows = [r for r in aiter_rows(args.gpu) if r.split == "fit" and r.launch and not r.reason]
     prepared = []
     for r in rows:
         co = CodeObject.from_path(r.code_object)

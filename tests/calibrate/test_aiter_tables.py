@@ -9,17 +9,19 @@ import pytest
 from asmevo.calibrate import aiter_launches as L
 from asmevo.calibrate.aiter_tables import (OLD_A8W8, RACY, STAGE1_MISMATCH, aiter_rows, kernel_objects,
                                            run_row, unexpected_findings, written_elements)
+from asmevo.calibrate.aiter_wheel import elf_processor
 from asmevo.calibrate.moe_routing import route
 from asmevo.codeobj import CodeObject
 from asmevo.device import get_device
 from asmevo.device.launch import LaunchSpec, make_inputs, run_launch
 from asmevo.compare import compare_to_reference
+from asmevo.errors import AsmEvoError
 from asmevo.suites import load_suite
 
 
 @pytest.fixture(scope="module")
 def rows(wheel):
-    return aiter_rows(80)
+    return aiter_rows("mi308x")
 
 
 def _table(rows, name):
@@ -94,10 +96,44 @@ def test_fmoe_rows_read_tuner_routing(rows):
 
 
 def test_other_gpus_rows(wheel):
-    mi300x = aiter_rows(304)
-    assert mi300x == []  # no table has MI300X rows for the shipped asm kernels
-    other = aiter_rows(256)
-    assert other and {r.table for r in other} == {"tuned_fmoe.csv"}
+    assert aiter_rows("mi300x") == []  # no table has MI300X rows for the shipped asm kernels
+    with pytest.raises(AsmEvoError, match="no amd-aiter tuning rows for mi325x"):
+        aiter_rows("mi325x")
+
+
+def test_mi355x_rows_are_gfx950_objects_with_the_issue_split(wheel):
+    """MI355X (cu_num 256): the asm f4gemm rows of the a4w4 table, held out when M is a multiple of 3, and the
+    asm fused-MoE rows, all with gfx950 code objects (the same kernel names exist for gfx942)."""
+    rows = aiter_rows("mi355x")
+    f4 = _table(rows, "a4w4_blockscale_tuned_gemm.csv")
+    fmoe = _table(rows, "tuned_fmoe.csv")
+    assert len(f4) == 796 and len(fmoe) == 91 and len(rows) == 796 + 91
+    assert all(r.split == ("heldout" if r.shape["M"] % 3 == 0 else "fit") for r in f4)
+    assert all(r.split == "fit" for r in fmoe) and 0 < sum(r.split == "heldout" for r in f4) < len(f4)
+    assert all(elf_processor(r.code_object.read_bytes()) == "gfx950" for r in rows)
+    assert all(r.cu_num == 256 and (r.launch is not None or r.reason) for r in rows)
+
+
+def test_f4gemm_launch_fills_the_kernels_argument_layout(wheel):
+    """The struct the f4gemm builder writes puts each field at the offset the kernel's own metadata names
+    (asm_gemm_a4w4.cu KernelArgs), and the grid tiles N and M by the kernel list's tile."""
+    objects = kernel_objects("gfx950")
+    name = "_ZN5aiter42f4gemm_bf16_per1x32Fp4_BpreShuffle_128x256E"
+    co, info = objects[name]
+    grid, block, struct = L.f4gemm(300, 1024, 512, int(info["tile_m"]), int(info["tile_n"]))
+    assert grid == [4, 3, 1] and block == [256, 1, 1]
+    meta = CodeObject.from_path(co).kernel(name).metadata
+    assert struct["size"] == meta[".kernarg_segment_size"] == 384
+    named = {a[".name"]: a[".offset"] for a in meta[".args"] if a[".name"] != "pad"}
+    ours = {f.get("name") or f.get("buffer"): f["offset"] for f in struct["struct"]}
+    pairs = {"D": "D", "ptr_C": "C", "A": "A", "B": "B", "alpha": "alpha", "beta": "beta", "stride_C0": "strideC0",
+             "stride_A0": "strideA0", "stride_B0": "strideB0", "M": "Mdim", "N": "Ndim", "K": "Kdim",
+             "scale_A": "ScaleA", "scale_B": "ScaleB", "stride_ScaleA0": "strideScaleA0",
+             "stride_ScaleB0": "strideScaleB0", "log2_k_split": "log2_k_split"}
+    assert {theirs: ours[mine] for mine, theirs in pairs.items()} == {theirs: named[theirs] for theirs in pairs.values()}
+    values = {f["name"]: f["scalar"] for f in struct["struct"] if "scalar" in f}
+    assert (values["M"], values["N"], values["K"], values["stride_A0"], values["stride_ScaleA0"]) == (300, 1024, 512,
+                                                                                                      512, 16)
 
 
 def _cheap(rows, family):
