@@ -29,10 +29,14 @@ def _at_item(fn: Callable[[Body, int], "Body | None"]) -> Apply:
 
 @dataclass(frozen=True)
 class Operator:
+    """`once_per(body, i)`, when set, names what the result depends on: sites with the same value give
+    the same result, so the operator is applied at the first of them only."""
+
     name: str
     applies: Callable[[Body, int], bool]
     apply: Apply
     doc: str
+    once_per: Callable[[Body, int], object] | None = None
 
 
 def _is_wait(body: Body, i: int) -> bool:
@@ -51,10 +55,8 @@ def _is_nop(body: Body, i: int) -> bool:
     return body.instructions[i].mnemonic == "s_nop"
 
 
-def _first_nop(body: Body, i: int) -> bool:
-    """The block's first `s_nop`: where a block-wide nop operator is tried (once per block)."""
-    start = body.cfg.blocks[body.cfg.block_of[i]].start
-    return _is_nop(body, i) and not any(_is_nop(body, j) for j in range(start, i))
+def _block(body: Body, i: int) -> int:
+    return body.cfg.block_of[i]
 
 
 def _is_alu(body: Body, i: int) -> bool:
@@ -80,12 +82,13 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("remove_skip_branches", _is_skip, remove_skip_branches,
              "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)"),
     Operator("fill_nop", _is_nop, fill_nop, "move an independent ALU instruction into a hazard nop's gap, shrink the nop"),
-    Operator("fill_nops", _first_nop, fill_nops, "fill_nop at every s_nop of the block"),
-    Operator("rename_sgprs", _first_nop, rename_sgprs,
+    Operator("fill_nops", _is_nop, fill_nops, "fill_nop at every s_nop of the block", once_per=_block),
+    Operator("rename_sgprs", _is_nop, rename_sgprs,
              "give each v_cmp lane mask of the block its own SGPR pair and each scalar temporary its own SGPR, "
-             "then fill_nops"),
+             "then fill_nops", once_per=_block),
     Operator("hoist_constant", lambda body, i: constant_key(body, i) is not None, hoist_constant,
-             "define a scalar constant materialised in several places once, in the nearest common dominator"),
+             "define a scalar constant materialised in several places once, in the nearest common dominator",
+             once_per=constant_key),
     Operator("fuse_constant_fma", lambda body, i: body.instructions[i].mnemonic == "v_mov_b32_e32", fuse_constant_fma,
              "v_mov vD, K0 + v_fmac vD, K1, vX -> v_fmaak vD, K1, vX, K0 (a literal K1 from a VGPR set at the wave's start)"),
     Operator("pipeline_loop", lambda body, i: global_load(body.instructions[i]), pipeline_loop,
@@ -121,10 +124,16 @@ def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPER
     """Every operator applied at every site where it applies (results are legal for the waitcnt
     analysis by construction; callers run the full static checks, `Body.no_worse`, on the ones
     they keep)."""
+    done: set[tuple[str, object]] = set()
     for i in sites:
         for op in operators:
             if not op.applies(body, i):
                 continue
+            if op.once_per is not None:
+                key = (op.name, op.once_per(body, i))
+                if key in done:
+                    continue
+                done.add(key)
             try:
                 new = op.apply(body, i)
             except AsmEvoError:

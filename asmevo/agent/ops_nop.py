@@ -93,11 +93,15 @@ def _hazards(body: Body, b: int, lo: int, hi: int, near: set[int]) -> Counter:
                                                   consumers=consumers, infos=body.infos))
 
 
-def _fill_one(body: Body, i: int) -> Body | None:
-    """One `fill_nop` step checked only for hazards it can change: moves stay inside one block and
-    cross no wait or memory op, and a hazard's producer is at most MAX_WAIT instructions before its
-    consumer, so only consumers from the first changed instruction to MAX_WAIT past the last one (and
-    in blocks that close after the block's end) can change; callers run the full checks."""
+def fill_nop(body: Body, i: int) -> Body | None:
+    """Shrink the `s_nop` at instruction i by one wait state (drop it when it gives one), when the
+    hazard it covers is covered anyway or after moving the nearest independent ALU instruction of its
+    block into the gap; None when that would add a hazard. Only hazards are re-checked, and only where
+    they can change: a move stays inside its block and crosses no wait, memory operation or instruction
+    it depends on (so the other static checks cannot change), and a hazard's producer is at most
+    MAX_WAIT wait states before its consumer, so only consumers from the first changed instruction to
+    MAX_WAIT past the last one, and in blocks that start within that reach, are checked. The gates
+    re-run every check on what the search keeps."""
     n = _nop_count(body, i)
     if n is None:
         return None
@@ -117,17 +121,9 @@ def _fill_one(body: Body, i: int) -> Body | None:
     return None
 
 
-def fill_nop(body: Body, i: int) -> Body | None:
-    """Shrink the `s_nop` at instruction i by one wait state (drop it when it gives one), when the
-    hazard it covers is covered anyway or after moving the nearest independent ALU instruction of its
-    block into the gap; None when that does not pass the static checks."""
-    new = _fill_one(body, i)
-    return new if new is not None and new.no_worse(body) else None
-
-
 def fill_block(body: Body, i: int) -> tuple[Body, int]:
     """`fill_nop` at the `s_nop`s of instruction i's block until none shrinks further (at most `_STEPS`
-    tries); the result (passing the full static checks, else `body`) and the number of wait states saved."""
+    tries); the result and the number of wait states saved."""
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     members = {id(body.instructions[j]) for j in range(blk.start, blk.end)}
     cur, filled, failed = body, 0, set()
@@ -138,12 +134,12 @@ def fill_block(body: Body, i: int) -> tuple[Body, int]:
                 if _nop_count(cur, j) is not None and id(cur.instructions[j]) not in failed]
         if not nops:
             break
-        new = _fill_one(cur, nops[0])
+        new = fill_nop(cur, nops[0])
         if new is None:
             failed.add(id(cur.instructions[nops[0]]))
         else:
             cur, filled = new, filled + 1
-    return (cur, filled) if filled and cur.no_worse(body) else (body, 0)
+    return cur, filled
 
 
 def fill_nops(body: Body, i: int) -> Body | None:

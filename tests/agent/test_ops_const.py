@@ -72,3 +72,14 @@ def test_no_fusion_when_exec_may_leave_the_launch_lanes_or_the_value_is_read_bet
     read_between = body_of(["v_mov_b32_e32 v8, 0x3ba10414", "v_add_f32_e32 v5, v8, v8",
                             "v_fmac_f32_e32 v8, 0.5, v3", "s_endpgm"])
     assert fuse_constant_fma(read_between, 0) is None
+
+
+def test_the_search_proposes_the_hoist_once_for_all_copies_of_a_constant():
+    """Hoisting from any copy gives the same code, so `propose` applies it at the first site only."""
+    from asmevo.agent.operators import BY_NAME, propose
+
+    b = body_of(["s_nop 0", "s_branch .La", ".La:", *DIAMOND])
+    copies = [i for i, x in enumerate(b.instructions) if x.mnemonic == "s_brev_b32"]
+    proposals = list(propose(b, copies, (BY_NAME["hoist_constant"],)))
+    assert len(copies) == 2 and [p.site for p in proposals] == copies[:1]
+    assert proposals[0].body.same_code(hoist_constant(b, copies[1]))
