@@ -270,9 +270,10 @@ def mla_decode_case():
     """MLA decode stage 1 (aiter/mla.py mla_decode_fwd: stage 1 writes per-KV-split partial outputs and LSEs that
     stage 2, _fwd_kernel_stage2_asm, merges over min(splits, cdiv(n, 64)) splits): sequence b's tokens are
     kv[kv_page_indices[kv_indptr[b]:kv_indptr[b + 1]]] (page size 1), logits q . kv (all 576 dims) * scale, values
-    kv[:, :512]; split i holds tokens [i L, (i + 1) L) with L = 64 * ceil(ceil(n / splits) / 64). 3 splits, scale 0.5. Sequence 0: 65 tokens on pages 64, 63, ..., 0, so L = 64:
-    split 0 = tokens 0-63, split 1 = token 64 (page 0), split 2 empty (left zero). Token 10 (page 54) has kv 1 at
-    dims 0 and 570; page 0 has 3 at dim 5 and 2 at dim 570; other pages are 0. q[0, head 0] = 2 at dim 570, head 1 = 0:
+    kv[:, :512]; split i holds tokens [i L, (i + 1) L) with L = 64 * ceil(ceil(n / splits) / 64). 3 splits, scale
+    0.5. Sequence 0: 65 tokens on pages 64, 63, ..., 0, so L = 64: split 0 = tokens 0-63, split 1 = token 64 (page
+    0), split 2 empty (left zero). Token 10 (page 54) has kv 1 at dims 0 and 570; page 0 has 3 at dim 5 and 2 at dim
+    570; other pages are 0. q[0, head 0] = 2 at dim 570, head 1 = 0:
       split 0, head 0: token 10 has logit 0.5 * 2 = 1, the 63 others 0: out dim 0 = e / (63 + e), LSE ln(63 + e)
       split 0, head 1: uniform over 64 tokens: out dim 0 = 1/64, LSE ln 64
       split 1: out dim 5 = 3; LSE = the logit, 0.5 * 2 * 2 = 2 (head 0) and 0 (head 1)
