@@ -272,14 +272,14 @@ def mla_decode_case():
     kv[kv_page_indices[kv_indptr[b]:kv_indptr[b + 1]]] (page size 1), logits q . kv (all 576 dims) * scale, values
     kv[:, :512]; split i holds tokens [i L, (i + 1) L) with L = 64 * ceil(ceil(n / splits) / 64). 3 splits, scale
     0.5. Sequence 0: 65 tokens on pages 64, 63, ..., 0, so L = 64: split 0 = tokens 0-63, split 1 = token 64 (page
-    0), split 2 empty (left zero). Token 10 (page 54) has kv 1 at dims 0 and 570; page 0 has 3 at dim 5 and 2 at dim
-    570; other pages are 0. q[0, head 0] = 2 at dim 570, head 1 = 0:
+    0), split 2 empty (it keeps its initial -1). Token 10 (page 54) has kv 1 at dims 0 and 570; page 0 has 3 at
+    dim 5 and 2 at dim 570; other pages are 0. q[0, head 0] = 2 at dim 570, head 1 = 0:
       split 0, head 0: token 10 has logit 0.5 * 2 = 1, the 63 others 0: out dim 0 = e / (63 + e), LSE ln(63 + e)
       split 0, head 1: uniform over 64 tokens: out dim 0 = 1/64, LSE ln 64
       split 1: out dim 5 = 3; LSE = the logit, 0.5 * 2 * 2 = 2 (head 0) and 0 (head 1)
     Sequence 1: 2 tokens on pages 66 and 65 (L = 64: both in split 0); page 65 has 2 at dims 511 and 575, page 66 is 0.
     q[1, head 0] = 1 at dim 575: logits (0, 1): out dim 511 = 2e / (1 + e), LSE ln(1 + e); head 1: out dim 511 = 1,
-    LSE ln 2. Page 67 (100 everywhere) is never indexed."""
+    LSE ln 2; its splits 1 and 2 stay -1. Page 67 (100 everywhere) is never indexed."""
     e = math.e
     kv = np.zeros((68, 1, 1, 576))
     kv[54, 0, 0, [0, 570]] = 1
@@ -288,13 +288,15 @@ def mla_decode_case():
     kv[67] = 100
     q = np.zeros((2, 2, 576))
     q[0, 0, 570], q[1, 0, 575] = 2, 1
-    out, lse = np.zeros((2, 3, 2, 512)), np.zeros((2, 3, 2, 1))
+    out, lse = np.full((2, 3, 2, 512), -1.0), np.full((2, 3, 2, 1), -1.0)
+    out[0, :2], out[1, 0], lse[0, :2], lse[1, 0] = 0, 0, 0, 0  # the written splits: all 512 dims, then the values
     out[0, 0, 0, 0], lse[0, 0, 0] = e / (63 + e), math.log(63 + e)
     out[0, 0, 1, 0], lse[0, 0, 1] = 1 / 64, math.log(64)
     out[0, 1, :, 5], lse[0, 1, 0] = 3, 2
     out[1, 0, 0, 511], lse[1, 0, 0] = 2 * e / (1 + e), math.log(1 + e)
     out[1, 0, 1, 511], lse[1, 0, 1] = 1, math.log(2)
-    return ({"split_out": zeros((2, 3, 2, 512)), "split_lse": zeros((2, 3, 2, 1)), "q": bf16(q), "kv": bf16(kv),
+    return ({"split_out": np.full((2, 3, 2, 512), -1, np.float32), "split_lse": np.full((2, 3, 2, 1), -1, np.float32),
+             "q": bf16(q), "kv": bf16(kv),
              "kv_indptr": np.array([0, 65, 67], np.int32),
              "kv_page_indices": np.array(list(range(64, -1, -1)) + [66, 65], np.int32),
              "kv_last_page_lens": np.ones(2, np.int32)},
@@ -409,20 +411,21 @@ def decode_attention_stage1_case():
 def fused_moe_case():
     """vLLM's fused_moe_kernel (vllm/model_executor/layers/fused_moe/fused_moe.py) as compiled here (top_k 2,
     MUL_ROUTED_WEIGHT False): for each entry i < num_tokens_post_padded of sorted_token_ids with id < tokens * top_k,
-    c[id // 2, id % 2] = a[id // 2] @ w[expert_ids[i // 16]]^T, w [E, N, K]; pad ids are skipped. Tokens 0 and 1 route
-    to experts (2, 0) and (0, 1), i.e. ids 0 -> 2, 1 -> 0, 2 -> 0, 3 -> 1; moe_align_block_size's layout in 16-entry
-    blocks: [1, 2, pad...] (expert 0), [3, pad...] (expert 1), [0, pad...] (expert 2); num_tokens_post_padded 48, and
-    a fourth block (id 0 under expert 1) lies past it. a = ((1, 2), (3, -1)); w[0] = ((1, 2), (0, 1)),
-    w[1] = ((0, 1), (1, 1)), w[2] = ((2, 0), (1, -1)):
-      c[0, 0] = w[2] (1, 2) = (2, -1);  c[0, 1] = w[0] (1, 2) = (5, 2)
+    c[id // 2, id % 2] = a[id // 2] @ w[e]^T with e = expert_ids[i // 16] and w [E, N, K], or zeros when e = -1 (an
+    expert on another rank: write_zeros_to_output); pad ids are skipped. Tokens 0 and 1 route to experts (remote, 0)
+    and (0, 1), i.e. ids 0 -> -1, 1 -> 0, 2 -> 0, 3 -> 1; moe_align_block_size's layout in 16-entry blocks: [1, 2,
+    pad...] (expert 0), [3, pad...] (expert 1), [0, pad...] (expert -1); num_tokens_post_padded 48, and a fourth block
+    (id 0 under expert 1) lies past it. c starts at 9. a = ((1, 2), (3, -1)); w[0] = ((1, 2), (0, 1)),
+    w[1] = ((0, 1), (1, 1)):
+      c[0, 0] = 0 (remote expert);       c[0, 1] = w[0] (1, 2) = (5, 2)
       c[1, 0] = w[0] (3, -1) = (1, -1); c[1, 1] = w[1] (3, -1) = (-1, 2)
-    (with a transposed w, c[0, 1] would be (1, 4))."""
+    (with a transposed w, c[0, 1] would be (1, 4); indexing w with -1, c[0, 0] would be w[1] (1, 2) = (2, 3))."""
     ids = np.full(64, 4, np.int32)
     ids[[0, 1, 16, 32, 48]] = [1, 2, 3, 0, 0]
-    return ({"a": bf16([[1, 2], [3, -1]]), "w": bf16([[[1, 2], [0, 1]], [[0, 1], [1, 1]], [[2, 0], [1, -1]]]),
-             "c": zeros((2, 2, 2), np.uint16), "topk_weights": f32([[0.5, 0.5], [0.5, 0.5]]), "sorted_token_ids": ids,
-             "expert_ids": np.array([0, 1, 2, 1], np.int32), "num_tokens_post_padded": np.array([48], np.int32)},
-            [2, 2, 64, 4, 2, 4, 2, 4], {"c": ("bfloat16", [[[2, -1], [5, 2]], [[1, -1], [-1, 2]]])}, True)
+    return ({"a": bf16([[1, 2], [3, -1]]), "w": bf16([[[1, 2], [0, 1]], [[0, 1], [1, 1]]]),
+             "c": bf16(np.full((2, 2, 2), 9.0)), "topk_weights": f32([[0.5, 0.5], [0.5, 0.5]]), "sorted_token_ids": ids,
+             "expert_ids": np.array([0, 1, -1, 1], np.int32), "num_tokens_post_padded": np.array([48], np.int32)},
+            [2, 2, 64, 4, 2, 4, 2, 4], {"c": ("bfloat16", [[[0, 0], [5, 2]], [[1, -1], [-1, 2]]])}, True)
 
 
 # vLLM's LoRA mapping metadata (vllm/lora/ops/triton_ops/lora_kernel_metadata.py): tokens 0, 1, 2 map to LoRAs 1, -1
