@@ -360,8 +360,11 @@ def fmoe_1stage_case():
         partial (row 0) = s * (1 + 128/240), (row 5) = s * 128/240; times 0.75.
       expert 1: gate row 0 = 16 (k 0), up row 32 = 2 at k 17: a = (2s, 0, ...), re-quantised exactly. w2[1] row 0 = 1
         at col 0, row 31 = -1 at col 0: partial (row 0) = 2s, (row 31) = -2s; times 0.25.
-      out[0, 0] = 0.75 s (1 + 128/240) + 0.5 s, out[0, 5] = 0.75 s * 128/240, out[0, 31] = -0.5 s
-    (without the re-quantisation out[0, 5] would be 0.75 * 0.5625 s, 5 % larger)."""
+    The kernel adds into out (global_atomic_pk_add_bf16; aiter's asm_moe has moe_sorting zero it first), which
+    starts at 1 here:
+      out[0, 0] = 1 + 0.75 s (1 + 128/240) + 0.5 s, out[0, 5] = 1 + 0.75 s * 128/240, out[0, 31] = 1 - 0.5 s,
+      every other out[0, n] = 1
+    (without the re-quantisation out[0, 5] would be 1 + 0.75 * 0.5625 s, 5 % larger)."""
     s = silu(16)
     x = fp8((1, 32), {(0, 0): 1, (0, 17): 1})
     w1 = fp8((2, 64, 32), {(0, 0, 0): 1, (0, 1, 0): 1, (0, 32, 0): 1, (0, 33, 0): 0.5625, (1, 0, 0): 16,
@@ -373,9 +376,9 @@ def fmoe_1stage_case():
     w2_scale[0, 5] = 0.5
     ids = np.full(64, mock_id(1, 2), np.uint32)
     ids[[0, 32]] = [mock_id(0, 0), mock_id(0, 1)]
-    out = sparse((1, 32), {(0, 0): 0.75 * s * (1 + 128 / 240) + 0.5 * s, (0, 5): 0.75 * s * 128 / 240,
-                           (0, 31): -0.5 * s})
-    return ({"out": zeros((1, 32), np.uint16), "x": x, "w1": aiter_preshuffled(w1, 16), "w2": aiter_preshuffled(w2, 16),
+    out = 1 + sparse((1, 32), {(0, 0): 0.75 * s * (1 + 128 / 240) + 0.5 * s, (0, 5): 0.75 * s * 128 / 240,
+                               (0, 31): -0.5 * s})
+    return ({"out": bf16(np.ones((1, 32))), "x": x, "w1": aiter_preshuffled(w1, 16), "w2": aiter_preshuffled(w2, 16),
              "x_scale": f32([[1]]), "w1_scale": w1_scale, "w2_scale": w2_scale,
              "num_valid_ids": np.array([64, 1], np.int32), "sorted_token_ids": ids.view(np.int32),
              "sorted_weights": f32(sparse(64, {0: 0.75, 32: 0.25})), "sorted_expert_ids": np.array([0, 1], np.int32)},
