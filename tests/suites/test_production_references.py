@@ -360,8 +360,8 @@ def fmoe_1stage_case():
         partial (row 0) = s * (1 + 128/240), (row 5) = s * 128/240; times 0.75.
       expert 1: gate row 0 = 16 (k 0), up row 32 = 2 at k 17: a = (2s, 0, ...), re-quantised exactly. w2[1] row 0 = 1
         at col 0, row 31 = -1 at col 0: partial (row 0) = 2s, (row 31) = -2s; times 0.25.
-    The kernel adds into out (global_atomic_pk_add_bf16; aiter's asm_moe has moe_sorting zero it first), which
-    starts at 1 here:
+    The kernel adds into out (global_atomic_pk_add_bf16; aiter's asm_moe has moe_sorting zero it first, CK's
+    moe_sorting_kernel.hpp), which starts at 1 here:
       out[0, 0] = 1 + 0.75 s (1 + 128/240) + 0.5 s, out[0, 5] = 1 + 0.75 s * 128/240, out[0, 31] = 1 - 0.5 s,
       every other out[0, n] = 1
     (without the re-quantisation out[0, 5] would be 1 + 0.75 * 0.5625 s, 5 % larger)."""
