@@ -6,10 +6,10 @@ and w1_scale[e, row]), then per 256-wide slice of a the kernel re-quantises a to
 and out[t] += w * ((q . w2[e, :, slice]^T) * amax / 240 * w2_scale[e]) in bf16 (global_atomic_pk_add_bf16, so
 each partial is rounded to bf16; the sums start from out's initial values, which aiter's asm_moe has zeroed by
 moe_sorting: CK's moe_sorting_kernel.hpp fuses the clearing of moe_buf). x [tokens, dim], w1 [E, 2 inter, dim],
-w2 [E, dim, inter], both weights stored as AITer's shuffle_weight(w, layout=(16, 16)) leaves them (per expert, 16x32 tiles of (row tile, k tile), each
-stored as two 16-column halves of 16 rows x 16 bytes). generate() draws the routing as AITer's MoE tuner does
-(asmevo.calibrate.moe_routing) and quantises x per token and w1, w2 per channel. The block size is
-moe_sorting's: len(sorted_token_ids) = tokens * topk + experts * block - topk. Without the re-quantisation this is
+w2 [E, dim, inter], both weights stored as AITer's shuffle_weight(w, layout=(16, 16)) leaves them (per expert,
+16x32 tiles of (row tile, k tile), each stored as two 16-column halves of 16 rows x 16 bytes). generate() draws
+the routing as AITer's MoE tuner does (asmevo.calibrate.moe_routing) and quantises x per token and w1, w2 per
+channel. The block size is moe_sorting's: len(sorted_token_ids) = tokens * topk + experts * block - topk. Without the re-quantisation this is
 aiter's torch_moe (fused_moe_bf16_asm.py)."""
 import numpy as np
 
