@@ -9,8 +9,8 @@ moe_sorting: CK's moe_sorting_kernel.hpp fuses the clearing of moe_buf). x [toke
 w2 [E, dim, inter], both weights stored as AITer's shuffle_weight(w, layout=(16, 16)) leaves them (per expert,
 16x32 tiles of (row tile, k tile), each stored as two 16-column halves of 16 rows x 16 bytes). generate() draws
 the routing as AITer's MoE tuner does (asmevo.calibrate.moe_routing) and quantises x per token and w1, w2 per
-channel. The block size is moe_sorting's: len(sorted_token_ids) = tokens * topk + experts * block - topk. Without the re-quantisation this is
-aiter's torch_moe (fused_moe_bf16_asm.py)."""
+channel. The block size is moe_sorting's: len(sorted_token_ids) = tokens * topk + experts * block - topk.
+Without the re-quantisation this is aiter's torch_moe (fused_moe_bf16_asm.py)."""
 import numpy as np
 
 from asmevo.calibrate.moe_routing import fused_topk, moe_sorting
