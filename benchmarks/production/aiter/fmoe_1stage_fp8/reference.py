@@ -4,12 +4,13 @@ a = silu(gate) * up with gate / up the first / second `inter` rows of x[t] . w1[
 and w1_scale[e, row]), then per 256-wide slice of a the kernel re-quantises a to fp8 e4m3fnuz as the asm does
 (amax = max(|a|, 1e-6) over the slice, q = fp8(a * (240 / amax)), 240 being the format's largest finite value)
 and out[t] += w * ((q . w2[e, :, slice]^T) * amax / 240 * w2_scale[e]) in bf16 (global_atomic_pk_add_bf16, so
-each partial is rounded to bf16). x [tokens, dim], w1 [E, 2 inter, dim], w2 [E, dim, inter], both weights stored
-as AITer's shuffle_weight(w, layout=(16, 16)) leaves them (per expert, 16x32 tiles of (row tile, k tile), each
-stored as two 16-column halves of 16 rows x 16 bytes). generate() draws the routing as AITer's MoE tuner does
-(asmevo.calibrate.moe_routing) and quantises x per token and w1, w2 per channel. The block size is
-moe_sorting's: len(sorted_token_ids) = tokens * topk + experts * block - topk. Without the re-quantisation this is
-aiter's torch_moe (fused_moe_bf16_asm.py)."""
+each partial is rounded to bf16; the sums start from out's initial values, which aiter's asm_moe has zeroed by
+moe_sorting: CK's moe_sorting_kernel.hpp fuses the clearing of moe_buf). x [tokens, dim], w1 [E, 2 inter, dim],
+w2 [E, dim, inter], both weights stored as AITer's shuffle_weight(w, layout=(16, 16)) leaves them (per expert,
+16x32 tiles of (row tile, k tile), each stored as two 16-column halves of 16 rows x 16 bytes). generate() draws
+the routing as AITer's MoE tuner does (asmevo.calibrate.moe_routing) and quantises x per token and w1, w2 per
+channel. The block size is moe_sorting's: len(sorted_token_ids) = tokens * topk + experts * block - topk.
+Without the re-quantisation this is aiter's torch_moe (fused_moe_bf16_asm.py)."""
 import numpy as np
 
 from asmevo.calibrate.moe_routing import fused_topk, moe_sorting
@@ -67,7 +68,7 @@ def reference(inputs, scalars):
     inter = w2.shape[2]
     ids, experts = inputs["sorted_token_ids"].view(np.uint32), inputs["sorted_expert_ids"]
     block = block_size(tokens, int(scalars[0]["topk"]), w1.shape[0], len(ids))
-    out = np.zeros((tokens, dim), np.float64)
+    out = bf16_to_f32(inputs["out"]).astype(np.float64)
     for i in range(int(inputs["num_valid_ids"][0])):
         t = int(ids[i] & 0xFFFFFF)
         if t >= tokens:

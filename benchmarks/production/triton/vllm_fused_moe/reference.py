@@ -1,5 +1,7 @@
 """Reference for vllm_fused_moe: c[t, j] = a[t] @ w[e(t, j)]^T for each token t and its j-th routed
-expert, with tokens grouped by expert into 16-row blocks (vLLM's moe_align_block_size layout)."""
+expert, with tokens grouped by expert into 16-row blocks (vLLM's moe_align_block_size layout). A block whose
+expert id is -1 (an expert on another rank under expert parallelism) gets zero rows, as fused_moe_kernel writes
+them (write_zeros_to_output)."""
 import numpy as np
 
 from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
@@ -41,5 +43,5 @@ def reference(inputs, scalars):
     for i, tid in enumerate(inputs["sorted_token_ids"][:used]):
         if tid < tokens * TOP_K:
             e = inputs["expert_ids"][i // BLOCK_M]
-            c[tid // TOP_K, tid % TOP_K] = w[e] @ a[tid // TOP_K]
+            c[tid // TOP_K, tid % TOP_K] = 0 if e == -1 else w[e] @ a[tid // TOP_K]
     return {"c": f32_to_bf16(c.astype(np.float32))}
