@@ -220,7 +220,8 @@ def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lam
         k = rng.randrange(len(parent.queue)) if rng.random() < config.explore else 0
         predicted, _, prop = parent.queue.pop(k)
         edit = prop.body.edit(parent.body, prop.operator, prop.note)
-        if edit is None or ev.seen(ev.lineage.get(parent.cid).source, edit):
+        # the full static checks cost about a second on a large kernel: run them on the proposals tried only
+        if edit is None or ev.seen(ev.lineage.get(parent.cid).source, edit) or not prop.body.no_worse(parent.body):
             continue
         step += 1
         window = Window(*ev.source_of(parent.cid).body)
@@ -241,7 +242,8 @@ def expand(ev: Evaluator, cid: int, config: SearchConfig, rng: random.Random) ->
 
 
 def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random) -> list:
-    """Proposals at the hottest sites, predicted faster than the node, best predicted first."""
+    """Proposals at the hottest sites, predicted faster than the node, best predicted first (the search
+    drops one that fails the static checks when it gets to it)."""
     body, heat = node.body, node.heat
     if body.opaque:
         return []
@@ -262,7 +264,7 @@ def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random)
         seen.add(code)
         predicted = predict(prop.body, heat) if heat is not None else None
         faster = predicted is None or node.baseline is None or predicted < node.baseline
-        if faster and prop.body.no_worse(body):
+        if faster:
             out.append((predicted if predicted is not None else math.inf, rng.random(), prop))
     out.sort(key=lambda t: _order(t, node.baseline, config, previous))
     return out
