@@ -2,16 +2,17 @@
 """Prefect orchestration cost: overhead per stage task, and a finished suite run's resume time.
 
     python benchmarks/orchestration/bench_orchestration.py [--suite kernelbench] [--problems A,B]
-        [--agent search] [--budget 16] [--tasks 200]
+        [--agent search] [--budget 16] [--gpu mi308x] [--home DIR] [--tasks 200]
 
 1. Per task: a flow of N trivial content-cached stage tasks (misses, then hits) against calling
    the same stage bodies directly; the difference per call is Prefect's overhead.
-2. Suite: `asmevo suite run` (by default the main job's: search agent, budget 16) on a fresh ASMEVO_HOME (first run), then the same command again
-   (every stage a cache hit). Orchestration overhead = process start-up before the first stage
+2. Suite: `asmevo suite run` (by default scripts/main.sh's main job: search agent, budget 16, MI308X) on a
+   fresh ASMEVO_HOME (first run; its kernel table is printed too), then the same command again (every stage
+   a cache hit). `--home` keeps that home (e.g. for `asmevo report`). Orchestration overhead = process start-up before the first stage
    (imports, API server) + tasks x per-task overhead, as a share of the first run; the re-run's
    wall time as a share of the first run is the resume cost. Targets: < 10 % and < 5 %.
 
-Record: orchestration_SUITE[-PROBLEMS][-AGENT][-budgetN].txt beside this script (benchmarks/record.py).
+Record: orchestration_SUITE[-PROBLEMS][-AGENT][-budgetN][-GPU].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -55,12 +56,14 @@ def _unwaited_cpu_s(pid: int, seen: dict[int, float]) -> None:
             continue
 
 
-def cli_run(home: Path, suite: str, problems: str | None, agent: str, budget: int) -> tuple[float, float, str]:
+def cli_run(home: Path, suite: str, problems: str | None, agent: str, budget: int, gpu: str,
+            run_id: str) -> tuple[float, float, str]:
     """(wall s, CPU s of the run's processes, stdout) of one `asmevo suite run`. The stage workers'
     CPU is sampled every half second (up to half a second of each worker's last moments is missed)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(ASMEVO_HOME=str(home), PYTHONPATH=str(REPO))
-    args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite, "--agent", agent, "--budget", str(budget)]
+    args = [sys.executable, "-m", "asmevo.cli", "suite", "run", suite, "--agent", agent, "--budget", str(budget),
+            "--gpu", gpu, "--run-id", run_id]
     args += ["--problems", problems] if problems else []
     started, cpu_before = time.perf_counter(), children_cpu_s()
     proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -126,27 +129,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--problems", help="comma-separated subset (default: the whole suite)")
     parser.add_argument("--agent", default="search", help="editing agent of the suite run (default search)")
     parser.add_argument("--budget", type=int, default=16, help="candidate edits per kernel (default 16)")
+    parser.add_argument("--gpu", default="mi308x", help="GPU the model predicts for (default mi308x, the main job's)")
+    parser.add_argument("--home", type=Path, help="ASMEVO_HOME of the suite runs, kept (default: a temporary one)")
     parser.add_argument("--tasks", type=int, default=200, help="trivial tasks for the per-task measurement")
     return parser.parse_args(argv)
 
 
 def record_path(argv: list[str]) -> Path:
-    """orchestration_SUITE[-PROBLEMS][-AGENT][-budgetN].txt beside this script."""
+    """orchestration_SUITE[-PROBLEMS][-AGENT][-budgetN][-GPU].txt beside this script."""
     args = parse_args(argv)
     return record.default_path(__file__, args.problems, args.agent != "search" and args.agent,
-                               args.budget != 16 and f"budget{args.budget}", stem=f"orchestration_{args.suite}")
+                               args.budget != 16 and f"budget{args.budget}", args.gpu != "mi308x" and args.gpu,
+                               stem=f"orchestration_{args.suite}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
 
-    home = Path(tempfile.mkdtemp(prefix="asmevo-bench-suite-"))
-    first_s, first_cpu, first_out = cli_run(home, args.suite, args.problems, args.agent, args.budget)
-    again_s, again_cpu, again_out = cli_run(home, args.suite, args.problems, args.agent, args.budget)
+    home = args.home or Path(tempfile.mkdtemp(prefix="asmevo-bench-suite-"))
+    run = (args.suite, args.problems, args.agent, args.budget, args.gpu)
+    first_s, first_cpu, first_out = cli_run(home, *run, f"{args.suite}-first")
+    again_s, again_cpu, again_out = cli_run(home, *run, f"{args.suite}-again")
     calls = int(re.search(r"/(\d+) stage calls", first_out).group(1))
     hits = re.search(r"(\d+/\d+) stage calls", again_out).group(1)
     flow_s = float(re.search(r"cache hits, ([\d.]+) s", first_out).group(1))
 
+    print("first run's kernels:")
+    print("\n".join(line for line in first_out.splitlines() if line.startswith(("[", "run "))))
     miss_s, hit_s, api_s = per_task_overhead(args.tasks)
     startup_s = first_s - flow_s
     overhead_s = startup_s + calls * miss_s
