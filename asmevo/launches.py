@@ -56,7 +56,8 @@ def launch_from_dict(data: object, base_dir: str | Path = ".", label: str = "lau
 def suite_launches(problem, *, heldout: bool = False, probes: bool = False) -> list[VerifyLaunch]:
     """The verify shapes of a suite problem (`asmevo.suites.Problem`), plus its held-out shape when
     `heldout` (final acceptance only: agents never see it) and its probe shapes (giant launches the
-    emulator runs a few workgroups of) when `probes`. A problem may declare the K0-vs-K1
+    emulator runs a few workgroups of) when `probes`. Inputs the problem generates are part of each
+    launch (`Problem.launch_with_inputs`). A problem may declare the K0-vs-K1
     comparison policy as `semantics: {verify_tolerance: {...}}` (bitwise otherwise); its
     `known_findings` kinds carry over to every launch."""
     roles = ("verify",) + (("heldout",) if heldout else ()) + (("probe",) if probes else ())
@@ -70,7 +71,7 @@ def _role_launches(problem, roles: tuple[str, ...]) -> list[VerifyLaunch]:
     out = []
     for shape in problem.shapes:
         if shape.role in roles:
-            data = dict(problem.launch(shape))
+            data = problem.launch_with_inputs(shape)
             if tol is not None and "tolerance" not in data:
                 data["tolerance"] = tol
             vl = launch_from_dict(data, shape.launch_path.parent, f"{problem.name}:{shape.name}")

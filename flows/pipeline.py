@@ -71,7 +71,7 @@ def _largest(items: list[tuple[str, dict]]) -> tuple[str, dict]:
 
 def ingest_problem(problem, device: str) -> KernelJob:
     """Store a suite problem's code object and launch specs."""
-    raw = {f"{problem.name}:{s.name}": (s, problem.launch(s)) for s in problem.shapes}
+    raw = {f"{problem.name}:{s.name}": (s, problem.launch_with_inputs(s)) for s in problem.shapes}
     every = {vl.label: _put_launch(vl.label, raw[vl.label][1], vl.tolerance.to_dict(), str(raw[vl.label][0].launch_path),
                                    vl.known_findings)
              for vl in suite_launches(problem, heldout=True, probes=True)}

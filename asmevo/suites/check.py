@@ -55,7 +55,8 @@ def spec_scalars(spec: LaunchSpec) -> list:
 
 
 def problem_inputs(problem: Problem, spec: LaunchSpec, launch: dict) -> dict[str, np.ndarray]:
-    """Initial buffers: the spec's inits, then the problem's generate() overrides."""
+    """Initial buffers: the spec's inits, then the problem's generate() overrides (the same arrays
+    `Problem.launch_with_inputs` puts in the launch)."""
     inputs = make_inputs(spec)
     gen = problem.generator_fn()
     if gen is not None:

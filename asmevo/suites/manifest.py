@@ -8,8 +8,10 @@
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -113,10 +115,32 @@ class Problem:
     def reference_fn(self) -> Callable[[dict[str, np.ndarray], list], dict[str, np.ndarray]]:
         return self._module.reference
 
-    def generator_fn(self) -> Callable[[dict, np.random.Generator], dict[str, np.ndarray]] | None:
-        """The optional `generate(launch, rng)` input override, or None."""
-        fn = getattr(self._module, "generate", None)
+    def generator_fn(self, role: str = "verify") -> Callable[[dict, np.random.Generator], dict[str, np.ndarray]] | None:
+        """The optional input override for shapes of `role`, or None: `generate(launch, rng)` for verify and
+        held-out shapes; for bench and probe shapes (too large to fill densely) `generate_bench(launch, rng)`,
+        which returns only the small buffers that steer control flow (lengths, page tables, routing)."""
+        fn = getattr(self._module, "generate_bench" if role in ("bench", "probe") else "generate", None)
         return fn if callable(fn) else None
+
+    def launch_with_inputs(self, shape: Shape | str) -> dict:
+        """`launch(shape)` with the buffers its generator (`generator_fn`) fills read from `file:` .npy inits
+        (content-addressed under benchmarks/.cache/generated), so every run of the spec, verification and
+        timing alike, sees the inputs the reference was written for."""
+        s = self.shape(shape) if isinstance(shape, str) else shape
+        data = self.launch(s)
+        gen = self.generator_fn(s.role)
+        if gen is None:
+            return data
+        arrays = gen(data, np.random.default_rng(int(data.get("seed", 0))))
+        fields = [f for a in data["args"] for f in (a["struct"] if isinstance(a.get("struct"), list) else [a])]
+        inits = {f["buffer"]: f for f in fields if isinstance(f, dict) and "init" in f}
+        missing = sorted(set(arrays) - set(inits))
+        if missing:
+            raise SuiteError(f"problem {self.name}: generate() returns {', '.join(missing)}, which {s.name} does not "
+                             f"declare with an init")
+        for name, array in arrays.items():
+            inits[name]["init"] = f"file:{_stored(np.ascontiguousarray(array))}"
+        return data
 
 
 @dataclass(frozen=True)
@@ -150,6 +174,18 @@ class Suite:
         if not callable(getattr(mod, "prepare", None)):
             raise SuiteError(f"suite {self.name}: {self.prepare_script.name} defines no prepare()")
         mod.prepare()
+
+
+def _stored(array: np.ndarray) -> Path:
+    """`array` saved as benchmarks/.cache/generated/<sha256 of its dtype, shape and bytes>.npy."""
+    digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode() + array.tobytes()).hexdigest()
+    path = CACHE_ROOT / "generated" / f"{digest}.npy"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, array)
+        tmp.replace(path)
+    return path
 
 
 def _read_yaml(path: Path, what: str) -> dict:

@@ -201,3 +201,33 @@ def test_flatmm_reference_undoes_aiters_weight_shuffle_and_decodes_fp8():
     codes = np.array([0x00, 0x08, 0x40, 0x38, 0xC4, 0x7F, 0x01, 0x80], np.uint8)
     np.testing.assert_array_equal(ref.fp8_e4m3fnuz(codes)[:7], [0, 2 ** -7, 1, 0.5, -1.5, 240, 2 ** -10])
     assert np.isnan(ref.fp8_e4m3fnuz(codes)[7])
+
+
+def test_generated_inputs_are_part_of_every_launch_verification_and_timing_run():
+    """A problem's generate() fills its verify and held-out launches (what the agent's verification runs),
+    and generate_bench() its bench launch (what timing runs): prefill attention's sequence lengths are not
+    the spec's zeros, which would make every workgroup return at once."""
+    from asmevo.device.launch import make_inputs
+    from asmevo.launches import suite_launches, timing_launch
+
+    p = SUITES["triton"].problem("vllm_prefill_attention")
+    for vl in suite_launches(p, heldout=True):
+        shape = p.shape(vl.label.split(":", 1)[1])
+        expected = problem_inputs(p, LaunchSpec.load(shape.launch_path), p.launch(shape))
+        inputs = make_inputs(vl.spec)
+        assert inputs["seq_lens"].min() > 0 and inputs["seq_lens"].sum() == inputs["q"].shape[0]
+        assert all(np.array_equal(inputs[k], expected[k]) for k in ("seq_lens", "start_loc"))
+    bench, role = timing_launch(p)
+    lens = np.load(bench.spec.buffers["seq_lens"].init)  # a bench launch is too large to build densely
+    assert role == "bench" and lens.min() > 0 and lens.sum() == bench.spec.buffers["q"].shape[0]
+
+
+def test_a_bench_launch_takes_only_what_generate_bench_draws():
+    """int8 GEMM operands are values only (generate() draws them for verification); the bench launch keeps
+    the spec's inits rather than materialising gigabytes of operands."""
+    from asmevo.launches import timing_launch
+
+    p = SUITES["aiter"].problem("i8gemm")
+    assert p.generator_fn("verify") is not None and p.generator_fn("bench") is None
+    assert p.launch_with_inputs(p.shapes_by_role("bench")[0]) == p.launch(p.shapes_by_role("bench")[0])
+    assert not any(str(b.init).endswith(".npy") for b in timing_launch(p)[0].spec.buffers.values())
