@@ -125,15 +125,19 @@ class Problem:
     def launch_with_inputs(self, shape: Shape | str) -> dict:
         """`launch(shape)` with the buffers its generator (`generator_fn`) fills read from `file:` .npy inits
         (content-addressed under benchmarks/.cache/generated), so every run of the spec, verification and
-        timing alike, sees the inputs the reference was written for."""
+        timing alike, sees the inputs the reference was written for; `file:` inits of the committed spec
+        become absolute paths."""
         s = self.shape(shape) if isinstance(shape, str) else shape
         data = self.launch(s)
+        fields = [f for a in data["args"] for f in (a["struct"] if isinstance(a.get("struct"), list) else [a])]
+        inits = {f["buffer"]: f for f in fields if isinstance(f, dict) and "init" in f}
+        for f in inits.values():  # committed .npy inputs beside the spec: absolute, so the spec runs anywhere
+            if isinstance(f["init"], str) and f["init"].startswith("file:"):
+                f["init"] = f"file:{(s.launch_path.parent / f['init'][5:]).resolve()}"
         gen = self.generator_fn(s.role)
         if gen is None:
             return data
         arrays = gen(data, np.random.default_rng(int(data.get("seed", 0))))
-        fields = [f for a in data["args"] for f in (a["struct"] if isinstance(a.get("struct"), list) else [a])]
-        inits = {f["buffer"]: f for f in fields if isinstance(f, dict) and "init" in f}
         missing = sorted(set(arrays) - set(inits))
         if missing:
             raise SuiteError(f"problem {self.name}: generate() returns {', '.join(missing)}, which {s.name} does not "

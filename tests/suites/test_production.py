@@ -231,3 +231,16 @@ def test_a_bench_launch_takes_only_what_generate_bench_draws():
     assert p.generator_fn("verify") is not None and p.generator_fn("bench") is None
     assert p.launch_with_inputs(p.shapes_by_role("bench")[0]) == p.launch(p.shapes_by_role("bench")[0])
     assert not any(str(b.init).endswith(".npy") for b in timing_launch(p)[0].spec.buffers.values())
+
+
+def test_committed_file_inputs_resolve_wherever_the_spec_runs(tmp_path):
+    """The fused-MoE bench launches read routing from .npy files beside the spec; the launch a suite run
+    stores names them by absolute path, so a stage running in another directory finds them."""
+    from asmevo.launches import launch_from_dict
+
+    p = SUITES["aiter"].problem("fmoe_1stage_fp8")
+    data = p.launch_with_inputs(p.shapes_by_role("bench")[0])
+    fields = {f["buffer"]: f["init"] for f in data["args"][0]["struct"] if "buffer" in f}
+    assert fields["num_valid_ids"] == f"file:{p.dir / 'launch' / 'bench_num_valid_ids.npy'}"
+    spec = launch_from_dict(data, tmp_path, "elsewhere").spec
+    assert np.load(spec.buffers["num_valid_ids"].init)[0] > 0
