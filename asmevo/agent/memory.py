@@ -97,7 +97,8 @@ class SearchMemory:
     def record(self, lineage: Lineage, kernel: dict[str, str], config: dict) -> dict:
         """Add (or replace) the record of one finished search."""
         rec = {"kernel": lineage.kernel, "k0_sha256": lineage.k0_sha256, "config": config, "features": kernel,
-               "chain": operator_chain([c.to_json() for c in lineage.candidates], lineage.best), "speedup": lineage.best_candidate.speedup or 1.0,
+               "chain": operator_chain([c.to_json() for c in lineage.candidates], lineage.best),
+               "speedup": lineage.best_candidate.speedup or 1.0,
                "operators": {}, "pairs": {}}
         for c in lineage.candidates:
             if c.parent is None or c.verdict is None:

@@ -18,7 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from asmevo.calibrate.aiter_tables import CU_NUM, aiter_rows, run_row, unexpected_findings, written_elements  # noqa: E402
+from asmevo.calibrate.aiter_tables import (CU_NUM, aiter_rows, run_row, unexpected_findings,  # noqa: E402
+                                           written_elements)
 from asmevo.errors import AsmEvoError  # noqa: E402
 from benchmarks import record  # noqa: E402
 

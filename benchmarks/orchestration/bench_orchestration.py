@@ -8,9 +8,10 @@
    the same stage bodies directly; the difference per call is Prefect's overhead.
 2. Suite: `asmevo suite run` (by default scripts/main.sh's main job: search agent, budget 16, MI308X) on a
    fresh ASMEVO_HOME (first run; its kernel table is printed too), then the same command again (every stage
-   a cache hit). `--home` keeps that home (e.g. for `asmevo report`). Orchestration overhead = process start-up before the first stage
-   (imports, API server) + tasks x per-task overhead, as a share of the first run; the re-run's
-   wall time as a share of the first run is the resume cost. Targets: < 10 % and < 5 %.
+   a cache hit). `--home` keeps that home (e.g. for `asmevo report`). Orchestration overhead = process
+   start-up before the first stage (imports, API server) + tasks x per-task overhead, as a share of the
+   first run; the re-run's wall time as a share of the first run is the resume cost. Targets: < 10 % and
+   < 5 %.
 
 Record: orchestration_SUITE[-PROBLEMS][-AGENT][-budgetN][-GPU].txt beside this script (benchmarks/record.py).
 """

@@ -130,7 +130,7 @@ def test_f4gemm_launch_fills_the_kernels_argument_layout(wheel):
              "stride_A0": "strideA0", "stride_B0": "strideB0", "M": "Mdim", "N": "Ndim", "K": "Kdim",
              "scale_A": "ScaleA", "scale_B": "ScaleB", "stride_ScaleA0": "strideScaleA0",
              "stride_ScaleB0": "strideScaleB0", "log2_k_split": "log2_k_split"}
-    assert {theirs: ours[mine] for mine, theirs in pairs.items()} == {theirs: named[theirs] for theirs in pairs.values()}
+    assert {theirs: ours[mine] for mine, theirs in pairs.items()} == {t: named[t] for t in pairs.values()}
     values = {f["name"]: f["scalar"] for f in struct["struct"] if "scalar" in f}
     assert (values["M"], values["N"], values["K"], values["stride_A0"], values["stride_ScaleA0"]) == (300, 1024, 512,
                                                                                                       512, 16)
