@@ -175,7 +175,7 @@ def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
     """The kernel's result row (see `report.COLUMNS`), read from the stage artifacts."""
     store = default_store()
     row: dict = {"kernel": job.name, "status": "ok", "error": "", "unit": "", "timing_shape": job.timing_shape,
-                 "baseline": None, "best": None, "speedup": None, "speedup_verify": None, "operators": "",
+                 "baseline": None, "best": None, "speedup": None, "speedup_verify": None, "operators": "", "bound": "",
                  "candidates_tried": 0, "candidates_accepted": 0, "verify_trials": 0,
                  "roundtrip": "", "hot_window": "", **{f"{name}_s": 0.0 for name in STAGES}}
     for key, out in outcomes.items():
@@ -201,7 +201,8 @@ def kernel_row(job: KernelJob, outcomes: dict[str, StageOutcome]) -> dict:
         row["candidates_accepted"] = sum(bool((c.get("timing") or {}).get("accepted")) for c in candidates)
     if decision := _artifact(outcomes["time"], "timing"):
         baseline = decision["baseline"]["median"]
-        row.update(unit=decision["unit"], baseline=baseline, best=baseline, speedup=1.0)
+        row.update(unit=decision["unit"], baseline=baseline, best=baseline, speedup=1.0,
+                   bound=decision["baseline"]["provenance"].get("config", {}).get("bound", ""))
     # The best is K0 itself unless the agent improved on it: re-timing K0 against itself on hardware
     # can pass the gate by noise, and that is no speedup.
     if edit and edit["improved"] and (decision := _artifact(outcomes.get("time_best"), "timing")) \

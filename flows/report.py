@@ -16,7 +16,7 @@ from artifacts.files import write_atomic
 
 from .runs import Run
 
-COLUMNS = ["kernel", "status", "unit", "timing_shape", "baseline", "best", "speedup", "speedup_verify", "operators",
+COLUMNS = ["kernel", "status", "unit", "timing_shape", "baseline", "best", "speedup", "speedup_verify", "operators", "bound",
            "candidates_tried", "candidates_accepted", "verify_trials", "roundtrip", "hot_window", "recover_s",
            "rebuild_s", "profile_s", "edit_s", "verify_s", "time_s", "error"]
 FORMATS = ("md", "csv", "html")

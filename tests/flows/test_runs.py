@@ -74,6 +74,8 @@ def test_concurrent_runs_agree_and_leave_the_store_intact(concurrent):
     assert first == second
     assert [row["status"] for row in first] == ["ok"] * 3
     assert all(row["roundtrip"] == "equivalent" and row["unit"] == "model_us" for row in first)
+    assert all(row["bound"] in ("latency", "simd_issue", "hbm_bandwidth", "l2_bandwidth", "vmem_path", "lds")
+               for row in first)  # what limits K0 at its timing shape, by the model
     store = Store(home / "store")
     assert store.check() == []
     assert len(store.records) > 0
