@@ -111,10 +111,10 @@ def run_batch(m: Machine, prog: Program, stats: Stats) -> None:
                 if starts is not None and pc in starts:
                     trace.enter(g.waves[skip], starts[pc])
                 groups.remove(g)
-                groups.append(Group(op.next_pc, g.waves[skip]))
+                groups.append(_group(m, op.next_pc, g.waves[skip]))
                 if skip.all():
                     continue
-                g = Group(pc, g.waves[~skip])
+                g = _group(m, pc, g.waves[~skip])
                 groups.append(g)
         n = len(g)
         if wide and not stats.count(m, g):

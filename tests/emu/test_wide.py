@@ -170,3 +170,36 @@ def test_an_error_comes_back_in_its_launchs_place(together):
                 run_kernel(co, "k", memory=alone.memory, kernarg=alone.kernarg, **geometry)
         else:
             _same_report(result, run_kernel(co, "k", memory=alone.memory, kernarg=alone.kernarg, **geometry))
+
+
+def test_waves_in_vskip_mode_run_together_as_alone(together):
+    """Waves that pass over vector instructions in VSKIP mode (AITer's one-stage MoE kernels) split their
+    group; in a wide run the split groups still count each launch's waves (they did not: a TypeError)."""
+    co = asm("""
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x8
+  v_lshlrev_b32 v10, 2, v0
+  s_waitcnt lgkmcnt(0)
+  s_setvskip s6, 0
+  v_mov_b32 v2, 0x77
+  global_store_dword v10, v2, s[4:5]
+  s_setvskip 0, 0
+  s_waitcnt vmcnt(0)
+  s_endpgm
+""")
+    geometry = dict(grid=(1, 1, 1), block=(64, 1, 1), dynamic_lds=0, checked=True)
+
+    def launch(skip: int) -> tuple[WideLaunch, int]:
+        memory = Memory()
+        out = memory.alloc(64 * 4, "out")
+        memory.write(out, bytes(256))
+        return WideLaunch(struct.pack("<QIIQQQ", out, skip, 0, 0, 0, 0), memory, 50_000_000), out
+
+    wide = [launch(s) for s in (0, 1, 0)]
+    reports = run_kernel_wide(co, "k", [w for w, _ in wide], **geometry)
+    assert together == [3]
+    for (w, out), report, skip in zip(wide, reports, (0, 1, 0)):
+        alone, _ = launch(skip)
+        _same_report(report, run_kernel(co, "k", memory=alone.memory, kernarg=alone.kernarg, **geometry))
+        stored = np.frombuffer(w.memory.read(out, 256), np.uint32)
+        assert (stored == (0 if skip else 0x77)).all()
