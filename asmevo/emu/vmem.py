@@ -26,14 +26,14 @@ U32, U64, I64 = np.uint32, np.uint64, np.int64
 
 def compile_vmem(ins: Instruction, ctx: Context) -> Op:
     name = ins.mnemonic
-    info = instr_info(name)
+    info = instr_info(name, ctx.processor)
     seg, kind, size = info.segment, info.memory, info.access_bytes
     if kind == "cache":
         return Op(ins, lambda m, g: None)
     what = info.base.split(f"_{kind}_", 1)[-1]
     if kind == "atomic":
         return _atomic(ins, seg, what, ctx)
-    if is_lds_dma(ins):
+    if is_lds_dma(ins, ctx.processor):
         return _lds_dma(ins, seg, size, ctx)
     if kind not in ("load", "store") or seg == "tbuffer" or "_format_" in name or name.endswith("_lds_dword"):
         raise UnsupportedInstruction(name, ins.address)

@@ -559,8 +559,14 @@ def _misc(ins: Instruction, base: str, enc: str) -> Op:
                 mask, _, _ = g.exec_info(m)
                 cw(m, g, pack_lanes(np.broadcast_to(carry, (len(g), 64)) & mask))
         return Op(ins, mad64)
+    raise UnsupportedInstruction(ins.mnemonic, ins.address)
+
+
+def _fp8(ins: Instruction, base: str, enc: str, ctx: Context) -> Op:
+    """fp8/bf8 conversions, in the processor's formats (FNUZ on gfx942, OCP E4M3/E5M2 on gfx950)."""
+    ops = list(ins.operands)
     if base in ("v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"):
-        fmt = "fp8" if "fp8" in base else "bf8"
+        fmt = ctx.fp8_format("fp8" if "fp8" in base else "bf8")
         pk = "_pk_" in base
         dst = ops[0]
         rd = vector_reader(ops[1])
@@ -582,7 +588,7 @@ def _misc(ins: Instruction, base: str, enc: str) -> Op:
                 write(m, g, b0)
         return Op(ins, cvt8)
     if base in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"):
-        fmt = "fp8" if "fp8" in base else "bf8"
+        fmt = ctx.fp8_format("fp8" if "fp8" in base else "bf8")
         sr = "_sr_" in base
         dst = ops[0]
         src = Sources(ins, enc, ops[1:3], ["f32", "f32" if not sr else "u32"], [])
@@ -609,6 +615,40 @@ def _misc(ins: Instruction, base: str, enc: str) -> Op:
     raise UnsupportedInstruction(ins.mnemonic, ins.address)
 
 
+def _permlane_swap(ins: Instruction, base: str, enc: str) -> Op:
+    """`v_permlane16_swap_b32 vdst, src0` (gfx950): the odd 16-lane rows of vdst trade places with the
+    even rows of src0; `v_permlane32_swap_b32`: rows 2-3 of vdst with rows 0-1 of src0 (LLVM's
+    llvm.amdgcn.permlane16/32.swap). Both registers are written. Only a whole wave (EXEC all ones, no
+    fi/bound_ctrl) is modelled: anything else raises."""
+    if ins.modifier("fi") is not None or ins.modifier("bound_ctrl") is not None:
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "fi/bound_ctrl")
+    dst, src = ins.operands[0], ins.operands[1]
+    if dst.kind != "vgpr" or src.kind != "vgpr":
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "operands must be VGPRs")
+    lane = np.arange(64)
+    moved = (lane // 16) % 2 == 1 if "16" in base else lane >= 32   # the lanes of vdst that move
+    shift = 16 if "16" in base else 32
+    d, s_ = dst.index, src.index
+
+    def run(m, g):
+        mask, full, _ = g.exec_info(m)
+        if not full and not np.all(mask):
+            raise UnsupportedInstruction(ins.mnemonic, ins.address, "EXEC not all ones")
+        old_d, old_s = m.v[d][g.sel].copy(), m.v[s_][g.sel].copy()
+        if d == s_:
+            new = old_d.copy()
+            new[:, moved] = old_d[:, lane[moved] - shift]
+            new[:, lane[moved] - shift] = old_d[:, moved]
+            m.vwrite(g, m.v, d, new)
+            return
+        new_d, new_s = old_d.copy(), old_s.copy()
+        new_d[:, moved] = old_s[:, lane[moved] - shift]
+        new_s[:, lane[moved] - shift] = old_d[:, moved]
+        m.vwrite(g, m.v, d, new_d)
+        m.vwrite(g, m.v, s_, new_s)
+    return Op(ins, run)
+
+
 _SPECIAL = {
     "v_readlane_b32": _lane_ops, "v_readfirstlane_b32": _lane_ops, "v_writelane_b32": _lane_ops,
     "v_mbcnt_lo_u32_b32": _lane_ops, "v_mbcnt_hi_u32_b32": _lane_ops, "v_cndmask_b32": _cndmask,
@@ -618,9 +658,12 @@ for _n in ("add_co", "sub_co", "subrev_co", "addc_co", "subb_co", "subbrev_co"):
 for _n in ("v_div_scale_f32", "v_div_scale_f64", "v_div_fmas_f32", "v_div_fmas_f64", "v_div_fixup_f32",
            "v_div_fixup_f64"):
     _SPECIAL[_n] = _div
-for _n in ("v_swap_b32", "v_mad_u64_u32", "v_mad_i64_i32", "v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8",
-           "v_cvt_pk_f32_bf8", "v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"):
+for _n in ("v_swap_b32", "v_mad_u64_u32", "v_mad_i64_i32"):
     _SPECIAL[_n] = _misc
+for _n in ("v_permlane16_swap_b32", "v_permlane32_swap_b32"):
+    _SPECIAL[_n] = _permlane_swap
+_FP8 = frozenset({"v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8", "v_cvt_pk_fp8_f32",
+                  "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"})
 
 
 def compile_vop(ins: Instruction, ctx: Context) -> Op:
@@ -629,6 +672,8 @@ def compile_vop(ins: Instruction, ctx: Context) -> Op:
         return Op(ins, lambda m, g: None)
     if base.startswith("v_cmp"):
         return _vopc(ins, base, enc)
+    if base in _FP8:
+        return _fp8(ins, base, enc, ctx)
     if base in _SPECIAL:
         return _SPECIAL[base](ins, base, enc)
     spec = TABLE.get(base)
