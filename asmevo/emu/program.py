@@ -27,14 +27,20 @@ _COMPILERS = {"smem": compile_smem, "salu": compile_sop, "sopp": compile_sop, "f
               "vopc": compile_vop}
 
 
+def compile_family(ins: Instruction, ctx: Context) -> Op:
+    """Prepare one decoded instruction with its family's compiler; UnsupportedInstruction if the
+    emulator does not model it."""
+    info = instr_info(ins.mnemonic, ctx.processor)
+    return (compile_vop3p if info.packed else _COMPILERS[info.family])(ins, ctx)
+
+
 def compile_instruction(ins: Instruction, ctx: Context) -> Op:
     """Prepare one instruction; unsupported ones become an Op that raises when executed."""
     n = ins.mnemonic
     try:
         if ins.is_data:
             raise UnsupportedInstruction(".long (undecodable word)", ins.address)
-        info = instr_info(n, ctx.processor)
-        op = (compile_vop3p if info.packed else _COMPILERS[info.family])(ins, ctx)
+        op = compile_family(ins, ctx)
     except UnsupportedInstruction as exc:
         err = UnsupportedInstruction(n, ins.address, _detail(exc))
 
