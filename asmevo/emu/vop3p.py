@@ -226,17 +226,23 @@ def _stack(op: Operand, n: int):
 
 
 def _scale_readers(ins: Instruction, ops: list[Operand]):
-    """Readers of a `v_mfma_scale_*` instruction's E8M0 scale operands ([G, 64] codes, byte 0 of each
-    lane's dword). Only byte 0 (op_sel / op_sel_hi clear) is modelled; encoding bits LLVM's syntax
-    does not express (dword 0 bits 0x6000 of AITer's MXFP4 kernels, kept as `.long` by recovery)
-    raise too, rather than run as if clear."""
-    if any(_modlist(ins, "op_sel", 3)[:2]) or any(_modlist(ins, "op_sel_hi", 3)[:2]):
-        raise UnsupportedInstruction(ins.mnemonic, ins.address, "scale byte other than byte 0")
+    """Readers of a `v_mfma_scale_*` instruction's E8M0 scale operands ([G, 64] codes): byte
+    `op_sel[i] | op_sel_hi[i] << 1` of each lane's dword (LLVM 22 encodes the intrinsic's scale byte
+    index so: `llvm.amdgcn.mfma.scale.*` opsel 1 -> op_sel, 2 -> op_sel_hi; the index selects byte
+    0..3 of the packed E8M0 word). Scales that are not VGPRs raise (LLVM's VOP3PInstructions.td:
+    for inline constants and SGPRs the hardware takes bits [30:23] instead, so LLVM allows only
+    VGPRs), as do encoding bits LLVM's syntax does not express (dword 0 bits 0x6000 of AITer's MXFP4
+    kernels, op_sel/op_sel_hi of the prefix's absent third source, kept as `.long` by recovery)."""
     if ins.encoding and int.from_bytes(ins.encoding[:4], "little") & 0x6000:
         raise UnsupportedInstruction(ins.mnemonic, ins.address, "prefix bits 0x6000 set")
-    readers = [vector_reader(op) for op in ops]
-    return [lambda m, g, rd=rd: np.broadcast_to(np.asarray(rd(m, g), U32) & U32(0xFF), (len(g), 64))
-            for rd in readers]
+    if any(op.kind != "vgpr" for op in ops):
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "scale operand not a VGPR")
+    lo, hi = _modlist(ins, "op_sel", 3), _modlist(ins, "op_sel_hi", 3)
+    readers = []
+    for i, op in enumerate(ops):
+        shift, idx = U32(8 * (lo[i] | hi[i] << 1)), op.index
+        readers.append(lambda m, g, idx=idx, shift=shift: (m.v[idx][g.sel] >> shift) & U32(0xFF))
+    return readers
 
 
 def _mfma(ins: Instruction, base: str, processor: str) -> Op:

@@ -216,3 +216,57 @@ def test_e8m0_nan_scale_gives_nan():
             r, lane = d_reg_lane(f, 0, i, j)
             v = nm.as_f32(d[0, r, lane])
             assert (np.isnan(v) if i == 5 else v == 128.0), (i, j)
+
+
+def test_wide_lds_dma_puts_each_lane_16_bytes_apart(tmp_path):
+    """gfx950's global_load_lds_dwordx4 / dwordx3 write lane l's 16 (12) bytes at M0 + 16 * l (LLVM
+    AMDGPUUsage, LDS DMA); read back with ds_read_b128 / b96 and stored after the source."""
+    body = """  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v1, 4, v0
+  s_mov_b32 m0, 0
+  s_waitcnt lgkmcnt(0)
+  global_load_lds_dwordx4 v1, s[4:5]
+  s_mov_b32 m0, 0x400
+  s_nop 0
+  global_load_lds_dwordx3 v1, s[4:5]
+  s_waitcnt vmcnt(0)
+  v_add_u32 v8, 0x400, v1
+  ds_read_b128 v[4:7], v1
+  ds_read_b96 v[12:14], v8
+  s_waitcnt lgkmcnt(0)
+  global_store_dwordx4 v1, v[4:7], s[4:5] offset:1024
+  global_store_dwordx3 v1, v[12:14], s[4:5] offset:2048
+  s_endpgm"""
+    path = gfx950_code_object(tmp_path / "dma.co", body)
+    src = np.arange(768, dtype=np.uint32) * 7 + 1
+    src[256:] = 0
+    spec = dict(SPEC, dynamic_lds=2048, args=[{"buffer": "a", "dtype": "uint32", "shape": [768], "init": "zeros"}])
+    out, result = run_launch(get_device("emu"), path, LaunchSpec.from_dict(spec), {"a": src.copy()})
+    assert result.ok, result.findings
+    a = out["a"]
+    assert list(a[256:512]) == list(src[:256])
+    x3 = a[512:768].reshape(64, 4)
+    assert (x3[:, :3] == src[:256].reshape(64, 4)[:, :3]).all() and (x3[:, 3] == 0).all()
+
+
+def test_scaled_mfma_selects_the_scale_byte(tmp_path):
+    """v_mfma_scale with fp4 A = B = 1.0: D = 128 * scale_a * scale_b, the scale byte being
+    op_sel[i] | op_sel_hi[i] << 1 of the scale register (0x807f7e7d: bytes 2^-2, 2^-1, 1, 2;
+    0x8180: bytes 2, 4)."""
+    ones = "".join(f"  v_mov_b32 v{r}, 0x22222222\n" for r in range(32, 40))
+    mfma_ = "  v_mfma_scale_f32_16x16x128_f8f6f4 v[{0}], v[32:35], v[36:39], 0, v40, v41 {1} cbsz:4 blgp:4\n"
+    body = (ones + "  v_mov_b32 v40, 0x807f7e7d\n  v_mov_b32 v41, 0x8180\n  s_nop 1\n"
+            + mfma_.format("44:47", "op_sel:[1,0,0] op_sel_hi:[1,0,0]")
+            + mfma_.format("48:51", "op_sel:[0,1,0] op_sel_hi:[0,0,0]")
+            + "  s_nop 7\n  v_mov_b32 v1, v44\n  v_mov_b32 v2, v51")
+    v1, v2 = _run(tmp_path, body)
+    assert set(nm.as_f32(v1)) == {128 * 2.0 * 2.0} and set(nm.as_f32(v2)) == {128 * 0.25 * 4.0}
+
+
+def test_scaled_mfma_scale_in_an_sgpr_is_a_named_error(tmp_path):
+    """For SGPR / inline-constant scales the hardware reads bits [30:23] (LLVM allows VGPRs only, so the
+    instruction is written as words: the VGPR form's scale A field 0x128 (v40) set to 4 (s4))."""
+    body = "  .long 0xd3ac0000, 0x00025204, 0xd3ad0c2c, 0x82024920"
+    path = gfx950_code_object(tmp_path / "s.co", STORE.replace("BODY", body))
+    with pytest.raises(UnsupportedInstruction, match="scale operand not a VGPR"):
+        run_launch(get_device("emu"), path, LaunchSpec.from_dict(SPEC), {"a": np.zeros(128, np.uint32)})
