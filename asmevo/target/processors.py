@@ -121,11 +121,10 @@ GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, fp8_for
                    emulation_gaps=(
     "gfx950 instructions the emulator raises UnsupportedInstruction for: the transposing LDS reads "
     "(ds_read_b64_tr_b4/b8/b16, ds_read_b96_tr_b6), the fp4/fp6/fp8 scaling conversions (v_cvt_scalef32_*), "
-    "the 96/128-bit LDS DMA loads (global_load_lds_dwordx3/x4, buffer_load_dwordx3/x4 ... lds), "
-    "v_permlane16/32_swap under partial EXEC or with fi/bound_ctrl, v_mfma_scale scale bytes other than "
-    "byte 0 and prefix bits LLVM's syntax drops (0x6000), and every CDNA4 instruction the instruction table "
-    "does not list (asmevo.isa.mnemonics.GFX950_ADDED), e.g. v_prng_b32, v_bitop3_b32, the new v_smfmac "
-    "shapes; the launch-spec LDS check (asmevo.device.kernarg) still allows 64 KiB"))
+    "v_mfma_scale with an SGPR or constant scale or with prefix bits LLVM's syntax drops (0x6000, set by "
+    "AITer's MXFP4 kernels), v_permlane16/32_swap under partial EXEC or with fi/bound_ctrl, and every CDNA4 "
+    "instruction the instruction table does not list (asmevo.isa.mnemonics.GFX950_ADDED), e.g. v_prng_b32, "
+    "v_bitop3_b32, the new v_smfmac shapes"))
 PROCESSORS: dict[str, Processor] = {p.name: p for p in (GFX942, GFX950)}
 
 

@@ -270,3 +270,72 @@ def test_scaled_mfma_scale_in_an_sgpr_is_a_named_error(tmp_path):
     path = gfx950_code_object(tmp_path / "s.co", STORE.replace("BODY", body))
     with pytest.raises(UnsupportedInstruction, match="scale operand not a VGPR"):
         run_launch(get_device("emu"), path, LaunchSpec.from_dict(SPEC), {"a": np.zeros(128, np.uint32)})
+
+
+@pytest.fixture(scope="module")
+def triton_v4():
+    """get(instr_shape, operand, k_width) -> (reg_bases, lane_bases) of Triton's gfx950 MFMA layout
+    (`AMDMFMALayout(version=4)`, what Triton's gfx950 backend generates code from); operand None: D."""
+    gl = pytest.importorskip("triton.experimental.gluon.language")
+    from triton._C.libtriton import gluon_ir, ir
+    from triton.experimental.gluon.language import amd
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    builder = gluon_ir.GluonOpBuilder(ctx)
+
+    def get(instr, operand=None, k_width=1):
+        layout = amd.AMDMFMALayout(version=4, instr_shape=list(instr), transposed=False, warps_per_cta=[1, 1],
+                                   element_bitwidth=32)
+        m, n, k = instr
+        shape = [m, n]
+        if operand is not None:
+            layout, shape = gl.DotOperandLayout(operand, layout, k_width), ([m, k] if operand == 0 else [k, n])
+        ll = builder.to_linear_layout(layout._to_ir(builder), shape)
+        return ll.reg_bases, ll.lane_bases
+
+    yield get
+    del builder, ctx
+
+
+@pytest.mark.parametrize("name,k_width", [("v_mfma_f32_16x16x32_f16", 8), ("v_mfma_f32_32x32x16_bf16", 8),
+                                          ("v_mfma_i32_16x16x64_i8", 16), ("v_mfma_i32_32x32x32_i8", 16),
+                                          ("v_mfma_f32_16x16x128_f8f6f4", 32), ("v_mfma_f32_32x32x64_f8f6f4", 32)])
+def test_cdna4_layouts_match_triton(name, k_width, triton_v4):
+    """Every (lane, element) of A and B, and every (register, lane) of D, against Triton's gfx950 layouts
+    with the kWidth its gfx950 backend uses for the shape (all of a lane's elements contiguous in K)."""
+    from test_mfma import _apply
+    f = instr_info(name, "gfx950").mfma
+    instr = (f.m, f.n, f.k)
+    for operand, which in ((0, "a"), (1, "b")):
+        lane_of, el_of = mfma.input_layout(name, which, "gfx950")
+        reg_bases, lane_bases = triton_v4(instr, operand, k_width)
+        for lane in range(64):
+            for el in range(f.a_elems):
+                x, y = _apply(reg_bases, lane_bases, el, lane)
+                row, k = (x, y) if operand == 0 else (y, x)
+                assert (lane_of[0, row, k], el_of[0, row, k]) == (lane, el)
+    d_reg, d_lane = mfma.output_layout(name, "gfx950")
+    reg_bases, lane_bases = triton_v4(instr)
+    for lane in range(64):
+        for el in range(f.cd_regs):
+            i, j = _apply(reg_bases, lane_bases, el, lane)
+            assert (d_reg[0, i, j], d_lane[0, i, j]) == (el, lane)
+
+
+def test_buffer_atomic_pk_add_bf16(tmp_path):
+    """Each bf16 half added separately and rounded: [lo 1.0, hi 2.0] + [lo 2.0, hi 1.0] = [3.0, 3.0]."""
+    body = """  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 s8, s4
+  s_and_b32 s9, s5, 0xffff
+  s_mov_b32 s10, 512
+  s_mov_b32 s11, 0x20000
+  v_lshlrev_b32 v10, 2, v0
+  v_mov_b32 v1, 0x3f804000
+  buffer_atomic_pk_add_bf16 v1, v10, s[8:11], 0 offen
+  s_endpgm"""
+    path = gfx950_code_object(tmp_path / "atomic.co", body)
+    init = np.full(128, 0x40003F80, np.uint32)
+    out, result = run_launch(get_device("emu"), path, LaunchSpec.from_dict(SPEC), {"a": init})
+    assert result.ok, result.findings
+    assert set(out["a"][:64]) == {0x4040_4040} and set(out["a"][64:]) == {0x40003F80}
