@@ -14,8 +14,10 @@ an XDL one +1 always), the 16-pass f64 16x16x4 DGEMM needs 17 (SrcC) / 19 (SrcA/
 states, MFMA pass counts come from SIDPGFX950FullSpeedModel (the f8f6f4 ones from their cbsz/blgp
 formats), `v_permlane16/32_swap` wait 2 after a VALU writes their VGPRs and 4 after a v_cmpx writes
 EXEC (checkPermlaneHazards), and the dst-sel forwarding rule (hasCvtScaleForwardingHazard) also
-covers byte-selecting fp8 conversions (op_sel[2]) and the fp4 conversions, for any operand of the
-consumer (LLVM's consumesDstSelForwardingOperand: reads and overwrites alike).
+covers byte-selecting fp8 conversions (op_sel[2]), for any operand of the consumer (LLVM's
+consumesDstSelForwardingOperand: reads and overwrites alike). LLVM's fp4 case (its stochastic-rounding
+`v_cvt_scalef32_sr_pk_fp4_*`, whatever their op_sel) concerns instructions the gfx950 instruction table
+does not list, which the checker refuses (UnsupportedInstruction) before any rule.
 
 For each consumer the search walks backwards over the CFG (through every predecessor path, up
 to the largest wait a rule can need) and finds, per path, the nearest instruction that produces
@@ -455,18 +457,15 @@ def _clause_kind(f: _Facts) -> str | None:
 
 def _shifts_dst(p: _Facts) -> bool:
     """LLVM getDstSelForwardingOperand: SDWA dst_sel other than DWORD, a VOP3 op_sel writing the high
-    half; on gfx950 also a byte-selecting fp8 conversion (op_sel[2], `v_cvt_sr_*`/`v_cvt_scalef32_sr_*`
-    to fp8/bf8) and every fp4 conversion whatever its op_sel."""
+    half; on gfx950 also a byte-selecting fp8 conversion (`v_cvt_sr_fp8/bf8_f32` with op_sel[2])."""
     sel = p.ins.modifier("dst_sel")
     if sel is not None:
         return sel != "DWORD"
     base = p.info.base
-    if p.processor == "gfx950" and re.match(r"^v_cvt_scalef32_(sr_)?pk_fp4_", base):
-        return True
     op_sel = p.ins.modifier("op_sel")
     if op_sel and not re.match(r"^v_(pk_|dot|fma_mix|mad_mix|mfma_|smfmac_)", base):
         bits = [b.strip() for b in op_sel.strip("[]").split(",")]
-        if p.processor == "gfx950" and re.match(r"^v_cvt_(scalef32_)?sr_(fp8|bf8)_", base) and len(bits) > 2 \
+        if p.processor == "gfx950" and re.match(r"^v_cvt_sr_(fp8|bf8)_f32$", base) and len(bits) > 2 \
                 and bits[2] == "1":
             return True
         return bits[-1] == "1"

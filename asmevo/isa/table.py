@@ -264,7 +264,7 @@ _TWO_DST = frozenset({"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc
 # VALU whose destination is an input too (accumulating, tied or lane/byte-partial writes).
 _VALU_DST_READ = re.compile(
     r"^v_(mac|fmac)_|^v_dot\dc_|^v_pk_fmac_|^v_(fma|mad)_mix(lo|hi)_|^v_writelane_b32$|"
-    r"^v_cvt_(pk|sr)_(fp8|bf8)_f32$|^v_cvt_scalef32_(sr_)?pk_fp4_|^v_cvt_pkaccum_u8_f32$|^v_smfmac_|^v_(mad|fma)[a-z]*_legacy_")
+    r"^v_cvt_(pk|sr)_(fp8|bf8)_f32$|^v_cvt_scalef32_pk_fp4_f32$|^v_cvt_pkaccum_u8_f32$|^v_smfmac_|^v_(mad|fma)[a-z]*_legacy_")
 # LLVM's TRANS instructions (SIInstrInfo::isTRANS): the transcendental pipeline.
 _TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)(_legacy)?_f(16|32|64)$|^v_rcp_iflag_f32$")
 # Other VALU with a 4-slot result latency in LLVM's gfx940 model (float <-> int and f16/fp8
