@@ -26,8 +26,8 @@ CDNA4 (gfx950): the same layouts with twice the K of the CDNA3 shapes (16x16x32 
 bf16, 16x16x64 / 32x32x32 i8: 8 or 16 elements per lane), fp8/bf8 in the OCP E4M3/E5M2 formats, and
 the f8f6f4 MFMAs (16x16x128, 32x32x64; 32 elements per lane), whose A and B formats are the cbsz and
 blgp fields (0 fp8 E4M3, 1 bf8 E5M2, 2 fp6 E2M3, 3 bf6 E3M2, 4 fp4 E2M1: OCP MX formats; LLVM
-AMDGPU::MFMAScaleFormats; CDNA4 ISA guide "Matrix Arithmetic"), packed densely from bit 0 of the
-register tuple (fp8 8, fp6 6, fp4 4 registers). `v_mfma_scale_*` multiply each lane's 32 A (B)
+AMDGPU::MFMAScaleFormats), packed densely from bit 0 of the register tuple (fp8 8, fp6 6, fp4 4
+registers, as LLVM's gfx950 assembler sizes the operands). `v_mfma_scale_*` multiply each lane's 32 A (B)
 elements, one K block of one row (column), by 2^(e-127) of that lane's E8M0 scale byte (0xFF: NaN).
 """
 from __future__ import annotations
@@ -161,7 +161,7 @@ def _elements(regs: np.ndarray, typ: str, nregs: int, fp8_formats: tuple[str, st
     return nm.as_f32(bits).astype(np.float64)
 
 
-def f8f6f4_types(mnemonic: str, cbsz: int, blgp: int, processor: str = "gfx950") -> tuple[str, str]:
+def f8f6f4_types(mnemonic: str, cbsz: int, blgp: int) -> tuple[str, str]:
     """(A format, B format) of an f8f6f4 MFMA from its cbsz / blgp fields; others raise."""
     if max(cbsz, blgp) >= len(F8F6F4_FORMATS) or min(cbsz, blgp) < 0:
         raise UnsupportedInstruction(mnemonic, detail=f"cbsz:{cbsz} blgp:{blgp} name no f8f6f4 format")
@@ -190,7 +190,7 @@ def execute(mnemonic: str, a, b, c, cbsz: int = 0, abid: int = 0, blgp: int = 0,
     if f.in_type == "f8f6f4":
         if abid or any(neg):
             raise UnsupportedInstruction(mnemonic, detail=f"abid:{abid} neg:{list(neg)}")
-        ta, tb = f8f6f4_types(mnemonic, cbsz, blgp, processor)
+        ta, tb = f8f6f4_types(mnemonic, cbsz, blgp)
         name = canonical(mnemonic)
         a_lane, a_el = input_layout(name, "a", processor)
         b_lane, b_el = input_layout(name, "b", processor)

@@ -310,7 +310,8 @@ TABLE: dict[str, tuple] = {
     "v_cvt_f64_u32": ("f64", ("u32",), lambda a: a.astype(F64)),
     "v_cvt_i32_f64": ("i32", ("f64",), lambda a: cvt_int(a, -2**31, 2**31 - 1)),
     "v_cvt_u32_f64": ("u32", ("f64",), lambda a: cvt_int(a, 0, 2**32 - 1)),
-    # gfx950 (CDNA4 ISA): both halves rounded to nearest even (MODE's default), NaN quieted
+    # gfx950: what LLVM selects for fptrunc <2 x float> to half / bfloat there (GCNSubtarget
+    # hasCvtPkF16F32Inst / BF16): each half rounded to nearest even (MODE's default), NaN quieted
     "v_cvt_pk_f16_f32": ("u32", ("f32", "f32"), lambda a, b: _f16_bits(a) | (_f16_bits(b) << U32(16))),
     "v_cvt_pk_bf16_f32": ("u32", ("f32", "f32"), lambda a, b: _bf16_bits(a) | (_bf16_bits(b) << U32(16))),
     "v_cvt_pkrtz_f16_f32": ("u32", ("f32", "f32"), lambda a, b: f32_to_f16_rtz(a) | (f32_to_f16_rtz(b) << U32(16))),

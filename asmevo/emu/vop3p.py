@@ -257,7 +257,7 @@ def _mfma(ins: Instruction, base: str, processor: str) -> Op:
     a_regs, b_regs, scales = info.a_regs, info.b_regs, None
     if info.in_type == "f8f6f4":
         try:
-            ta, tb = mfma.f8f6f4_types(base, cbsz, blgp, processor)
+            ta, tb = mfma.f8f6f4_types(base, cbsz, blgp)
         except UnsupportedInstruction:
             raise UnsupportedInstruction(ins.mnemonic, ins.address, f"cbsz:{cbsz} blgp:{blgp}") from None
         a_regs, b_regs = mfma.source_regs(info, ta, "a"), mfma.source_regs(info, tb, "b")

@@ -233,9 +233,9 @@ MFMA_ALIASES: dict[str, str] = {
 # gfx950 (CDNA4): gfx942's mnemonics without the xf32 MFMAs (LLVM 22's gfx950 assembler rejects
 # `v_mfma_f32_16x16x8_xf32`: "instruction not supported on this GPU"; gfx950 lacks FeatureXF32Insts),
 # plus the CDNA4 instructions the instruction table describes: every one AITer's 1,220 gfx950 code
-# objects use beyond gfx942's (benchmarks/production/aiter_gfx950_mnemonics.py) and their siblings in
-# the CDNA4 ISA guide (MFMA, transposing LDS reads, 96/128-bit LDS DMA, permlane swaps, packed
-# conversions). A gfx950 mnemonic not listed is unknown to the table (UnsupportedInstruction).
+# objects use beyond gfx942's (benchmarks/production/aiter_gfx950_mnemonics.py) and their siblings
+# that LLVM 22's gfx950 assembler accepts (MFMA shapes, transposing LDS reads, 96/128-bit LDS DMA).
+# A gfx950 mnemonic not listed is unknown to the table (UnsupportedInstruction).
 GFX950_REMOVED: frozenset[str] = frozenset({"v_mfma_f32_32x32x4_xf32", "v_mfma_f32_16x16x8_xf32"})
 GFX950_ADDED: frozenset[str] = frozenset((
     "v_mfma_f32_16x16x32_f16 v_mfma_f32_32x32x16_f16 v_mfma_f32_16x16x32_bf16 v_mfma_f32_32x32x16_bf16 "
