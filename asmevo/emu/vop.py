@@ -615,6 +615,40 @@ def _fp8(ins: Instruction, base: str, enc: str, ctx: Context) -> Op:
     raise UnsupportedInstruction(ins.mnemonic, ins.address)
 
 
+def _cvt_scale_fp4(ins: Instruction, base: str, enc: str) -> Op:
+    """`v_cvt_scalef32_pk_fp4_f32 vdst, src0, src1, scale` (gfx950): src0 / scale and src1 / scale as
+    E2M1 (`numeric.f32_to_fp4`) in the low and high nibble of byte `op_sel[2] | op_sel[3] << 1` of
+    vdst, its other bytes kept (LLVM 22 compiles llvm.amdgcn.cvt.scalef32.pk.fp4.f32's byte index
+    1 to op_sel:[0,0,1,0], 2 to [0,0,0,1]; Composable Kernel packs src1 << 4 | src0). Only a scale
+    that is a positive normal power of two (an E8M0 scale, as MX kernels pass) and finite inputs are
+    modelled: anything else raises when a lane meets it."""
+    ops = list(ins.operands)
+    opsel = _modlist(ins, "op_sel", 4)
+    if opsel[0] or opsel[1] or ins.modifier("clamp") is not None:
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "op_sel[0:1] / clamp")
+    src = Sources(ins, enc, ops[1:4], ["f32", "f32", "f32"], [])
+    write = vector_writer(ops[0])
+    dreg, shift = ops[0].index, U32(8 * (opsel[2] | opsel[3] << 1))
+
+    def run(m, g):
+        (a, b, scale), _ = src.read(m, g)
+        mask, _, _ = g.exec_info(m)
+        shape = (len(g), 64)
+        a, b, scale = (np.broadcast_to(np.asarray(x, U32), shape) for x in (a, b, scale))
+        exp = (scale >> U32(23)).astype(np.int64)
+        bad_scale = ((scale & U32(0x807FFFFF)) != 0) | (exp == 0) | (exp == 255)
+        special = ((a & U32(0x7F800000)) == U32(0x7F800000)) | ((b & U32(0x7F800000)) == U32(0x7F800000))
+        if (mask & (bad_scale | special)).any():
+            raise UnsupportedInstruction(ins.mnemonic, ins.address,
+                                         "a scale that is not a normal power of two, or a NaN/infinite input")
+        factor = np.ldexp(1.0, 127 - np.where(mask, exp, 127))
+        lo, hi = (numeric.f32_to_fp4(numeric.as_u32((numeric.as_f32(x).astype(np.float64) * factor).astype(F32)))
+                  .astype(U32) for x in (a, b))
+        old = m.v[dreg][g.sel]
+        write(m, g, (old & ~(U32(0xFF) << shift)) | ((lo | (hi << U32(4))) << shift))
+    return Op(ins, run)
+
+
 def _permlane_swap(ins: Instruction, base: str, enc: str) -> Op:
     """`v_permlane16_swap_b32 vdst, src0` (gfx950): the odd 16-lane rows of vdst trade places with the
     even rows of src0; `v_permlane32_swap_b32`: rows 2-3 of vdst with rows 0-1 of src0 (LLVM's
@@ -662,6 +696,7 @@ for _n in ("v_swap_b32", "v_mad_u64_u32", "v_mad_i64_i32"):
     _SPECIAL[_n] = _misc
 for _n in ("v_permlane16_swap_b32", "v_permlane32_swap_b32"):
     _SPECIAL[_n] = _permlane_swap
+_SPECIAL["v_cvt_scalef32_pk_fp4_f32"] = _cvt_scale_fp4
 _FP8 = frozenset({"v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8", "v_cvt_pk_fp8_f32",
                   "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"})
 

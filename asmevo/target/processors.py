@@ -121,7 +121,8 @@ GFX942 = Processor("gfx942", "CDNA3")
 GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, fp8_formats=("e4m3fn", "e5m2"),
                    emulation_gaps=(
     "gfx950 instructions the emulator raises UnsupportedInstruction for: the transposing LDS reads "
-    "(ds_read_b64_tr_b4/b8/b16, ds_read_b96_tr_b6), the fp4/fp6/fp8 scaling conversions (v_cvt_scalef32_*), "
+    "(ds_read_b64_tr_b4/b8/b16, ds_read_b96_tr_b6), v_cvt_scalef32_pk_fp4_f32 with a scale that is not a "
+    "normal power of two or a NaN/infinite input, "
     "v_mfma_scale with an SGPR or constant scale or with prefix bits LLVM's syntax drops (0x6000, set by "
     "AITer's MXFP4 kernels), v_permlane16/32_swap under partial EXEC or with fi/bound_ctrl, and every CDNA4 "
     "instruction the instruction table does not list (asmevo.isa.mnemonics.GFX950_ADDED), e.g. v_prng_b32, "

@@ -339,3 +339,35 @@ def test_buffer_atomic_pk_add_bf16(tmp_path):
     out, result = run_launch(get_device("emu"), path, LaunchSpec.from_dict(SPEC), {"a": init})
     assert result.ok, result.findings
     assert set(out["a"][:64]) == {0x4040_4040} and set(out["a"][64:]) == {0x40003F80}
+
+
+def test_cvt_scalef32_pk_fp4_f32(tmp_path):
+    """Hand-derived: scale 2: 3.0 -> 1.5 (0x3), -7.0 -> -3.5, a tie between 3 (odd) and 4 -> -4 (0xE),
+    into byte 1 (op_sel[2]) of 0x11223344; scale 0.5: 100 -> 200, saturated to 6 (0x7), -0.1 -> -0.2
+    -> -0 (0x8), into byte 3 (op_sel[2:3]) of 0."""
+    v1, v2 = _run(tmp_path, "  v_mov_b32 v1, 0x11223344\n  v_mov_b32 v3, 0x40400000\n  v_mov_b32 v4, 0xc0e00000\n"
+                            "  v_mov_b32 v5, 0x40000000\n"
+                            "  v_cvt_scalef32_pk_fp4_f32 v1, v3, v4, v5 op_sel:[0,0,1,0]\n"
+                            "  v_mov_b32 v2, 0\n  v_mov_b32 v6, 0x42c80000\n  v_mov_b32 v7, 0xbdcccccd\n"
+                            "  v_mov_b32 v8, 0x3f000000\n"
+                            "  v_cvt_scalef32_pk_fp4_f32 v2, v6, v7, v8 op_sel:[0,0,1,1]")
+    assert set(v1) == {0x1122E344} and set(v2) == {0x87000000}
+
+
+@pytest.mark.parametrize("scale,value,what", [(0x40400000, 0x3f800000, "not a normal power of two"),
+                                              (0x40000000, 0x7fc00000, "NaN/infinite input")])
+def test_cvt_scalef32_pk_fp4_refuses_what_it_does_not_model(tmp_path, scale, value, what):
+    body = (f"  v_mov_b32 v3, {value:#x}\n  v_mov_b32 v5, {scale:#x}\n"
+            "  v_cvt_scalef32_pk_fp4_f32 v1, v3, v3, v5")
+    path = gfx950_code_object(tmp_path / "f.co", STORE.replace("BODY", body))
+    with pytest.raises(UnsupportedInstruction, match=what):
+        run_launch(get_device("emu"), path, LaunchSpec.from_dict(SPEC), {"a": np.zeros(128, np.uint32)})
+
+
+def test_fp4_rounding_table():
+    """Every representable magnitude and every midpoint between neighbours (ties to even mantissa)."""
+    vals = np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 1e9],
+                    np.float32)
+    want = [0, 0, 1, 2, 2, 2, 3, 4, 4, 4, 5, 6, 6, 6, 7, 7, 7]
+    assert list(nm.f32_to_fp4(nm.as_u32(vals))) == want
+    assert list(nm.f32_to_fp4(nm.as_u32(-vals))) == [8 | w for w in want]
