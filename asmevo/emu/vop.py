@@ -615,6 +615,25 @@ def _fp8(ins: Instruction, base: str, enc: str, ctx: Context) -> Op:
     raise UnsupportedInstruction(ins.mnemonic, ins.address)
 
 
+def _bitop3(ins: Instruction, base: str, enc: str) -> Op:
+    """`v_bitop3_b32 vdst, s0, s1, s2 bitop3:T` (gfx950): each result bit is bit (s0 << 2 | s1 << 1 | s2)
+    of the truth table T (LLVM 22 compiles (a & ~b) | c to `v_bitop3_b32 a, c, b bitop3:0xdc`)."""
+    table = int(ins.modifier("bitop3") or "0", 0)
+    src = Sources(ins, enc, list(ins.operands[1:4]), ["u32", "u32", "u32"], [])
+    write = vector_writer(ins.operands[0])
+    ones = U32(0xFFFFFFFF)
+
+    def run(m, g):
+        (a, b, c), _ = src.read(m, g)
+        a, b, c = (np.asarray(x, U32) for x in (a, b, c))
+        out = np.zeros(np.broadcast_shapes(a.shape, b.shape, c.shape), U32)
+        for idx in range(8):
+            if table >> idx & 1:
+                out |= (a if idx & 4 else a ^ ones) & (b if idx & 2 else b ^ ones) & (c if idx & 1 else c ^ ones)
+        write(m, g, out)
+    return Op(ins, run)
+
+
 def _cvt_scale_fp4(ins: Instruction, base: str, enc: str) -> Op:
     """`v_cvt_scalef32_pk_fp4_f32 vdst, src0, src1, scale` (gfx950): src0 / scale and src1 / scale as
     E2M1 (`numeric.f32_to_fp4`) in the low and high nibble of byte `op_sel[2] | op_sel[3] << 1` of
@@ -697,6 +716,7 @@ for _n in ("v_swap_b32", "v_mad_u64_u32", "v_mad_i64_i32"):
 for _n in ("v_permlane16_swap_b32", "v_permlane32_swap_b32"):
     _SPECIAL[_n] = _permlane_swap
 _SPECIAL["v_cvt_scalef32_pk_fp4_f32"] = _cvt_scale_fp4
+_SPECIAL["v_bitop3_b32"] = _bitop3
 _FP8 = frozenset({"v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8", "v_cvt_pk_fp8_f32",
                   "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"})
 

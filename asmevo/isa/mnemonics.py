@@ -234,7 +234,8 @@ MFMA_ALIASES: dict[str, str] = {
 # `v_mfma_f32_16x16x8_xf32`: "instruction not supported on this GPU"; gfx950 lacks FeatureXF32Insts),
 # plus the CDNA4 instructions the instruction table describes: every one AITer's 1,220 gfx950 code
 # objects use beyond gfx942's (benchmarks/production/aiter_gfx950_mnemonics.py) and their siblings
-# that LLVM 22's gfx950 assembler accepts (MFMA shapes, transposing LDS reads, 96/128-bit LDS DMA).
+# that LLVM 22's gfx950 assembler accepts (MFMA shapes, transposing LDS reads, 96/128-bit LDS DMA), and
+# v_bitop3_b32, which Triton's gfx950 code uses.
 # A gfx950 mnemonic not listed is unknown to the table (UnsupportedInstruction).
 GFX950_REMOVED: frozenset[str] = frozenset({"v_mfma_f32_32x32x4_xf32", "v_mfma_f32_16x16x8_xf32"})
 GFX950_ADDED: frozenset[str] = frozenset((
@@ -243,4 +244,4 @@ GFX950_ADDED: frozenset[str] = frozenset((
     "v_mfma_scale_f32_16x16x128_f8f6f4 v_mfma_scale_f32_32x32x64_f8f6f4 "
     "v_permlane16_swap_b32 v_permlane32_swap_b32 v_cvt_pk_bf16_f32 v_cvt_pk_f16_f32 "
     "v_cvt_scalef32_pk_fp4_f32 ds_read_b64_tr_b4 ds_read_b64_tr_b8 ds_read_b64_tr_b16 ds_read_b96_tr_b6 "
-    "global_load_lds_dwordx3 global_load_lds_dwordx4 buffer_atomic_pk_add_bf16").split())
+    "global_load_lds_dwordx3 global_load_lds_dwordx4 buffer_atomic_pk_add_bf16 v_bitop3_b32").split())

@@ -120,8 +120,9 @@ class Processor:
 GFX942 = Processor("gfx942", "CDNA3")
 GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, fp8_formats=("e4m3fn", "e5m2"),
                    emulation_gaps=(
-    "gfx950 instructions the emulator raises UnsupportedInstruction for: the transposing LDS reads "
-    "(ds_read_b64_tr_b4/b8/b16, ds_read_b96_tr_b6), v_cvt_scalef32_pk_fp4_f32 with a scale that is not a "
+    "gfx950 instructions the emulator raises UnsupportedInstruction for: the 4- and 6-bit transposing LDS "
+    "reads (ds_read_b64_tr_b4, ds_read_b96_tr_b6), ds_read_b64_tr_b8/b16 under partial EXEC, "
+    "v_cvt_scalef32_pk_fp4_f32 with a scale that is not a "
     "normal power of two or a NaN/infinite input, "
     "v_mfma_scale with an SGPR or constant scale or with prefix bits LLVM's syntax drops (0x6000, set by "
     "AITer's MXFP4 kernels), v_permlane16/32_swap under partial EXEC or with fi/bound_ctrl, and every CDNA4 "

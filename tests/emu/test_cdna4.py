@@ -69,7 +69,7 @@ def test_fp8_is_ocp_on_gfx950(tmp_path):
 def test_uncovered_gfx950_instructions_are_named_errors(tmp_path):
     """A CDNA4 instruction the emulator does not model raises at its address when executed, one the
     instruction table does not know says so; the kernel's earlier instructions ran."""
-    for body, detail in (("  ds_read_b64_tr_b16 v[4:5], v10", "ds_read_b64_tr_b16"),
+    for body, detail in (("  ds_read_b64_tr_b4 v[4:5], v10", "ds_read_b64_tr_b4"),
                          ("  v_prng_b32 v1, v0", "not a gfx950 instruction known to the instruction table")):
         path = gfx950_code_object(tmp_path / "u.co", STORE.replace("BODY", body))
         with pytest.raises(UnsupportedInstruction, match=detail) as exc:

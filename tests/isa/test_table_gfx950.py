@@ -30,6 +30,7 @@ LINES = {  # one accepted line per added mnemonic
     "global_load_lds_dwordx3": "global_load_lds_dwordx3 v[2:3], off",
     "global_load_lds_dwordx4": "global_load_lds_dwordx4 v[2:3], off",
     "buffer_atomic_pk_add_bf16": "buffer_atomic_pk_add_bf16 v1, v2, s[4:7], 0 offen",
+    "v_bitop3_b32": "v_bitop3_b32 v0, v1, s2, v3 bitop3:0x6c",
 }
 
 
