@@ -563,9 +563,9 @@ def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
 def check_hazards(instructions: list[Instruction], labels: dict[str, int] | None = None,
                   cfg: CFG | None = None, xnack: bool = True, consumers: Iterable[int] | None = None,
                   infos: list[RegInfo] | None = None, processor: str = "gfx942") -> list[HazardViolation]:
-    """Every wait-state hazard of `processor` (gfx942 or gfx950) in `instructions` (one kernel, entry first), or only those
-    whose consumer is one of the instruction indices `consumers` (`infos`: their def-use facts when
-    the caller has them). `xnack=False` (a code object built with xnack-) drops the soft-clause rule,
+    """Every wait-state hazard of `processor` (gfx942 or gfx950) in `instructions` (one kernel, entry
+    first), or only those whose consumer is one of the instruction indices `consumers` (`infos`: their
+    def-use facts when the caller has them). `xnack=False` (a code object built with xnack-) drops the soft-clause rule,
     which only XNACK replay needs."""
     if not instructions:
         return []

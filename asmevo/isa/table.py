@@ -202,8 +202,9 @@ _MFMA["v_smfmac_i32_16x16x64_i8"] = (16, 16, 64, 1, 4, "i8", "i8", "i32")
 _MFMA["v_smfmac_i32_32x32x32_i8"] = (32, 32, 32, 1, 8, "i8", "i8", "i32")
 # CDNA4 (gfx950) shapes. Passes: LLVM's SIDPGFX950FullSpeedModel (SISchedule.td): 16x16x32 and 16x16x64 4,
 # 32x32x16 and 32x32x32 8; the f8f6f4 ones 8 / 16 when A or B is an 8-bit format (cbsz or blgp <= 1), else
-# 4 / 8 (`mfma_passes` reads the operands; the table keeps the larger). "f8f6f4": the element format is
-# the instruction's cbsz (A) / blgp (B) field, so register counts are those of the widest (fp8).
+# 4 / 8 (`asmevo.isa.hazards.instruction_passes` reads the operands; the table keeps the larger).
+# "f8f6f4": the element format is the instruction's cbsz (A) / blgp (B) field, so register counts are
+# those of the widest (fp8).
 for _t in ("f16", "bf16"):
     _MFMA[f"v_mfma_f32_16x16x32_{_t}"] = (16, 16, 32, 1, 4, _t, _t, "f32")
     _MFMA[f"v_mfma_f32_32x32x16_{_t}"] = (32, 32, 16, 1, 8, _t, _t, "f32")
@@ -264,7 +265,8 @@ _TWO_DST = frozenset({"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc
 # VALU whose destination is an input too (accumulating, tied or lane/byte-partial writes).
 _VALU_DST_READ = re.compile(
     r"^v_(mac|fmac)_|^v_dot\dc_|^v_pk_fmac_|^v_(fma|mad)_mix(lo|hi)_|^v_writelane_b32$|"
-    r"^v_cvt_(pk|sr)_(fp8|bf8)_f32$|^v_cvt_scalef32_pk_fp4_f32$|^v_cvt_pkaccum_u8_f32$|^v_smfmac_|^v_(mad|fma)[a-z]*_legacy_")
+    r"^v_cvt_(pk|sr)_(fp8|bf8)_f32$|^v_cvt_scalef32_pk_fp4_f32$|^v_cvt_pkaccum_u8_f32$|^v_smfmac_|"
+    r"^v_(mad|fma)[a-z]*_legacy_")
 # LLVM's TRANS instructions (SIInstrInfo::isTRANS): the transcendental pipeline.
 _TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)(_legacy)?_f(16|32|64)$|^v_rcp_iflag_f32$")
 # Other VALU with a 4-slot result latency in LLVM's gfx940 model (float <-> int and f16/fp8

@@ -14,7 +14,8 @@ and AMDGPUBaseInfo (getNumExtraSGPRs, architected flat scratch), LLVM's GCNSubta
 `UnsupportedInstruction` when executed). `fp8_formats`: the `asmevo.emu.numeric` formats of the ISA's
 "fp8" and "bf8" types: FNUZ on CDNA3, the OCP E4M3/E5M2 formats on CDNA4 (AMD's HIP headers,
 amd_hip_ocp_cxx.hpp: with HIP_ENABLE_GFX950_OCP_BUILTINS the OCP E4M3 type converts through gfx950's
-`__builtin_amdgcn_cvt_pk_fp8_f32`; amd_hip_ocp_host.hpp models gfx950's OCP encodings). `min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
+`__builtin_amdgcn_cvt_pk_fp8_f32`; amd_hip_ocp_host.hpp models gfx950's OCP encodings).
+`min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
 is the first to disassemble gfx94x kernel descriptors; gfx950 arrived in LLVM 20, but its scaled
 MFMA (`v_mfma_scale_*_f8f6f4`) encodings were only fixed in LLVM 21 (found when AsmEvo's issue #21
 compared LLVM releases on AITer's gfx950 objects), so LLVM 21 is its minimum.
