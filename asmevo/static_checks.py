@@ -54,7 +54,7 @@ def run_static_checks(instructions: list[Instruction], descriptor: KernelDescrip
     findings = [StaticFinding("hazard", v.rule, v.index, v.pc, v.message)
                 for v in check_hazards(instructions, cfg=cfg, xnack=xnack, processor=processor)]
     findings += [StaticFinding("waitcnt", v.counter, v.index, v.pc, v.message)
-                 for v in check_waitcnt(instructions, cfg=cfg)]
+                 for v in check_waitcnt(instructions, cfg=cfg, processor=processor)]
     for check in _EXTRA_CHECKS.values():
         findings += check(instructions, descriptor)
     return sorted(findings, key=lambda f: f.index)

@@ -66,3 +66,19 @@ def test_gfx950_dst_sel_forwarding_covers_byte_selects_and_overwrites():
     assert needed(f"{hi}\nv_mov_b32 v1, 0", "dst-sel-forward", "gfx950") == 1
     assert needed(f"{hi}\nv_mov_b32 v1, 0", "dst-sel-forward", "gfx942") == 0
     assert needed(f"{hi}\nv_add_f32 v5, v1, v6", "dst-sel-forward", "gfx942") == 1
+
+
+def test_static_checks_of_a_gfx950_code_object_use_its_rules(tmp_path):
+    """`asmevo.static_checks` reads a gfx950 object with the gfx950 table and hazard rules: the permlane
+    swap right after the VALU write is a finding, the global load's result read without s_waitcnt too."""
+    from asmevo.static_checks import check_code_object
+    from cotools import gfx950_code_object
+    body = """  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_mov_b32 v2, 0
+  v_permlane16_swap_b32 v1, v2
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v3, v2, s[4:5]
+  v_add_u32 v4, v3, v3
+  s_endpgm"""
+    found = {(f.check, f.rule) for f in check_code_object(gfx950_code_object(tmp_path / "k.co", body))}
+    assert found == {("hazard", "valu-vgpr-permlane-swap"), ("waitcnt", "vmcnt")}
