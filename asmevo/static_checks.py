@@ -45,15 +45,16 @@ def register_check(name: str, check: Check) -> None:
 
 
 def run_static_checks(instructions: list[Instruction], descriptor: KernelDescriptor | None = None,
-                      labels: dict[str, int] | None = None, xnack: bool = True) -> list[StaticFinding]:
-    """Hazards + waitcnt (+ registered checks) for one kernel, ordered by instruction index."""
+                      labels: dict[str, int] | None = None, xnack: bool = True,
+                      processor: str = "gfx942") -> list[StaticFinding]:
+    """Hazards (of `processor`) + waitcnt (+ registered checks) for one kernel, ordered by instruction index."""
     if not instructions:
         return []
     cfg = build_cfg(instructions, labels)
     findings = [StaticFinding("hazard", v.rule, v.index, v.pc, v.message)
-                for v in check_hazards(instructions, cfg=cfg, xnack=xnack)]
+                for v in check_hazards(instructions, cfg=cfg, xnack=xnack, processor=processor)]
     findings += [StaticFinding("waitcnt", v.counter, v.index, v.pc, v.message)
-                 for v in check_waitcnt(instructions, cfg=cfg)]
+                 for v in check_waitcnt(instructions, cfg=cfg, processor=processor)]
     for check in _EXTRA_CHECKS.values():
         findings += check(instructions, descriptor)
     return sorted(findings, key=lambda f: f.index)
@@ -65,7 +66,8 @@ def check_code_object(path: str | Path) -> list[StaticFinding]:
     xnack = co.target.xnack != "off"
     out: list[StaticFinding] = []
     for k in co.kernels:
-        out += run_static_checks(co.kernel_instructions(k.name, data=True), k.descriptor, xnack=xnack)
+        out += run_static_checks(co.kernel_instructions(k.name, data=True), k.descriptor, xnack=xnack,
+                                 processor=co.target.processor)
     return out
 
 
@@ -92,7 +94,8 @@ def resource_findings(co: CodeObject) -> list[str]:
 def code_findings(co: CodeObject) -> dict[str, list[StaticFinding]]:
     """Hazard and s_waitcnt findings of each kernel (`asmevo.static_checks`)."""
     xnack = co.target.xnack != "off"
-    return {k.name: run_static_checks(co.kernel_instructions(k.name), k.descriptor, xnack=xnack)
+    return {k.name: run_static_checks(co.kernel_instructions(k.name), k.descriptor, xnack=xnack,
+                                      processor=co.target.processor)
             for k in co.kernels}
 
 

@@ -37,7 +37,7 @@ def _finding_line(f: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     spec = LaunchSpec.load(args.launch)
     co = CodeObject.from_path(args.code_object)
-    spec.check(co.kernel(spec.kernel))
+    spec.check(co.kernel(spec.kernel), co.target.processor)
     inputs = make_inputs(spec)
     out = Path(args.out)
     try:

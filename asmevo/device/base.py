@@ -128,7 +128,7 @@ class Device(ABC):
         """Validate a launch against the kernel's metadata and pack its kernarg segment."""
         k = module.kernel(kernel)
         geometry = make_geometry(grid, block, dynamic_lds)
-        check_geometry(k.metadata, geometry)
+        check_geometry(k.metadata, geometry, module.code_object.target.processor)
         return k, geometry, pack_kernargs(k.metadata, list(args), geometry, self.apertures)
 
     def launch(self, module: Module, kernel: str, grid, block, dynamic_lds: int, args: list) -> LaunchResult:

@@ -83,7 +83,7 @@ def time_child(device_id: int, codes: list[bytes], spec: LaunchSpec, protocol: d
             progress(f"loading K{i}")
             modules.append(device.load(code))
             cleanup.append(lambda m=modules[-1]: device.unload(m))
-        spec.check(modules[0].kernel(spec.kernel))
+        spec.check(modules[0].kernel(spec.kernel), modules[0].code_object.target.processor)
         progress("generating inputs")
         inputs = make_inputs(spec)
         for name, buf in spec.buffers.items():

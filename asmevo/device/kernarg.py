@@ -23,13 +23,13 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import LaunchSpecError
+from ..target import processor
 
 # High 32 bits of the gfx9 apertures. Linux KFD (amdkfd/kfd_flat_memory.c) places them at
 # MAKE_LDS_APP_BASE_V9() = 1 << 48 and MAKE_SCRATCH_APP_BASE_V9() = 2 << 48; 0x2000_0000 and 0x2000_0001
 # are its GFX8 (VI) values.
 GFX9_SHARED_BASE_HI = 0x0001_0000
 GFX9_PRIVATE_BASE_HI = 0x0002_0000
-MAX_LDS_BYTES = 65536
 MAX_WORKGROUP_SIZE = 1024
 
 
@@ -83,8 +83,9 @@ def make_geometry(grid: object, block: object, dynamic_lds: object = 0) -> Geome
     return Geometry(_dims(grid, "grid"), _dims(block, "block"), dynamic_lds)
 
 
-def check_geometry(metadata: dict, geometry: Geometry) -> None:
-    """Reject a geometry the kernel cannot be launched with (workgroup size, grid size, LDS)."""
+def check_geometry(metadata: dict, geometry: Geometry, processor_name: str = "gfx942") -> None:
+    """Reject a geometry the kernel cannot be launched with (workgroup size, grid size, the LDS one
+    workgroup of `processor_name` may allocate)."""
     name = metadata.get(".name", "?")
     grid, block = geometry.grid, geometry.block
     flat = block[0] * block[1] * block[2]
@@ -99,9 +100,10 @@ def check_geometry(metadata: dict, geometry: Geometry) -> None:
             raise LaunchSpecError(f"grid {list(grid)} x block {list(block)} exceeds 2^32-1 work-items in "
                                   f"dimension {'xyz'[axis]}")
     lds = metadata.get(".group_segment_fixed_size", 0) + geometry.dynamic_lds
-    if lds > MAX_LDS_BYTES:
-        raise LaunchSpecError(f"kernel {name} needs {lds} bytes of LDS (static + dynamic_lds), gfx942 has "
-                              f"{MAX_LDS_BYTES}")
+    lds_limit = processor(processor_name).lds_bytes
+    if lds > lds_limit:
+        raise LaunchSpecError(f"kernel {name} needs {lds} bytes of LDS (static + dynamic_lds), {processor_name} has "
+                              f"{lds_limit}")
 
 
 def explicit_args(metadata: dict) -> list[dict]:

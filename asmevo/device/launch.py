@@ -214,13 +214,14 @@ class LaunchSpec:
             args.append(arg)
         return cls(d["kernel"], geometry, seed, tuple(args), base, _parse_probe(d.get("probe")))
 
-    def check(self, kernel: Kernel) -> None:
-        """Reject the spec if it disagrees with the kernel's metadata, with the reason."""
+    def check(self, kernel: Kernel, processor: str = "gfx942") -> None:
+        """Reject the spec if it disagrees with the kernel's metadata (or the LDS `processor` offers), with
+        the reason."""
         meta = kernel.metadata
         explicit = explicit_args(meta)
         if self.is_image(explicit):
             _check_image(kernel, self.args[0], explicit)
-            check_geometry(meta, self.geometry)
+            check_geometry(meta, self.geometry, processor)
             return
         if len(explicit) != len(self.args):
             raise LaunchSpecError(f"kernel {kernel.name} takes {len(explicit)} arguments "
@@ -243,7 +244,7 @@ class LaunchSpec:
                 raise LaunchSpecError(f"{where}: kernel {kernel.name} expects a {size}-byte value, spec gives {a.label}")
             if kind not in ("global_buffer", "by_value"):
                 raise LaunchSpecError(f"{where}: kernel argument kind {kind} is not supported by launch specs")
-        check_geometry(meta, self.geometry)
+        check_geometry(meta, self.geometry, processor)
 
 
     def is_image(self, explicit: list[dict]) -> bool:
@@ -572,7 +573,7 @@ def _fill(device: Device, module: Module, spec: LaunchSpec, inputs: dict[str, np
           cleanup: list[Callable[[], None]]) -> dict[str, Buffer]:
     """Check `spec` against its kernel, allocate every buffer and copy its input in (each free is
     added to `cleanup`)."""
-    spec.check(module.kernel(spec.kernel))
+    spec.check(module.kernel(spec.kernel), module.code_object.target.processor)
     buffers = spec.buffers
     missing = sorted(set(buffers) - set(inputs))
     if missing:

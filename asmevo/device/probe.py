@@ -64,7 +64,7 @@ def run_probe(device: EmuDevice, data: bytes, spec: LaunchSpec, seed: int, *, wo
     records the run for the timing model."""
     module = Module(parsed(data))
     kernel = module.kernel(spec.kernel)
-    spec.check(kernel)
+    spec.check(kernel, module.code_object.target.processor)
     memory = SparseMemory(layout=device.layout)
     for name, buf in spec.buffers.items():
         memory.alloc(buf.nbytes, name, fill=lazy_fill(buf, seed))

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..codeobj import CodeObject, Kernel
 from ..errors import AsmEvoError, EmulationError
-from .dispatch import MAX_LDS, PRELOAD_SKIP, batch_waves, host_buffers, init_batch, waves_per_group
+from ..target import processor
+from .dispatch import PRELOAD_SKIP, batch_waves, host_buffers, init_batch, waves_per_group
 from .executor import Stats, run_batch
 from .memory import Memory, WideMemory
 from .program import Program, program_for
@@ -63,10 +64,11 @@ def _launch(code_object: CodeObject, kernel: str, grid, block, dynamic_lds: int,
 
 
 def _lds_refusal(launch: _Launch) -> RunReport | None:
-    if launch.lds <= MAX_LDS:
+    limit = processor(launch.prog.processor).lds_bytes
+    if launch.lds <= limit:
         return None
-    return RunReport(findings=[Finding("lds_limit", launch.entry, 0,
-                                       f"launch needs {launch.lds} bytes of LDS, more than {MAX_LDS}")])
+    return RunReport(findings=[Finding("lds_limit", launch.entry, 0, f"launch needs {launch.lds} bytes of LDS, "
+                                       f"more than {launch.prog.processor}'s {limit}")])
 
 
 def _machine(launch: _Launch, nwaves: int, memory: Memory, checked: bool, faithful: bool, wave_ids: np.ndarray,

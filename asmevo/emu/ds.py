@@ -236,6 +236,8 @@ def compile_ds(ins: Instruction, ctx: Context) -> Op:
         return _crossbar(ins, what, off16)
     if what == "nop":
         return Op(ins, lambda m, g: None)
+    if what in ("read_b64_tr_b16", "read_b64_tr_b8") and ctx.processor == "gfx950":
+        return _read_transposed(ins, 16 if what.endswith("16") else 8, off16)
     two = what.startswith(("read2", "write2"))
     if two:
         size, offs = _two_address(what, off16)
@@ -319,6 +321,38 @@ def compile_ds(ins: Instruction, ctx: Context) -> Op:
                 m.vwrite(g, m.v, dst.index + j, old[..., j])
     loads = (("v", dst.index, ndw),) if dst is not None else ()
     return Op(ins, at, loads=loads, counter="lds", is_store=dst is None)
+
+
+def _read_transposed(ins: Instruction, width: int, off16: int) -> Op:
+    """gfx950 `ds_read_b64_tr_b16` / `_b8`: each lane reads 8 bytes at its address, E = 64 / width
+    elements; within each 16-lane group those rows form a tile (row r = the 16 / E lanes from
+    r * 16 / E on, in lane order) and lane j receives column j, row r as its element r: element j % E
+    of lane r * (16 / E) + j // E. (Modular's MAX docs for ds_read_tr16_b64: "each 16-lane row loads a
+    4x16 tile ... each lane gets a column"; ds_read_tr8_b64: "two interleaved 8x8 byte transposes";
+    checked end to end on Triton's gfx950 code for a transposed bf16 dot, tests/emu/test_cdna4.py.)
+    Whole waves only (partial EXEC raises)."""
+    dst, addr = ins.operands[0], ins.operands[1]
+    per, rows_lanes = 64 // width, 16 // (64 // width)
+    lane = np.arange(64)
+    src_lane = (lane // 16 * 16)[None, :] + np.arange(per)[:, None] * rows_lanes + (lane % 16 // per)[None, :]
+    src_el = np.broadcast_to(lane % per, (per, 64))
+    shifts = (np.arange(per) * width).astype(np.uint64)
+    elem_mask = np.uint64((1 << width) - 1)
+    dfile = "v" if dst.kind == "vgpr" else "a"
+
+    def rd(m, g):
+        mask, _, _ = g.exec_info(m)
+        if not mask.all():
+            raise UnsupportedInstruction(ins.mnemonic, ins.address, "EXEC not all ones")
+        val = lds_access(m, g, ins, mask, m.v[addr.index][g.sel].astype(I64) + off16, 8, None)
+        raw = val[..., 0].astype(np.uint64) | (val[..., 1].astype(np.uint64) << np.uint64(32))
+        elems = (raw[..., None] >> shifts) & elem_mask                   # [G, 64, per]
+        rows = elems[:, src_lane, src_el]                                 # [G, per, 64]: row r of lane j
+        out = np.bitwise_or.reduce(rows << shifts[None, :, None], axis=1)
+        regs = getattr(m, dfile)
+        m.vwrite(g, regs, dst.index, (out & np.uint64(0xFFFFFFFF)).astype(U32))
+        m.vwrite(g, regs, dst.index + 1, (out >> np.uint64(32)).astype(U32))
+    return Op(ins, rd, loads=((dfile, dst.index, 2),), counter="lds")
 
 
 def _crossbar(ins: Instruction, what: str, off16: int) -> Op:

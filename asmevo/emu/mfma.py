@@ -1,4 +1,4 @@
-"""CDNA3 (gfx942) MFMA semantics with the exact register layouts of the hardware.
+"""CDNA3 (gfx942) and CDNA4 (gfx950) MFMA semantics with the exact register layouts of the hardware.
 
 Register arrays are uint32 of shape ``[waves, nregs, 64]``: exactly what the instruction's
 source operands hold. Layouts (derived in README_mfma.md, checked against Triton's MFMA
@@ -21,6 +21,14 @@ emulated result is within 0.5 ulp(f32) of the float64 sum, which is within
 wrap to int32. Denormals are kept (MFMA ignores the MODE denormal controls here); xf32
 inputs keep sign, exponent and the top 10 mantissa bits (low 13 bits dropped, an
 unverified choice).
+
+CDNA4 (gfx950): the same layouts with twice the K of the CDNA3 shapes (16x16x32 / 32x32x16 f16 and
+bf16, 16x16x64 / 32x32x32 i8: 8 or 16 elements per lane), fp8/bf8 in the OCP E4M3/E5M2 formats, and
+the f8f6f4 MFMAs (16x16x128, 32x32x64; 32 elements per lane), whose A and B formats are the cbsz and
+blgp fields (0 fp8 E4M3, 1 bf8 E5M2, 2 fp6 E2M3, 3 bf6 E3M2, 4 fp4 E2M1: OCP MX formats; LLVM
+AMDGPU::MFMAScaleFormats), packed densely from bit 0 of the register tuple (fp8 8, fp6 6, fp4 4
+registers, as LLVM's gfx950 assembler sizes the operands). `v_mfma_scale_*` multiply each lane's 32 A (B)
+elements, one K block of one row (column), by 2^(e-127) of that lane's E8M0 scale byte (0xFF: NaN).
 """
 from __future__ import annotations
 
@@ -30,10 +38,15 @@ import numpy as np
 
 from ..errors import UnsupportedInstruction
 from ..isa.table import MfmaShape, instr_info, split_mnemonic
+from ..target import processor as processor_info
 from . import numeric as nm
 
 _BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8,
-         "f64": 64, "i32": 32}
+         "f64": 64, "i32": 32, "fp6": 6, "bf6": 6, "fp4": 4}
+# cbsz / blgp of an f8f6f4 MFMA -> element format (LLVM AMDGPU::MFMAScaleFormats)
+F8F6F4_FORMATS = ("fp8", "bf8", "fp6", "bf6", "fp4")
+# (exponent bits, mantissa bits, bias) of the OCP MX 6- and 4-bit formats: no infinity, no NaN
+_SMALL = {"fp6": (2, 3, 1), "bf6": (3, 2, 3), "fp4": (2, 1, 1)}
 
 
 def canonical(mnemonic: str) -> str:
@@ -41,11 +54,11 @@ def canonical(mnemonic: str) -> str:
     return split_mnemonic(mnemonic)[0]
 
 
-def info(mnemonic: str) -> MfmaShape:
+def info(mnemonic: str, processor: str = "gfx942") -> MfmaShape:
     """Shape, register counts and types of a dense MFMA (canonical or gfx90a spelling), from the
-    instruction table; SMFMAC and non-MFMA mnemonics are not emulated."""
+    processor's instruction table; SMFMAC and non-MFMA mnemonics are not emulated."""
     try:
-        shape = instr_info(mnemonic).mfma
+        shape = instr_info(mnemonic, processor).mfma
     except UnsupportedInstruction:
         shape = None
     if shape is None or shape.sparse:
@@ -56,10 +69,10 @@ def info(mnemonic: str) -> MfmaShape:
 # ------------------------------------------------------------------------------------ layouts
 
 @lru_cache(maxsize=None)
-def input_layout(mnemonic: str, operand: str = "a") -> tuple[np.ndarray, np.ndarray]:
+def input_layout(mnemonic: str, operand: str = "a", processor: str = "gfx942") -> tuple[np.ndarray, np.ndarray]:
     """(lane, element) index arrays of shape [blocks, rows, k] locating ``A[b][i][k]``
     (operand "a") or ``B[b][k][j]`` stored as [b][j][k] (operand "b") before BLGP."""
-    f = info(mnemonic)
+    f = info(mnemonic, processor)
     rows = f.m if operand == "a" else f.n
     e = rows * f.k * f.blocks // 64
     b, i, k = np.meshgrid(np.arange(f.blocks), np.arange(rows), np.arange(f.k), indexing="ij")
@@ -67,10 +80,10 @@ def input_layout(mnemonic: str, operand: str = "a") -> tuple[np.ndarray, np.ndar
 
 
 @lru_cache(maxsize=None)
-def output_layout(mnemonic: str) -> tuple[np.ndarray, np.ndarray]:
+def output_layout(mnemonic: str, processor: str = "gfx942") -> tuple[np.ndarray, np.ndarray]:
     """(register, lane) index arrays of shape [blocks, m, n] locating ``D[b][i][j]``; for f64
     outputs the register index is that of the pair's low dword."""
-    f = info(mnemonic)
+    f = info(mnemonic, processor)
     b, i, j = np.meshgrid(np.arange(f.blocks), np.arange(f.m), np.arange(f.n), indexing="ij")
     slots = 64 // f.n                                   # row groups per register (lane slots)
     rows_per_group = 1 if f.out_type == "f64" else 4    # consecutive rows in consecutive regs
@@ -91,14 +104,44 @@ def blgp_lanes(blgp: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------- execute
 
-def _elements(regs: np.ndarray, typ: str, nregs: int) -> np.ndarray:
-    """Per-lane element values [waves, 64, e] (float64, or int64 for i8) of source registers."""
+def small_float(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """OCP MX fp6 (E2M3 "fp6", E3M2 "bf6") / fp4 (E2M1 "fp4") codes -> float64 values (exact)."""
+    eb, mb, bias = _SMALL[fmt]
+    codes = np.asarray(codes, np.int64)
+    sign = np.where((codes >> (eb + mb)) & 1, -1.0, 1.0)
+    e, m = (codes >> mb) & ((1 << eb) - 1), codes & ((1 << mb) - 1)
+    mag = np.where(e == 0, m * 2.0 ** (1 - bias - mb), (m + 2.0 ** mb) * 2.0 ** (e - bias - mb))
+    return sign * mag
+
+
+def e8m0(codes: np.ndarray) -> np.ndarray:
+    """E8M0 block-scale codes -> float64 factors 2^(code - 127); 0xFF is NaN (OCP MX)."""
+    codes = np.asarray(codes, np.int64)
+    return np.where(codes == 0xFF, np.nan, np.ldexp(1.0, codes - 127))
+
+
+def _packed(regs: np.ndarray, width: int, count: int) -> np.ndarray:
+    """Elements of `width` bits packed densely from bit 0 of a register tuple: [waves, 64, count]."""
+    words = regs.transpose(0, 2, 1).astype(np.uint64)              # [waves, 64, nregs]
+    start = np.arange(count) * width
+    lo = words[:, :, start // 32] >> (start % 32).astype(np.uint64)
+    nxt = np.minimum(start // 32 + 1, words.shape[2] - 1)
+    hi = np.where((start % 32 + width > 32)[None, None, :], words[:, :, nxt] << (32 - start % 32).astype(np.uint64), 0)
+    return ((lo | hi) & np.uint64((1 << width) - 1)).astype(np.int64)
+
+
+def _elements(regs: np.ndarray, typ: str, nregs: int, fp8_formats: tuple[str, str] = ("fp8", "bf8"),
+              count: int = 0) -> np.ndarray:
+    """Per-lane element values [waves, 64, e] (float64, or int64 for i8) of source registers; `count`
+    elements of a 6- or 4-bit type."""
     regs = np.asarray(regs, dtype=np.uint32)
     if regs.ndim != 3 or regs.shape[1:] != (nregs, 64):
         raise ValueError(f"expected registers [waves, {nregs}, 64], got {regs.shape}")
     if typ == "f64":
         vals = nm.pack_f64(regs[:, 0::2], regs[:, 1::2])
         return vals.transpose(0, 2, 1)
+    if typ in _SMALL:
+        return small_float(_packed(regs, _BITS[typ], count), typ)
     w = _BITS[typ]
     shifts = np.arange(0, 32, w, dtype=np.uint32)
     sub = (regs[:, :, None, :] >> shifts[None, None, :, None]) & np.uint32((1 << w) - 1)
@@ -110,7 +153,7 @@ def _elements(regs: np.ndarray, typ: str, nregs: int) -> np.ndarray:
     elif typ == "bf16":
         bits = nm.bf16_to_f32(sub)
     elif typ in ("fp8", "bf8"):
-        bits = nm.fp8_to_f32(sub, typ)
+        bits = nm.fp8_to_f32(sub, fp8_formats[typ == "bf8"])
     elif typ == "xf32":
         bits = sub & np.uint32(0xFFFFE000)
     else:
@@ -118,15 +161,46 @@ def _elements(regs: np.ndarray, typ: str, nregs: int) -> np.ndarray:
     return nm.as_f32(bits).astype(np.float64)
 
 
+def f8f6f4_types(mnemonic: str, cbsz: int, blgp: int) -> tuple[str, str]:
+    """(A format, B format) of an f8f6f4 MFMA from its cbsz / blgp fields; others raise."""
+    if max(cbsz, blgp) >= len(F8F6F4_FORMATS) or min(cbsz, blgp) < 0:
+        raise UnsupportedInstruction(mnemonic, detail=f"cbsz:{cbsz} blgp:{blgp} name no f8f6f4 format")
+    return F8F6F4_FORMATS[cbsz], F8F6F4_FORMATS[blgp]
+
+
+def source_regs(f: MfmaShape, typ: str, operand: str = "a") -> int:
+    """Registers per lane of an A (B) operand holding `typ` elements."""
+    rows = f.m if operand == "a" else f.n
+    return -(-rows * f.k * f.blocks * _BITS[typ] // (64 * 32))
+
+
 def execute(mnemonic: str, a, b, c, cbsz: int = 0, abid: int = 0, blgp: int = 0,
-            neg: tuple[int, int, int] = (0, 0, 0)) -> np.ndarray:
+            neg: tuple[int, int, int] = (0, 0, 0), processor: str = "gfx942",
+            scale_a=None, scale_b=None) -> np.ndarray:
     """D = A x B + C for each block of each wave; returns D registers [waves, cd_regs, 64].
 
     `c` must already be expanded to registers (an inline-constant C is the executor's
     broadcast). CBSZ/ABID broadcast A block ``(b >> cbsz << cbsz) + abid`` to block b
     (multi-block MFMAs only); BLGP reads B lanes per :func:`blgp_lanes`; `neg` negates A, B,
-    C and exists only on the f64 MFMAs, where the encoding reuses the BLGP field."""
-    f = info(mnemonic)
+    C and exists only on the f64 MFMAs, where the encoding reuses the BLGP field. On the f8f6f4
+    MFMAs cbsz / blgp are the A / B formats (`a`, `b` hold `source_regs` registers of them) and
+    `scale_a` / `scale_b` ([waves, 64] E8M0 codes, one per lane) scale each lane's elements."""
+    f = info(mnemonic, processor)
+    fp8 = processor_info(processor).fp8_formats
+    if f.in_type == "f8f6f4":
+        if abid or any(neg):
+            raise UnsupportedInstruction(mnemonic, detail=f"abid:{abid} neg:{list(neg)}")
+        ta, tb = f8f6f4_types(mnemonic, cbsz, blgp)
+        name = canonical(mnemonic)
+        a_lane, a_el = input_layout(name, "a", processor)
+        b_lane, b_el = input_layout(name, "b", processor)
+        e = f.m * f.k // 64
+        avals = _elements(a, ta, source_regs(f, ta, "a"), fp8, e)
+        bvals = _elements(b, tb, source_regs(f, tb, "b"), fp8, e)
+        if scale_a is not None:
+            avals = avals * e8m0(np.asarray(scale_a, np.int64))[:, :, None]
+            bvals = bvals * e8m0(np.asarray(scale_b, np.int64))[:, :, None]
+        return _accumulate_f32(f, name, avals[:, a_lane, a_el], bvals[:, b_lane, b_el], c, processor)
     if cbsz or abid:
         if f.blocks == 1 or (1 << cbsz) > f.blocks or abid >= (1 << cbsz):
             raise UnsupportedInstruction(mnemonic, detail=f"cbsz:{cbsz} abid:{abid}")
@@ -135,13 +209,13 @@ def execute(mnemonic: str, a, b, c, cbsz: int = 0, abid: int = 0, blgp: int = 0,
         raise UnsupportedInstruction(mnemonic, detail=f"blgp:{blgp} neg:{list(neg)}")
 
     name = canonical(mnemonic)
-    a_lane, a_el = input_layout(name, "a")
-    b_lane, b_el = input_layout(name, "b")
-    av = _elements(a, f.in_type, f.a_regs)[:, a_lane, a_el]               # [w, blk, m, k]
-    bv = _elements(b, f.b_type, f.b_regs)[:, blgp_lanes(blgp)[b_lane], b_el]  # [w, blk, n, k]
+    a_lane, a_el = input_layout(name, "a", processor)
+    b_lane, b_el = input_layout(name, "b", processor)
+    av = _elements(a, f.in_type, f.a_regs, fp8)[:, a_lane, a_el]               # [w, blk, m, k]
+    bv = _elements(b, f.b_type, f.b_regs, fp8)[:, blgp_lanes(blgp)[b_lane], b_el]  # [w, blk, n, k]
     group = 1 << cbsz
     av = av[:, (np.arange(f.blocks) // group) * group + abid]
-    d_reg, d_lane = output_layout(name)
+    d_reg, d_lane = output_layout(name, processor)
     c = np.asarray(c, dtype=np.uint32)
     if c.ndim != 3 or c.shape[1:] != (f.cd_regs, 64) or c.shape[0] != av.shape[0]:
         raise ValueError(f"expected C registers [{av.shape[0]}, {f.cd_regs}, 64], got {c.shape}")
@@ -161,10 +235,20 @@ def execute(mnemonic: str, a, b, c, cbsz: int = 0, abid: int = 0, blgp: int = 0,
         lo, hi = nm.unpack_f64(acc)
         out[:, d_reg, d_lane], out[:, d_reg + 1, d_lane] = lo, hi
         return out
-    acc = av[:, :, :, None, 0] * bv[:, :, None, :, 0]
-    for k in range(1, f.k):
-        acc = acc + av[:, :, :, None, k] * bv[:, :, None, :, k]
-    acc = acc + nm.as_f32(c[:, d_reg, d_lane]).astype(np.float64)
+    return _accumulate_f32(f, name, av, bv, c, processor)
+
+
+def _accumulate_f32(f: MfmaShape, name: str, av: np.ndarray, bv: np.ndarray, c, processor: str) -> np.ndarray:
+    """f32 D = sum over k (in order, float64) of A x B, plus C, rounded once; av/bv [w, blk, rows, k]."""
+    d_reg, d_lane = output_layout(name, processor)
+    c = np.asarray(c, dtype=np.uint32)
+    if c.ndim != 3 or c.shape[1:] != (f.cd_regs, 64) or c.shape[0] != av.shape[0]:
+        raise ValueError(f"expected C registers [{av.shape[0]}, {f.cd_regs}, 64], got {c.shape}")
+    out = np.zeros_like(c)
     with np.errstate(over="ignore", invalid="ignore"):
+        acc = av[:, :, :, None, 0] * bv[:, :, None, :, 0]
+        for k in range(1, f.k):
+            acc = acc + av[:, :, :, None, k] * bv[:, :, None, :, k]
+        acc = acc + nm.as_f32(c[:, d_reg, d_lane]).astype(np.float64)
         out[:, d_reg, d_lane] = nm.as_u32(acc.astype(np.float32))
     return out

@@ -266,3 +266,17 @@ def f32_to_fp8(u32, fmt: str, saturate: bool = False, rounding: str = "rne",
     else:
         out = out | (sign << 7)
     return out.astype(np.uint8)
+
+
+# ------------------------------------------------------------------------------------ fp4 (E2M1)
+
+def f32_to_fp4(u32) -> np.ndarray:
+    """Finite f32 bit patterns -> OCP E2M1 codes (uint8, low nibble), rounded to nearest even and
+    saturated to +-6 (the format has no infinity or NaN); the sign is kept, so a negative value that
+    rounds to zero gives -0 (0x8). Facts: AMD Composable Kernel's f4_convert_rne (on gfx950 the
+    v_cvt_scalef32_pk_fp4_f32 builtin, elsewhere a saturating conversion of x / scale) and HIP's
+    amd_hip_ocp_host.hpp (round to nearest even, overflow to the largest magnitude, sign kept on
+    zero). Callers refuse NaN and infinite inputs."""
+    sign, mag, _ = _encode_small(u32, 1, 1, "rne")
+    return ((sign << 3) | np.minimum(mag, 7)).astype(np.uint8)
+

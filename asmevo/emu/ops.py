@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..isa.instruction import Instruction
+from ..target import processor as processor_info
 
 NORMAL, BRANCH, JUMP, END, BARRIER = range(5)
 
@@ -32,6 +33,12 @@ class Op:
 
 @dataclass
 class Context:
-    """Launch-independent facts the families may consult while preparing instructions."""
+    """Launch-independent facts the families may consult while preparing instructions: the code
+    object's path and its processor (which selects the instruction table and the fp8/bf8 formats)."""
 
     source: str
+    processor: str = "gfx942"
+
+    def fp8_format(self, isa_type: str) -> str:
+        """The `asmevo.emu.numeric` format of the ISA's "fp8" or "bf8" type on this processor."""
+        return dict(zip(("fp8", "bf8"), processor_info(self.processor).fp8_formats))[isa_type]

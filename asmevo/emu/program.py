@@ -27,14 +27,20 @@ _COMPILERS = {"smem": compile_smem, "salu": compile_sop, "sopp": compile_sop, "f
               "vopc": compile_vop}
 
 
+def compile_family(ins: Instruction, ctx: Context) -> Op:
+    """Prepare one decoded instruction with its family's compiler; UnsupportedInstruction if the
+    emulator does not model it."""
+    info = instr_info(ins.mnemonic, ctx.processor)
+    return (compile_vop3p if info.packed else _COMPILERS[info.family])(ins, ctx)
+
+
 def compile_instruction(ins: Instruction, ctx: Context) -> Op:
     """Prepare one instruction; unsupported ones become an Op that raises when executed."""
     n = ins.mnemonic
     try:
         if ins.is_data:
             raise UnsupportedInstruction(".long (undecodable word)", ins.address)
-        info = instr_info(n)
-        op = (compile_vop3p if info.packed else _COMPILERS[info.family])(ins, ctx)
+        op = compile_family(ins, ctx)
     except UnsupportedInstruction as exc:
         err = UnsupportedInstruction(n, ins.address, _detail(exc))
 
@@ -42,7 +48,7 @@ def compile_instruction(ins: Instruction, ctx: Context) -> Op:
             raise err
         op = Op(ins, fail)
     op.next_pc = ins.address + ins.size
-    op.reads, op.writes = register_sets(ins)
+    op.reads, op.writes = register_sets(ins, ctx.processor)
     op.s_writes = [i for f, i in op.writes if f == "s"]
     return op
 
@@ -52,11 +58,11 @@ def _detail(exc: UnsupportedInstruction) -> str:
     return msg[msg.index("(") + 1:-1] if "(" in msg else ""
 
 
-def register_sets(ins: Instruction) -> tuple[list, list]:
+def register_sets(ins: Instruction, processor: str = "gfx942") -> tuple[list, list]:
     """(registers read, registers written), SGPR-file and VGPR/AGPR only, from the ISA's def/use model;
     an instruction it does not know touches none (executing it raises anyway)."""
     try:
-        info = reg_info(ins)
+        info = reg_info(ins, processor)
     except UnsupportedInstruction:
         return [], []
     return sorted(r for r in info.uses if r != SCC), sorted(r for r in info.defs if r != SCC)
@@ -82,19 +88,20 @@ def _prepared(processor: str, ins: Instruction, ctx: Context) -> Op:
 
 
 def require_emulated(processor: str, instructions: tuple[Instruction, ...]) -> None:
-    """Refuse code the emulator does not model (it models gfx942): a processor with no record
-    (UnsupportedTarget); for one whose record says why it is not emulated, its first instruction
-    gfx942 has no table entry for (UnsupportedInstruction, e.g. a CDNA4 scaled MFMA), else the
-    processor itself (UnsupportedTarget). Never run as if it were gfx942."""
+    """Refuse code the emulator does not model: a processor with no record (UnsupportedTarget); for one
+    whose record says why it is not emulated, its first instruction the processor's instruction table
+    lacks (UnsupportedInstruction), else the processor itself (UnsupportedTarget). The processors it
+    runs (gfx942, gfx950) each run with their own instruction table, formats, LDS size and hazard
+    rules; an instruction of theirs the emulator does not model raises when executed."""
     info = processor_info(processor)
     if not info.not_emulated:
         return
-    known = mnemonics()
+    known = mnemonics(processor)
     for ins in instructions:
         if not ins.is_data and split_mnemonic(ins.mnemonic)[0] not in known:
             raise UnsupportedInstruction(ins.mnemonic, ins.address,
                                          f"a {processor} ({info.family}) instruction the emulator does not model")
-    raise UnsupportedTarget(f"the emulator runs gfx942 code only, not {processor}: {info.not_emulated}")
+    raise UnsupportedTarget(f"the emulator does not run {processor} code: {info.not_emulated}")
 
 
 class Program:
@@ -106,7 +113,7 @@ class Program:
         self.instructions = code_object.listing.instructions
         self.xnack = code_object.target.xnack != "off"
         self._hazards: dict[str, dict[int, str]] = {}
-        processor = code_object.target.processor
+        processor = self.processor = code_object.target.processor
         require_emulated(processor, self.instructions)
         for ins in self.instructions:
             self.ops[ins.address] = _prepared(processor, ins, ctx)
@@ -128,11 +135,11 @@ class Program:
                                                   tracked)
 
     def hazards(self, kernel: Kernel) -> dict[int, str]:
-        """Wait-state hazards of a kernel's code (static gfx942 rules): address -> message."""
+        """Wait-state hazards of a kernel's code (static rules of its processor): address -> message."""
         if kernel.name not in self._hazards:
             body = self.listing.between(kernel.code_address, kernel.code_address + kernel.code_size, data=True)
             self._hazards[kernel.name] = {v.pc: f"{v.rule}: {v.message}"
-                                          for v in check_hazards(body, xnack=self.xnack)}
+                                          for v in check_hazards(body, xnack=self.xnack, processor=self.processor)}
         return self._hazards[kernel.name]
 
 
@@ -147,5 +154,5 @@ def program_for(code_object: CodeObject) -> Program:
     """The prepared Program of a code object (cached by content)."""
     key = hashlib.sha256(code_object.data).hexdigest()
     if key not in _PROGRAMS:
-        _PROGRAMS[key] = Program(code_object, Context(code_object.path))
+        _PROGRAMS[key] = Program(code_object, Context(code_object.path, code_object.target.processor))
     return _PROGRAMS[key]

@@ -23,7 +23,7 @@ def compile_smem(ins: Instruction, ctx: Context) -> Op:
         def clock(m, g):
             m.s64[g.sel, d // 2] = np.uint64(m.clock)
         return Op(ins, clock, loads=(("s", d, 2),), counter="smem")
-    info = instr_info(name)
+    info = instr_info(name, ctx.processor)
     buffer = info.segment == "buffer"
     store = info.memory == "store"
     if info.memory not in ("load", "store") or info.segment == "scratch":

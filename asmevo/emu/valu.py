@@ -255,6 +255,14 @@ def f32_to_f16_rtz(x):
     return numeric.f32_to_f16(np.asarray(x, F32).view(U32), "rtz").astype(U32)
 
 
+def _f16_bits(x):
+    return numeric.f32_to_f16(np.asarray(x, F32).view(U32), "rne").astype(U32)
+
+
+def _bf16_bits(x):
+    return numeric.f32_to_bf16(np.asarray(x, F32).view(U32), "rne").astype(U32)
+
+
 I16, U16 = (-32768, 32767), (0, 65535)
 
 # name: (dst, (srcs...), fn)
@@ -302,6 +310,10 @@ TABLE: dict[str, tuple] = {
     "v_cvt_f64_u32": ("f64", ("u32",), lambda a: a.astype(F64)),
     "v_cvt_i32_f64": ("i32", ("f64",), lambda a: cvt_int(a, -2**31, 2**31 - 1)),
     "v_cvt_u32_f64": ("u32", ("f64",), lambda a: cvt_int(a, 0, 2**32 - 1)),
+    # gfx950: what LLVM selects for fptrunc <2 x float> to half / bfloat there (GCNSubtarget
+    # hasCvtPkF16F32Inst / BF16): each half rounded to nearest even (MODE's default), NaN quieted
+    "v_cvt_pk_f16_f32": ("u32", ("f32", "f32"), lambda a, b: _f16_bits(a) | (_f16_bits(b) << U32(16))),
+    "v_cvt_pk_bf16_f32": ("u32", ("f32", "f32"), lambda a, b: _bf16_bits(a) | (_bf16_bits(b) << U32(16))),
     "v_cvt_pkrtz_f16_f32": ("u32", ("f32", "f32"), lambda a, b: f32_to_f16_rtz(a) | (f32_to_f16_rtz(b) << U32(16))),
     "v_cvt_pk_u8_f32": ("u32", ("f32", "u32", "u32"), cvt_pk_u8),
     "v_cvt_pk_u16_u32": ("u32", ("u32", "u32"), lambda a, b: (np.minimum(a, 65535) | (np.minimum(b, 65535) << U32(16))).astype(U32)),

@@ -26,14 +26,14 @@ U32, U64, I64 = np.uint32, np.uint64, np.int64
 
 def compile_vmem(ins: Instruction, ctx: Context) -> Op:
     name = ins.mnemonic
-    info = instr_info(name)
+    info = instr_info(name, ctx.processor)
     seg, kind, size = info.segment, info.memory, info.access_bytes
     if kind == "cache":
         return Op(ins, lambda m, g: None)
     what = info.base.split(f"_{kind}_", 1)[-1]
     if kind == "atomic":
         return _atomic(ins, seg, what, ctx)
-    if is_lds_dma(ins):
+    if is_lds_dma(ins, ctx.processor):
         return _lds_dma(ins, seg, size, ctx)
     if kind not in ("load", "store") or seg == "tbuffer" or "_format_" in name or name.endswith("_lds_dword"):
         raise UnsupportedInstruction(name, ins.address)
@@ -85,11 +85,14 @@ def compile_vmem(ins: Instruction, ctx: Context) -> Op:
 def _lds_dma(ins: Instruction, seg: str, size: int, ctx: Context) -> Op:
     """`buffer_load_* ... lds` / `global_load_lds_*`: each active lane's loaded bytes go to LDS at
     M0[17:2] * 4 + inst_offset + lane * size instead of a VGPR (out-of-range buffer lanes write 0);
-    counted on vmcnt, with the written LDS bytes pending until the issuing wave retires the load."""
-    if size not in (1, 2, 4) or seg not in ("buffer", "global"):
+    counted on vmcnt, with the written LDS bytes pending until the issuing wave retires the load.
+    gfx950's 12- and 16-byte forms (dwordx3/x4) put lane l's bytes at lane * 16 (LLVM AMDGPUUsage,
+    LDS DMA: "offset by 16 * lane_id bytes for larger sizes"; GCNSubtarget::hasLDSLoadB96_B128)."""
+    wide = ctx.processor == "gfx950" and size in (12, 16)
+    if (size not in (1, 2, 4) and not wide) or seg not in ("buffer", "global"):
         raise UnsupportedInstruction(ins.mnemonic, ins.address, "LDS DMA")
     address = _addresser(ins, seg, list(ins.operands), ctx)
-    lane_off = np.arange(64, dtype=I64) * size + int(ins.modifier("offset") or "0", 0)
+    lane_off = np.arange(64, dtype=I64) * (16 if wide else size) + int(ins.modifier("offset") or "0", 0)
 
     def fn(m, g):
         mask, full, _ = g.exec_info(m)

@@ -559,8 +559,14 @@ def _misc(ins: Instruction, base: str, enc: str) -> Op:
                 mask, _, _ = g.exec_info(m)
                 cw(m, g, pack_lanes(np.broadcast_to(carry, (len(g), 64)) & mask))
         return Op(ins, mad64)
+    raise UnsupportedInstruction(ins.mnemonic, ins.address)
+
+
+def _fp8(ins: Instruction, base: str, enc: str, ctx: Context) -> Op:
+    """fp8/bf8 conversions, in the processor's formats (FNUZ on gfx942, OCP E4M3/E5M2 on gfx950)."""
+    ops = list(ins.operands)
     if base in ("v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"):
-        fmt = "fp8" if "fp8" in base else "bf8"
+        fmt = ctx.fp8_format("fp8" if "fp8" in base else "bf8")
         pk = "_pk_" in base
         dst = ops[0]
         rd = vector_reader(ops[1])
@@ -582,7 +588,7 @@ def _misc(ins: Instruction, base: str, enc: str) -> Op:
                 write(m, g, b0)
         return Op(ins, cvt8)
     if base in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"):
-        fmt = "fp8" if "fp8" in base else "bf8"
+        fmt = ctx.fp8_format("fp8" if "fp8" in base else "bf8")
         sr = "_sr_" in base
         dst = ops[0]
         src = Sources(ins, enc, ops[1:3], ["f32", "f32" if not sr else "u32"], [])
@@ -609,6 +615,93 @@ def _misc(ins: Instruction, base: str, enc: str) -> Op:
     raise UnsupportedInstruction(ins.mnemonic, ins.address)
 
 
+def _bitop3(ins: Instruction, base: str, enc: str) -> Op:
+    """`v_bitop3_b32 vdst, s0, s1, s2 bitop3:T` (gfx950): each result bit is bit (s0 << 2 | s1 << 1 | s2)
+    of the truth table T (LLVM 22 compiles (a & ~b) | c to `v_bitop3_b32 a, c, b bitop3:0xdc`)."""
+    table = int(ins.modifier("bitop3") or "0", 0)
+    src = Sources(ins, enc, list(ins.operands[1:4]), ["u32", "u32", "u32"], [])
+    write = vector_writer(ins.operands[0])
+    ones = U32(0xFFFFFFFF)
+
+    def run(m, g):
+        (a, b, c), _ = src.read(m, g)
+        a, b, c = (np.asarray(x, U32) for x in (a, b, c))
+        out = np.zeros(np.broadcast_shapes(a.shape, b.shape, c.shape), U32)
+        for idx in range(8):
+            if table >> idx & 1:
+                out |= (a if idx & 4 else a ^ ones) & (b if idx & 2 else b ^ ones) & (c if idx & 1 else c ^ ones)
+        write(m, g, out)
+    return Op(ins, run)
+
+
+def _cvt_scale_fp4(ins: Instruction, base: str, enc: str) -> Op:
+    """`v_cvt_scalef32_pk_fp4_f32 vdst, src0, src1, scale` (gfx950): src0 / scale and src1 / scale as
+    E2M1 (`numeric.f32_to_fp4`) in the low and high nibble of byte `op_sel[2] | op_sel[3] << 1` of
+    vdst, its other bytes kept (LLVM 22 compiles llvm.amdgcn.cvt.scalef32.pk.fp4.f32's byte index
+    1 to op_sel:[0,0,1,0], 2 to [0,0,0,1]; Composable Kernel packs src1 << 4 | src0). Only a scale
+    that is a positive normal power of two (an E8M0 scale, as MX kernels pass) and finite inputs are
+    modelled: anything else raises when a lane meets it."""
+    ops = list(ins.operands)
+    opsel = _modlist(ins, "op_sel", 4)
+    if opsel[0] or opsel[1] or ins.modifier("clamp") is not None:
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "op_sel[0:1] / clamp")
+    src = Sources(ins, enc, ops[1:4], ["f32", "f32", "f32"], [])
+    write = vector_writer(ops[0])
+    dreg, shift = ops[0].index, U32(8 * (opsel[2] | opsel[3] << 1))
+
+    def run(m, g):
+        (a, b, scale), _ = src.read(m, g)
+        mask, _, _ = g.exec_info(m)
+        shape = (len(g), 64)
+        a, b, scale = (np.broadcast_to(np.asarray(x, U32), shape) for x in (a, b, scale))
+        exp = (scale >> U32(23)).astype(np.int64)
+        bad_scale = ((scale & U32(0x807FFFFF)) != 0) | (exp == 0) | (exp == 255)
+        special = ((a & U32(0x7F800000)) == U32(0x7F800000)) | ((b & U32(0x7F800000)) == U32(0x7F800000))
+        if (mask & (bad_scale | special)).any():
+            raise UnsupportedInstruction(ins.mnemonic, ins.address,
+                                         "a scale that is not a normal power of two, or a NaN/infinite input")
+        factor = np.ldexp(1.0, 127 - np.where(mask, exp, 127))
+        lo, hi = (numeric.f32_to_fp4(numeric.as_u32((numeric.as_f32(x).astype(np.float64) * factor).astype(F32)))
+                  .astype(U32) for x in (a, b))
+        old = m.v[dreg][g.sel]
+        write(m, g, (old & ~(U32(0xFF) << shift)) | ((lo | (hi << U32(4))) << shift))
+    return Op(ins, run)
+
+
+def _permlane_swap(ins: Instruction, base: str, enc: str) -> Op:
+    """`v_permlane16_swap_b32 vdst, src0` (gfx950): the odd 16-lane rows of vdst trade places with the
+    even rows of src0; `v_permlane32_swap_b32`: rows 2-3 of vdst with rows 0-1 of src0 (LLVM's
+    llvm.amdgcn.permlane16/32.swap). Both registers are written. Only a whole wave (EXEC all ones, no
+    fi/bound_ctrl) is modelled: anything else raises."""
+    if ins.modifier("fi") is not None or ins.modifier("bound_ctrl") is not None:
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "fi/bound_ctrl")
+    dst, src = ins.operands[0], ins.operands[1]
+    if dst.kind != "vgpr" or src.kind != "vgpr":
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "operands must be VGPRs")
+    lane = np.arange(64)
+    moved = (lane // 16) % 2 == 1 if "16" in base else lane >= 32   # the lanes of vdst that move
+    shift = 16 if "16" in base else 32
+    d, s_ = dst.index, src.index
+
+    def run(m, g):
+        mask, full, _ = g.exec_info(m)
+        if not full and not np.all(mask):
+            raise UnsupportedInstruction(ins.mnemonic, ins.address, "EXEC not all ones")
+        old_d, old_s = m.v[d][g.sel].copy(), m.v[s_][g.sel].copy()
+        if d == s_:
+            new = old_d.copy()
+            new[:, moved] = old_d[:, lane[moved] - shift]
+            new[:, lane[moved] - shift] = old_d[:, moved]
+            m.vwrite(g, m.v, d, new)
+            return
+        new_d, new_s = old_d.copy(), old_s.copy()
+        new_d[:, moved] = old_s[:, lane[moved] - shift]
+        new_s[:, lane[moved] - shift] = old_d[:, moved]
+        m.vwrite(g, m.v, d, new_d)
+        m.vwrite(g, m.v, s_, new_s)
+    return Op(ins, run)
+
+
 _SPECIAL = {
     "v_readlane_b32": _lane_ops, "v_readfirstlane_b32": _lane_ops, "v_writelane_b32": _lane_ops,
     "v_mbcnt_lo_u32_b32": _lane_ops, "v_mbcnt_hi_u32_b32": _lane_ops, "v_cndmask_b32": _cndmask,
@@ -618,9 +711,14 @@ for _n in ("add_co", "sub_co", "subrev_co", "addc_co", "subb_co", "subbrev_co"):
 for _n in ("v_div_scale_f32", "v_div_scale_f64", "v_div_fmas_f32", "v_div_fmas_f64", "v_div_fixup_f32",
            "v_div_fixup_f64"):
     _SPECIAL[_n] = _div
-for _n in ("v_swap_b32", "v_mad_u64_u32", "v_mad_i64_i32", "v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8",
-           "v_cvt_pk_f32_bf8", "v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"):
+for _n in ("v_swap_b32", "v_mad_u64_u32", "v_mad_i64_i32"):
     _SPECIAL[_n] = _misc
+for _n in ("v_permlane16_swap_b32", "v_permlane32_swap_b32"):
+    _SPECIAL[_n] = _permlane_swap
+_SPECIAL["v_cvt_scalef32_pk_fp4_f32"] = _cvt_scale_fp4
+_SPECIAL["v_bitop3_b32"] = _bitop3
+_FP8 = frozenset({"v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8", "v_cvt_pk_fp8_f32",
+                  "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32"})
 
 
 def compile_vop(ins: Instruction, ctx: Context) -> Op:
@@ -629,6 +727,8 @@ def compile_vop(ins: Instruction, ctx: Context) -> Op:
         return Op(ins, lambda m, g: None)
     if base.startswith("v_cmp"):
         return _vopc(ins, base, enc)
+    if base in _FP8:
+        return _fp8(ins, base, enc, ctx)
     if base in _SPECIAL:
         return _SPECIAL[base](ins, base, enc)
     spec = TABLE.get(base)

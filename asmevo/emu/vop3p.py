@@ -19,7 +19,7 @@ U32, U64, I64, F32, F64 = np.uint32, np.uint64, np.int64, np.float32, np.float64
 def compile_vop3p(ins: Instruction, ctx: Context) -> Op:
     base, enc = split_name(ins.mnemonic)
     if base.startswith(("v_mfma", "v_smfmac")):
-        return _mfma(ins, base)
+        return _mfma(ins, base, ctx.processor)
     if base.startswith("v_accvgpr"):
         return _accvgpr(ins, base)
     if base in ("v_pk_fma_f32", "v_pk_mul_f32", "v_pk_add_f32", "v_pk_mov_b32"):
@@ -225,22 +225,56 @@ def _stack(op: Operand, n: int):
     return lambda m, g: np.broadcast_to(np.asarray(rd(m, g), U32), (len(g), n, 64))
 
 
-def _mfma(ins: Instruction, base: str) -> Op:
+def _scale_readers(ins: Instruction, ops: list[Operand]):
+    """Readers of a `v_mfma_scale_*` instruction's E8M0 scale operands ([G, 64] codes): byte
+    `op_sel[i] | op_sel_hi[i] << 1` of each lane's dword (LLVM 22 encodes the intrinsic's scale byte
+    index so: `llvm.amdgcn.mfma.scale.*` opsel 1 -> op_sel, 2 -> op_sel_hi; the index selects byte
+    0..3 of the packed E8M0 word). Scales that are not VGPRs raise (LLVM's VOP3PInstructions.td:
+    for inline constants and SGPRs the hardware takes bits [30:23] instead, so LLVM allows only
+    VGPRs), as do encoding bits LLVM's syntax does not express (dword 0 bits 0x6000 of AITer's MXFP4
+    kernels, op_sel/op_sel_hi of the prefix's absent third source, kept as `.long` by recovery)."""
+    if ins.encoding and int.from_bytes(ins.encoding[:4], "little") & 0x6000:
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "prefix bits 0x6000 set")
+    if any(op.kind != "vgpr" for op in ops):
+        raise UnsupportedInstruction(ins.mnemonic, ins.address, "scale operand not a VGPR")
+    lo, hi = _modlist(ins, "op_sel", 3), _modlist(ins, "op_sel_hi", 3)
+    readers = []
+    for i, op in enumerate(ops):
+        shift, idx = U32(8 * (lo[i] | hi[i] << 1)), op.index
+        readers.append(lambda m, g, idx=idx, shift=shift: (m.v[idx][g.sel] >> shift) & U32(0xFF))
+    return readers
+
+
+def _mfma(ins: Instruction, base: str, processor: str) -> Op:
     try:
-        info = mfma.info(base)
+        info = mfma.info(base, processor)
     except UnsupportedInstruction:
         raise UnsupportedInstruction(ins.mnemonic, ins.address) from None
     ops = list(ins.operands)
     dst, a, b, c = ops[0], ops[1], ops[2], ops[3]
     wide = info.out_type == "f64"
-    ra, rb = _stack(a, info.a_regs), _stack(b, info.b_regs)
-    rc = _stack(c, info.cd_regs)
     cbsz, abid, blgp = (int(ins.modifier(k) or 0) for k in ("cbsz", "abid", "blgp"))
+    a_regs, b_regs, scales = info.a_regs, info.b_regs, None
+    if info.in_type == "f8f6f4":
+        try:
+            ta, tb = mfma.f8f6f4_types(base, cbsz, blgp)
+        except UnsupportedInstruction:
+            raise UnsupportedInstruction(ins.mnemonic, ins.address, f"cbsz:{cbsz} blgp:{blgp}") from None
+        a_regs, b_regs = mfma.source_regs(info, ta, "a"), mfma.source_regs(info, tb, "b")
+        if base.startswith("v_mfma_scale_"):
+            scales = _scale_readers(ins, ops[4:6])
+    for op, n in ((a, a_regs), (b, b_regs)):
+        if op.kind in ("vgpr", "agpr") and op.count != n:
+            raise UnsupportedInstruction(ins.mnemonic, ins.address, f"{op.text} is not {n} registers")
+    ra, rb = _stack(a, a_regs), _stack(b, b_regs)
+    rc = _stack(c, info.cd_regs)
     neg = tuple(_modlist(ins, "neg", 3)) if wide else (0, 0, 0)
     file, first = ("v" if dst.kind == "vgpr" else "a"), dst.index
 
     def run(m, g):
-        d = mfma.execute(base, ra(m, g), rb(m, g), rc(m, g), cbsz=cbsz, abid=abid, blgp=blgp, neg=neg)
+        sa, sb = (None, None) if scales is None else (scales[0](m, g), scales[1](m, g))
+        d = mfma.execute(base, ra(m, g), rb(m, g), rc(m, g), cbsz=cbsz, abid=abid, blgp=blgp, neg=neg,
+                         processor=processor, scale_a=sa, scale_b=sb)
         regs = getattr(m, file)
         for j in range(info.cd_regs):
             m.vwrite(g, regs, first + j, d[:, j, :])

@@ -43,17 +43,17 @@ def vector_pcs(prog) -> frozenset[int] | None:
     """Addresses of `prog`'s vector instructions when some instruction can set VSKIP, else None (cached)."""
     if prog not in _PCS:
         if any(sets_vskip(ins) for ins in prog.instructions if not ins.is_data):
-            _PCS[prog] = frozenset(pc for pc, op in prog.ops.items() if _vector(op.ins))
+            _PCS[prog] = frozenset(pc for pc, op in prog.ops.items() if _vector(op.ins, prog.processor))
         else:
             _PCS[prog] = None
     return _PCS[prog]
 
 
-def _vector(ins: Instruction) -> bool:
+def _vector(ins: Instruction, processor: str) -> bool:
     if ins.is_data:
         return False
     try:
-        return instr_info(ins.mnemonic).vector
+        return instr_info(ins.mnemonic, processor).vector
     except UnsupportedInstruction:  # one the table does not know raises when executed, skipped or not
         return False
 

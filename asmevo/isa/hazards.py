@@ -1,11 +1,23 @@
-"""gfx942 (CDNA3) wait-state hazards that software must cover with independent instructions or
-`s_nop N` (N+1 wait states).
+"""gfx942 (CDNA3) and gfx950 (CDNA4) wait-state hazards that software must cover with independent
+instructions or `s_nop N` (N+1 wait states).
 
 Every rule names its source: "ISA" is the CDNA3 ISA guide's "Manually Inserted Wait States"
 table, "LLVM" the gfx940 paths of GCNHazardRecognizer (checkVMEMHazards, checkVALUHazards,
 checkDPPHazards, checkDivFMasHazards, checkRWLaneHazards, checkGetRegHazards,
 checkSetRegHazards, checkReadM0Hazards, checkMAIHazards90A, checkMAIVALUHazards). MFMA pass
 counts come from the instruction table (LLVM's SIDPGFX940FullSpeedModel).
+
+gfx950 follows the same rules with LLVM's gfx950 differences (every `hasGFX950Insts()` /
+`IsGFX950` site of GCNHazardRecognizer, LLVM 22): XDL results need one more wait state when the
+producer has more than 2 passes (SrcA/B, SrcC, VALU/memory reads and overwrites; an XDL SrcC read by
+an XDL one +1 always), the 16-pass f64 16x16x4 DGEMM needs 17 (SrcC) / 19 (SrcA/B, VALU read) wait
+states, MFMA pass counts come from SIDPGFX950FullSpeedModel (the f8f6f4 ones from their cbsz/blgp
+formats), `v_permlane16/32_swap` wait 2 after a VALU writes their VGPRs and 4 after a v_cmpx writes
+EXEC (checkPermlaneHazards), and the dst-sel forwarding rule (hasCvtScaleForwardingHazard) also
+covers byte-selecting fp8 conversions (op_sel[2]), for any operand of the consumer (LLVM's
+consumesDstSelForwardingOperand: reads and overwrites alike). LLVM's fp4 case (its stochastic-rounding
+`v_cvt_scalef32_sr_pk_fp4_*`, whatever their op_sel) concerns instructions the gfx950 instruction table
+does not list, which the checker refuses (UnsupportedInstruction) before any rule.
 
 For each consumer the search walks backwards over the CFG (through every predecessor path, up
 to the largest wait a rule can need) and finds, per path, the nearest instruction that produces
@@ -19,7 +31,7 @@ from typing import Callable, Iterable, Iterator
 
 from .cfg import CFG, build_cfg
 from .instruction import Instruction
-from .regs import EXEC, M0, VCC, Reg, RegInfo, def_use_all, is_lds_dma, is_trans, operand_regs
+from .regs import EXEC, M0, VCC, Reg, RegInfo, def_use_all, is_lds_dma, operand_regs
 from .table import instr_info
 
 _HWREG = re.compile(r"hwreg\(\s*([A-Za-z_0-9]+)(?:\s*,\s*(\d+)\s*,\s*(\d+))?\s*\)")
@@ -45,24 +57,34 @@ class HazardViolation:
 
 # ---- MFMA classification (gfx940), from the instruction table --------------------------------
 
-def mfma_passes(base: str) -> int:
-    """Passes of an MFMA / SMFMAC (the table's, = LLVM gfx940 RThroughput)."""
-    return _shape(base).passes
+def mfma_passes(base: str, processor: str = "gfx942") -> int:
+    """Passes of an MFMA / SMFMAC (the table's, = LLVM's RThroughput for the processor)."""
+    return _shape(base, processor).passes
 
 
-def is_dgemm(base: str) -> bool:
-    shape = instr_info(base).mfma
+def instruction_passes(ins: Instruction, processor: str = "gfx942") -> int:
+    """Passes of one MFMA instruction: the table's, except the gfx950 f8f6f4 MFMAs, which take half
+    as many when neither A (cbsz) nor B (blgp) is an 8-bit format (formats 0 fp8, 1 bf8; LLVM
+    SISchedule.td PredIsF8_MFMA_SCALE)."""
+    shape = _shape(ins.mnemonic, processor)
+    if shape.in_type == "f8f6f4" and min(int(ins.modifier(k) or 0) for k in ("cbsz", "blgp")) > 1:
+        return shape.passes // 2
+    return shape.passes
+
+
+def is_dgemm(base: str, processor: str = "gfx942") -> bool:
+    shape = instr_info(base, processor).mfma
     return shape is not None and shape.dgemm
 
 
-def is_xdl(base: str) -> bool:
+def is_xdl(base: str, processor: str = "gfx942") -> bool:
     """gfx940 XDL MFMAs: everything but plain-f32 and f64 input types."""
-    shape = instr_info(base).mfma
+    shape = instr_info(base, processor).mfma
     return shape is not None and shape.xdl
 
 
-def _shape(base: str):
-    shape = instr_info(base).mfma
+def _shape(base: str, processor: str = "gfx942"):
+    shape = instr_info(base, processor).mfma
     if shape is None:
         raise ValueError(f"not an MFMA: {base}")
     return shape
@@ -93,6 +115,8 @@ FIXED_WAITS: dict[str, tuple[int, str]] = {
     "dot-read": (3, "v_dot writes a VGPR -> another instruction reads it (0 for the same v_dot's SrcC)"),
     "dot-write": (3, "v_dot writes a VGPR -> a different instruction overwrites it"),
     "dgemm-fma64": (2, "an f64 MFMA (DGEMM) -> v_fma_f64 / v_fmac_f64"),
+    "valu-vgpr-permlane-swap": (2, "VALU writes a VGPR -> v_permlane16/32_swap reads it (gfx950)"),
+    "vcmpx-exec-permlane-swap": (4, "v_cmpx writes EXEC -> v_permlane16/32_swap (gfx950)"),
 }
 
 
@@ -103,13 +127,25 @@ def fixed(rule: str) -> Callable[[object], int]:
 
 
 def mfma_result_wait(base: str, memory: bool = False) -> int:
-    """Wait states between MFMA `base` and an instruction reading (or a non-MFMA overwriting) its
-    result: passes + 3 for XDL, passes + 2 otherwise; DGEMM 6 (4 passes) or 11, read by a memory
+    """Wait states between gfx942 MFMA `base` and an instruction reading (or a non-MFMA overwriting)
+    its result: passes + 3 for XDL, passes + 2 otherwise; DGEMM 6 (4 passes) or 11, read by a memory
     instruction 9 or 18 (LLVM checkMAIHazards90A / checkMAIVALUHazards, gfx940)."""
-    if is_dgemm(base):
-        small = mfma_passes(base) == 4
-        return (9 if small else 18) if memory else (6 if small else 11)
-    return mfma_passes(base) + (3 if is_xdl(base) else 2)
+    shape = _shape(base)
+    return _result_wait(shape.passes, shape.dgemm, shape.xdl, "gfx942", "read-memory" if memory else "read")
+
+
+def _result_wait(passes: int, dgemm: bool, xdl: bool, processor: str, use: str) -> int:
+    """Wait states after an MFMA of `passes` passes before `use` of its result: "read" (VALU, or an
+    MFMA's SrcA/B), "read-memory" (a memory instruction), "write" (a VALU overwrites it). gfx950:
+    XDL +1 beyond 2 passes, the 16-pass DGEMM read by VALU or as SrcA/B 19 (LLVM IsGFX950 paths)."""
+    gfx950 = processor == "gfx950"
+    if dgemm:
+        if passes == 4:
+            return 9 if use == "read-memory" else 6
+        if use == "read-memory":
+            return 18
+        return 19 if gfx950 and use == "read" else 11
+    return passes + (3 + (gfx950 and passes != 2) if xdl else 2)
 
 
 # ---- per-instruction facts -----------------------------------------------------------------
@@ -127,9 +163,13 @@ class _Facts:
     dot: bool     # v_dot*
     setreg: tuple[str, int, int] | None  # (register, offset, size) an s_setreg writes
     vskip: bool   # s_setreg of MODE.vskip
+    processor: str
+    passes: int = 0   # MFMA passes (instruction_passes)
+    dgemm: bool = False
+    xdl: bool = False
 
 
-def _facts(ins: Instruction, info: RegInfo) -> _Facts:
+def _facts(ins: Instruction, info: RegInfo, processor: str) -> _Facts:
     waits = int(ins.operands[0].value) + 1 if info.base == "s_nop" and ins.operands else 1
     explicit: set[Reg] = set()
     for op in info.srcs:
@@ -140,9 +180,13 @@ def _facts(ins: Instruction, info: RegInfo) -> _Facts:
     explicit |= dst & info.uses
     target = _setreg_target(ins, info)
     vskip = bool(target) and target[0] == "HW_REG_MODE" and target[1] <= 28 < target[1] + target[2]
-    return _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
-                  info.family == "mfma", info.family in ("mubuf", "flat"),
-                  frozenset(explicit), frozenset(dst), info.base.startswith("v_dot"), target, vskip)
+    f = _Facts(ins, info, waits, info.family in ("valu", "vopc", "mfma"),
+               info.family == "mfma", info.family in ("mubuf", "flat"),
+               frozenset(explicit), frozenset(dst), info.base.startswith("v_dot"), target, vskip, processor)
+    if f.mfma:
+        f.passes = instruction_passes(ins, processor)
+        f.dgemm, f.xdl = is_dgemm(info.base, processor), is_xdl(info.base, processor)
+    return f
 
 
 def _hwreg(op_text: str) -> tuple[str, int, int] | None:
@@ -163,7 +207,7 @@ def _store_data(f: _Facts) -> frozenset[Reg]:
     """Store data wider than 64 bits whose VGPRs a following VALU must not overwrite early
     (MUBUF/MTBUF only without an SGPR soffset)."""
     info, ops = f.info, f.ins.operands
-    if f.info.dst or not ops or is_lds_dma(f.ins):
+    if f.info.dst or not ops or is_lds_dma(f.ins, f.processor):
         return frozenset()
     if info.family == "mubuf" and ("_store_" in info.base or "_atomic_" in info.base):
         data = ops[0]
@@ -181,8 +225,8 @@ def _store_data(f: _Facts) -> frozenset[Reg]:
 class _LazyFacts:
     """Each instruction's hazard facts, computed when first asked for."""
 
-    def __init__(self, instructions: list[Instruction], infos: list[RegInfo]):
-        self.instructions, self.infos = instructions, infos
+    def __init__(self, instructions: list[Instruction], infos: list[RegInfo], processor: str):
+        self.instructions, self.infos, self.processor = instructions, infos, processor
         self._done: list[_Facts | None] = [None] * len(instructions)
 
     def __len__(self) -> int:
@@ -191,7 +235,7 @@ class _LazyFacts:
     def __getitem__(self, i: int) -> _Facts:
         f = self._done[i]
         if f is None:
-            f = self._done[i] = _facts(self.instructions[i], self.infos[i])
+            f = self._done[i] = _facts(self.instructions[i], self.infos[i], self.processor)
         return f
 
     def __iter__(self) -> Iterator[_Facts]:
@@ -203,10 +247,11 @@ Query = tuple[str, Callable[[_Facts], bool], Callable[[_Facts], int], str]
 
 class _Checker:
     def __init__(self, instructions: list[Instruction], cfg: CFG, xnack: bool, infos: list[RegInfo] | None = None,
-                 whole: bool = True):
+                 whole: bool = True, processor: str = "gfx942"):
         self.cfg = cfg
         self.xnack = xnack
-        self.f = _LazyFacts(instructions, infos if infos is not None else def_use_all(instructions))
+        self.f = _LazyFacts(instructions, infos if infos is not None else def_use_all(instructions, processor),
+                            processor)
         # LLVM's recognizer only remembers the last 5 emitted instructions (19 when AGPR0 is used);
         # clauses are formed within that window, so longer runs are not hazards by its definition.
         uses_a0 = any(("a", 0) in info.defs or ("a", 0) in info.uses for info in self.f.infos)
@@ -292,16 +337,17 @@ _PRODUCERS: dict[str, Callable[[_Facts], bool]] = {
     "any": lambda f: True,
     "mfma": lambda f: f.mfma,
     "dot": lambda f: f.dot,
-    "trans": lambda f: f.valu and is_trans(f.info.base),
+    "trans": lambda f: f.valu and instr_info(f.info.base, f.processor).trans,
     "shift": lambda f: f.valu and _shifts_dst(f),
     "wide-store": lambda f: bool(_store_data(f)),
     "vskip": lambda f: f.vskip,
+    "vcmpx": lambda f: _writes_exec_by_vcmpx(f),
 }
 # the producer class each rule's predicate requires (rules not listed: checked always)
 _PRODUCER_OF = {"mfma-srcc": "mfma", "mfma-srcab": "mfma", "mfma-result-read": "mfma", "mfma-result-write": "mfma",
                 "mfma-srcc-overwrite": "mfma", "dgemm-fma64": "mfma", "dot-read": "dot", "dot-write": "dot",
                 "trans-use": "trans", "dst-sel-forward": "shift", "store-data-overwrite": "wide-store",
-                "setreg-vskip": "vskip"}
+                "setreg-vskip": "vskip", "vcmpx-exec-permlane-swap": "vcmpx"}
 
 
 def _queries(c: _Facts) -> Iterator[Query]:
@@ -325,9 +371,18 @@ def _queries(c: _Facts) -> Iterator[Query]:
             yield "valu-sgpr-valu", valu_def(ex_s), fixed("valu-sgpr-valu"), "reads an SGPR/VCC written by VALU"
         # LLVM checkVALUHazards (hasTransForwardingHazard, gfx940): trans -> non-trans use: 1.
         vuses = {r for r in c.explicit_uses if r[0] in "va"}
-        if vuses and not is_trans(base):
-            yield ("trans-use", lambda p: p.valu and is_trans(p.info.base) and not p.dst_regs.isdisjoint(vuses),
-                   fixed("trans-use"), "uses the result of transcendental")
+        trans = instr_info(base, c.processor).trans
+        if vuses and not trans:
+            yield ("trans-use", lambda p: p.valu and instr_info(p.info.base, p.processor).trans
+                   and not p.dst_regs.isdisjoint(vuses), fixed("trans-use"), "uses the result of transcendental")
+        if c.processor == "gfx950" and not trans:
+            # LLVM 22 checkVALUHazards (hasDstSelForwardingHazard / hasCvtScaleForwardingHazard): any
+            # operand of the consumer (read or overwritten) overlapping a dst-sel forwarded result: 1.
+            operands = {r for op in c.info.dst + c.info.srcs for r in operand_regs(op) if r[0] in "va"}
+            if operands:
+                yield ("dst-sel-forward", lambda p: p.valu and _shifts_dst(p) and not p.dst_regs.isdisjoint(operands),
+                       fixed("dst-sel-forward"), "uses or overwrites the bit-shifted result of")
+        elif vuses and not trans:
             # LLVM checkVALUHazards (hasDstSelForwardingHazard, gfx940): SDWA dst_sel / op_sel dst: 1.
             yield ("dst-sel-forward", lambda p: p.valu and _shifts_dst(p) and not p.dst_regs.isdisjoint(vuses),
                    fixed("dst-sel-forward"), "uses the bit-shifted result of")
@@ -354,6 +409,14 @@ def _queries(c: _Facts) -> Iterator[Query]:
         vuses = {r for r in c.explicit_uses if r[0] == "v"}
         yield "dpp-vgpr", lambda p: not p.info.defs.isdisjoint(vuses), fixed("dpp-vgpr"), "DPP-reads a VGPR written by"
         yield "dpp-exec", valu_def(EXEC), fixed("dpp-exec"), "is DPP after the EXEC write by"
+    if base in ("v_permlane16_swap_b32", "v_permlane32_swap_b32"):
+        # LLVM checkPermlaneHazards (gfx950): VALU writes a VGPR the swap reads (both operands are
+        # tied inputs): 2; v_cmpx writes EXEC -> the swap: 4.
+        vregs = {r for op in info.dst + info.srcs for r in operand_regs(op) if r[0] == "v"}
+        yield ("valu-vgpr-permlane-swap", valu_def(vregs), fixed("valu-vgpr-permlane-swap"),
+               "swaps a VGPR written by")
+        yield ("vcmpx-exec-permlane-swap", _writes_exec_by_vcmpx, fixed("vcmpx-exec-permlane-swap"),
+               "follows the EXEC write by")
     if base.startswith("v_div_fmas_"):
         # LLVM checkDivFMasHazards / ISA: VALU writes VCC -> v_div_fmas: 4.
         yield "div-fmas-vcc", valu_def(VCC), fixed("div-fmas-vcc"), "reads VCC written by"
@@ -393,20 +456,31 @@ def _clause_kind(f: _Facts) -> str | None:
 
 
 def _shifts_dst(p: _Facts) -> bool:
+    """LLVM getDstSelForwardingOperand: SDWA dst_sel other than DWORD, a VOP3 op_sel writing the high
+    half; on gfx950 also a byte-selecting fp8 conversion (`v_cvt_sr_fp8/bf8_f32` with op_sel[2])."""
     sel = p.ins.modifier("dst_sel")
     if sel is not None:
         return sel != "DWORD"
+    base = p.info.base
     op_sel = p.ins.modifier("op_sel")
-    if op_sel and not re.match(r"^v_(pk_|dot|fma_mix|mad_mix|mfma_|smfmac_)", p.info.base):
-        return op_sel.strip("[]").split(",")[-1].strip() == "1"
+    if op_sel and not re.match(r"^v_(pk_|dot|fma_mix|mad_mix|mfma_|smfmac_)", base):
+        bits = [b.strip() for b in op_sel.strip("[]").split(",")]
+        if p.processor == "gfx950" and re.match(r"^v_cvt_sr_(fp8|bf8)_f32$", base) and len(bits) > 2 \
+                and bits[2] == "1":
+            return True
+        return bits[-1] == "1"
     return False
+
+
+def _writes_exec_by_vcmpx(p: _Facts) -> bool:
+    return p.info.base.startswith("v_cmpx_") and not EXEC.isdisjoint(p.info.defs)
 
 
 def _reads_m0_hazardously(c: _Facts) -> bool:
     base = c.info.base
     return (base.startswith("s_movrel") or base in ("ds_read_addtid_b32", "ds_write_addtid_b32",
                                                      "s_sendmsg", "s_sendmsghalt", "s_ttracedata")
-            or (c.info.family == "ds" and c.ins.modifier("gds") is not None) or is_lds_dma(c.ins)
+            or (c.info.family == "ds" and c.ins.modifier("gds") is not None) or is_lds_dma(c.ins, c.processor)
             or any(op.kind == "special" and op.name in ("lds_direct", "src_lds_direct") for op in c.info.srcs))
 
 
@@ -429,22 +503,27 @@ def _mfma_queries(c: _Facts) -> Iterator[Query]:
             def need_c(p: _Facts) -> int:
                 pb = p.info.base
                 d = p.info.dst[0]
+                gfx950 = c.processor == "gfx950"
                 if (d.kind, d.index, d.count) == srcc_full:
                     if base == pb == "v_mfma_f64_4x4x4_4b_f64":
                         return 4
-                    return 2 if mfma_passes(pb) == 2 else 0
-                if is_dgemm(pb):
-                    if is_xdl(base):
+                    return 2 if p.passes == 2 else 0
+                if p.dgemm:
+                    if c.xdl:
                         return 0
-                    return 4 if mfma_passes(pb) == 4 else 9
-                if is_xdl(base) and not is_xdl(pb):
+                    return 4 if p.passes == 4 else (17 if gfx950 else 9)
+                if c.xdl and not p.xdl:
                     return 0
-                return mfma_passes(pb) + (1 if is_xdl(pb) else 0)
+                if not p.xdl:
+                    return p.passes
+                if gfx950:
+                    return p.passes + 1 + (1 if c.xdl else p.passes != 2)
+                return p.passes + 1
             yield ("mfma-srcc", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs), need_c,
                    "reads as SrcC the result of")
         else:
             yield ("mfma-srcab", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs),
-                   lambda p: mfma_result_wait(p.info.base),
+                   lambda p: _result_wait(p.passes, p.dgemm, p.xdl, p.processor, "read"),
                    "reads as SrcA/B the result of")
 
 
@@ -463,34 +542,35 @@ def _mai_valu_queries(c: _Facts) -> Iterator[Query]:
                lambda p, s=same_dot_srcc: 0 if (p.info.base == base and s) else FIXED_WAITS["dot-read"][0],
                "reads the result of DOT")
         yield ("mfma-result-read", lambda p, regs=regs: p.mfma and not p.dst_regs.isdisjoint(regs),
-               lambda p: mfma_result_wait(p.info.base, mem), "reads the result of")
+               lambda p: _result_wait(p.passes, p.dgemm, p.xdl, p.processor, "read-memory" if mem else "read"),
+               "reads the result of")
     if base in ("v_fma_f64", "v_fmac_f64"):
-        yield "dgemm-fma64", lambda p: is_dgemm(p.info.base), fixed("dgemm-fma64"), "is an f64 FMA right after DGEMM"
+        yield "dgemm-fma64", lambda p: p.dgemm, fixed("dgemm-fma64"), "is an f64 FMA right after DGEMM"
     vdefs = frozenset(c.dst_regs)
     if not vdefs:
         return
     yield ("dot-write", lambda p: p.dot and p.info.base != base
            and not p.dst_regs.isdisjoint(vdefs), fixed("dot-write"), "overwrites the result of DOT")
     yield ("mfma-result-write", lambda p: p.mfma and not p.dst_regs.isdisjoint(vdefs),
-           lambda p: mfma_result_wait(p.info.base), "overwrites the result of")
+           lambda p: _result_wait(p.passes, p.dgemm, p.xdl, p.processor, "write"), "overwrites the result of")
     war_need = {2: 1, 4: 3, 8: 7, 16: 15}
     yield ("mfma-srcc-overwrite",
-           lambda p: p.mfma and is_xdl(p.info.base) and len(p.info.srcs) > 2
+           lambda p: p.mfma and p.xdl and len(p.info.srcs) > 2
            and not vdefs.isdisjoint(operand_regs(p.info.srcs[2])),
-           lambda p: war_need[mfma_passes(p.info.base)], "overwrites the SrcC still being read by")
+           lambda p: war_need[p.passes], "overwrites the SrcC still being read by")
 
 
 def check_hazards(instructions: list[Instruction], labels: dict[str, int] | None = None,
                   cfg: CFG | None = None, xnack: bool = True, consumers: Iterable[int] | None = None,
-                  infos: list[RegInfo] | None = None) -> list[HazardViolation]:
-    """Every gfx942 wait-state hazard in `instructions` (one kernel, entry first), or only those
-    whose consumer is one of the instruction indices `consumers` (`infos`: their def-use facts when
-    the caller has them). `xnack=False` (a code object built with xnack-) drops the soft-clause rule,
+                  infos: list[RegInfo] | None = None, processor: str = "gfx942") -> list[HazardViolation]:
+    """Every wait-state hazard of `processor` (gfx942 or gfx950) in `instructions` (one kernel, entry
+    first), or only those whose consumer is one of the instruction indices `consumers` (`infos`: their
+    def-use facts when the caller has them). `xnack=False` (a code object built with xnack-) drops the soft-clause rule,
     which only XNACK replay needs."""
     if not instructions:
         return []
     cfg = cfg or build_cfg(instructions, labels)
-    checker = _Checker(instructions, cfg, xnack, infos, whole=consumers is None)
+    checker = _Checker(instructions, cfg, xnack, infos, whole=consumers is None, processor=processor)
     reachable = set(cfg.reachable())
     if consumers is None:
         consumers = (i for b in sorted(reachable) for i in range(cfg.blocks[b].start, cfg.blocks[b].end))

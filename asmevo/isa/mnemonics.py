@@ -229,3 +229,19 @@ MFMA_ALIASES: dict[str, str] = {
     "v_mfma_f32_32x32x4xf32": "v_mfma_f32_32x32x4_xf32",
     "v_mfma_f32_16x16x8xf32": "v_mfma_f32_16x16x8_xf32",
 }
+
+# gfx950 (CDNA4): gfx942's mnemonics without the xf32 MFMAs (LLVM 22's gfx950 assembler rejects
+# `v_mfma_f32_16x16x8_xf32`: "instruction not supported on this GPU"; gfx950 lacks FeatureXF32Insts),
+# plus the CDNA4 instructions the instruction table describes: every one AITer's 1,220 gfx950 code
+# objects use beyond gfx942's (benchmarks/production/aiter_gfx950_mnemonics.py) and their siblings
+# that LLVM 22's gfx950 assembler accepts (MFMA shapes, transposing LDS reads, 96/128-bit LDS DMA), and
+# v_bitop3_b32, which Triton's gfx950 code uses.
+# A gfx950 mnemonic not listed is unknown to the table (UnsupportedInstruction).
+GFX950_REMOVED: frozenset[str] = frozenset({"v_mfma_f32_32x32x4_xf32", "v_mfma_f32_16x16x8_xf32"})
+GFX950_ADDED: frozenset[str] = frozenset((
+    "v_mfma_f32_16x16x32_f16 v_mfma_f32_32x32x16_f16 v_mfma_f32_16x16x32_bf16 v_mfma_f32_32x32x16_bf16 "
+    "v_mfma_i32_16x16x64_i8 v_mfma_i32_32x32x32_i8 v_mfma_f32_16x16x128_f8f6f4 v_mfma_f32_32x32x64_f8f6f4 "
+    "v_mfma_scale_f32_16x16x128_f8f6f4 v_mfma_scale_f32_32x32x64_f8f6f4 "
+    "v_permlane16_swap_b32 v_permlane32_swap_b32 v_cvt_pk_bf16_f32 v_cvt_pk_f16_f32 "
+    "v_cvt_scalef32_pk_fp4_f32 ds_read_b64_tr_b4 ds_read_b64_tr_b8 ds_read_b64_tr_b16 ds_read_b96_tr_b6 "
+    "global_load_lds_dwordx3 global_load_lds_dwordx4 buffer_atomic_pk_add_bf16 v_bitop3_b32").split())

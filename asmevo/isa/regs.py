@@ -79,32 +79,28 @@ def is_returning_atomic(ins: Instruction) -> bool:
     return ins.modifier("sc0") is not None or ins.modifier("glc") is not None
 
 
-def is_lds_dma(ins: Instruction) -> bool:
+def is_lds_dma(ins: Instruction, processor: str = "gfx942") -> bool:
     """A buffer/global/scratch load that writes LDS instead of VGPRs (address from M0)."""
-    info = instr_info(ins.mnemonic)
+    info = instr_info(ins.mnemonic, processor)
     return info.lds_dma or (info.segment == "buffer" and info.is_load and ins.modifier("lds") is not None)
 
 
-def is_trans(base: str) -> bool:
-    """LLVM's TRANS pipeline (transcendentals): the trans-use hazard applies."""
-    return instr_info(base).trans
-
-
-def reg_info(ins: Instruction) -> RegInfo:
-    """Defs and uses of `ins`; raises UnsupportedInstruction for unknown mnemonics. Kept on the
-    instruction after the first call (analyses of edited candidates re-read the same instructions
-    many times)."""
+def reg_info(ins: Instruction, processor: str = "gfx942") -> RegInfo:
+    """Defs and uses of `ins` as an instruction of `processor`; raises UnsupportedInstruction for
+    mnemonics the processor's table lacks. Kept on the instruction after the first call (analyses of
+    edited candidates re-read the same instructions many times; a mnemonic both processors know has
+    the same operand roles on both)."""
     if ins.reg_info_memo is None:
-        ins.reg_info_memo = _reg_info(ins)
+        ins.reg_info_memo = _reg_info(ins, processor)
     return ins.reg_info_memo
 
 
-def _reg_info(ins: Instruction) -> RegInfo:
+def _reg_info(ins: Instruction, processor: str) -> RegInfo:
     base, enc = split_mnemonic(ins.mnemonic)
-    info = instr_info(base)
+    info = instr_info(base, processor)
     fam = info.family
     ops = ins.operands
-    n_dst, dst_read = _destinations(ins, info)
+    n_dst, dst_read = _destinations(ins, info, processor)
     dst, srcs = ops[:n_dst], ops[n_dst:]
     defs: set[Reg] = set()
     uses: set[Reg] = set()
@@ -117,7 +113,7 @@ def _reg_info(ins: Instruction) -> RegInfo:
             uses |= operand_regs(op)
     defs |= info.implicit_defs
     uses |= info.implicit_uses
-    if is_lds_dma(ins) or (fam == "ds" and ins.modifier("gds") is not None):
+    if is_lds_dma(ins, processor) or (fam == "ds" and ins.modifier("gds") is not None):
         uses.add(M0)
     if base.startswith("s_movrel"):  # M0-indexed: any SGPR from the named one upward
         indexed = srcs[0] if base.startswith("s_movrels") else dst[0]
@@ -133,7 +129,7 @@ def reads_destination(ins: Instruction) -> bool:
     return _destinations(ins, instr_info(split_mnemonic(ins.mnemonic)[0]))[1]
 
 
-def _destinations(ins: Instruction, info: InstrInfo) -> tuple[int, bool]:
+def _destinations(ins: Instruction, info: InstrInfo, processor: str = "gfx942") -> tuple[int, bool]:
     """(number of leading destination operands, whether the destination is also read): the table's
     operand roles, adjusted for the modifiers (an atomic returns only with sc0/glc; an LDS-DMA load
     has no VGPR destination; DPP/SDWA/op_sel may keep part of the old destination)."""
@@ -142,7 +138,7 @@ def _destinations(ins: Instruction, info: InstrInfo) -> tuple[int, bool]:
     n, dst_read = info.n_dst, info.dst_read
     if info.memory == "atomic" and info.family in ("flat", "mubuf", "smem"):
         return (1, True) if is_returning_atomic(ins) else (0, False)
-    if info.family in ("flat", "mubuf") and is_lds_dma(ins):
+    if info.family in ("flat", "mubuf") and is_lds_dma(ins, processor):
         return 0, False
     if info.family in ("valu", "vopc", "mfma") and _partial_write(ins, info):
         return n, True
@@ -165,13 +161,13 @@ def _partial_write(ins: Instruction, info: InstrInfo) -> bool:
     return False
 
 
-def def_use_all(instructions: list[Instruction]) -> list[RegInfo]:
+def def_use_all(instructions: list[Instruction], processor: str = "gfx942") -> list[RegInfo]:
     """`reg_info` for a straight instruction list, widening VGPR operands to the rest of the file
     inside `s_set_gpr_idx_on` ... `s_set_gpr_idx_off` windows (operands are M0-indexed there)."""
     out = []
     indexed = False
     for ins in instructions:
-        info = reg_info(ins)
+        info = reg_info(ins, processor)
         if info.base == "s_set_gpr_idx_on":
             indexed = True
         elif info.base == "s_set_gpr_idx_off":

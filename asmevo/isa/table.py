@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UnsupportedInstruction
-from .mnemonics import MFMA_ALIASES, MNEMONICS
+from .mnemonics import GFX950_ADDED, GFX950_REMOVED, MFMA_ALIASES, MNEMONICS
 
 FAMILIES = ("salu", "sopp", "smem", "valu", "vopc", "mfma", "flat", "mubuf", "ds")
 _ENC_SUFFIX = re.compile(r"_(e32|e64|sdwa|dpp)$")
@@ -163,7 +163,8 @@ def mnemonics(processor: str = "gfx942") -> frozenset[str]:
 
 # ---- MFMA shapes (CDNA3 ISA guide "Matrix Arithmetic Instructions"; passes: LLVM gfx940 model) ----
 
-_BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "f64": 64, "i32": 32}
+_BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "f64": 64, "i32": 32,
+         "f8f6f4": 8}
 # mnemonic -> (m, n, k, blocks, passes, A type, B type, out type)
 _MFMA: dict[str, tuple[int, int, int, int, int, str, str, str]] = {
     "v_mfma_f32_32x32x1_2b_f32": (32, 32, 1, 2, 16, "f32", "f32", "f32"),
@@ -199,10 +200,28 @@ for _a in ("fp8", "bf8"):
         _MFMA[f"v_smfmac_f32_32x32x32_{_a}_{_b}"] = (32, 32, 32, 1, 8, _a, _b, "f32")
 _MFMA["v_smfmac_i32_16x16x64_i8"] = (16, 16, 64, 1, 4, "i8", "i8", "i32")
 _MFMA["v_smfmac_i32_32x32x32_i8"] = (32, 32, 32, 1, 8, "i8", "i8", "i32")
+# CDNA4 (gfx950) shapes. Passes: LLVM's SIDPGFX950FullSpeedModel (SISchedule.td): 16x16x32 and 16x16x64 4,
+# 32x32x16 and 32x32x32 8; the f8f6f4 ones 8 / 16 when A or B is an 8-bit format (cbsz or blgp <= 1), else
+# 4 / 8 (`asmevo.isa.hazards.instruction_passes` reads the operands; the table keeps the larger).
+# "f8f6f4": the element format is the instruction's cbsz (A) / blgp (B) field, so register counts are
+# those of the widest (fp8).
+for _t in ("f16", "bf16"):
+    _MFMA[f"v_mfma_f32_16x16x32_{_t}"] = (16, 16, 32, 1, 4, _t, _t, "f32")
+    _MFMA[f"v_mfma_f32_32x32x16_{_t}"] = (32, 32, 16, 1, 8, _t, _t, "f32")
+_MFMA["v_mfma_i32_16x16x64_i8"] = (16, 16, 64, 1, 4, "i8", "i8", "i32")
+_MFMA["v_mfma_i32_32x32x32_i8"] = (32, 32, 32, 1, 8, "i8", "i8", "i32")
+for _s in ("", "scale_"):
+    _MFMA[f"v_mfma_{_s}f32_16x16x128_f8f6f4"] = (16, 16, 128, 1, 8, "f8f6f4", "f8f6f4", "f32")
+    _MFMA[f"v_mfma_{_s}f32_32x32x64_f8f6f4"] = (32, 32, 64, 1, 16, "f8f6f4", "f8f6f4", "f32")
+# gfx950 pass counts that differ from gfx942's for a shared MFMA (SIDPGFX950FullSpeedModel: the f64
+# 16x16x4 is a 16-pass DGEMM, Write16PassDGEMM, where gfx942's model has 8).
+_GFX950_PASSES = {"v_mfma_f64_16x16x4_f64": 16}
 
 
-def _mfma_shape(base: str) -> MfmaShape:
+def _mfma_shape(base: str, processor: str = "gfx942") -> MfmaShape:
     m, n, k, blocks, passes, ta, tb, to = _MFMA[base]
+    if processor == "gfx950":
+        passes = _GFX950_PASSES.get(base, passes)
     sparse = base.startswith("v_smfmac_")
 
     def regs(rows: int, typ: str, kk: int) -> int:
@@ -246,7 +265,8 @@ _TWO_DST = frozenset({"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc
 # VALU whose destination is an input too (accumulating, tied or lane/byte-partial writes).
 _VALU_DST_READ = re.compile(
     r"^v_(mac|fmac)_|^v_dot\dc_|^v_pk_fmac_|^v_(fma|mad)_mix(lo|hi)_|^v_writelane_b32$|"
-    r"^v_cvt_(pk|sr)_(fp8|bf8)_f32$|^v_cvt_pkaccum_u8_f32$|^v_smfmac_|^v_(mad|fma)[a-z]*_legacy_")
+    r"^v_cvt_(pk|sr)_(fp8|bf8)_f32$|^v_cvt_scalef32_pk_fp4_f32$|^v_cvt_pkaccum_u8_f32$|^v_smfmac_|"
+    r"^v_(mad|fma)[a-z]*_legacy_")
 # LLVM's TRANS instructions (SIInstrInfo::isTRANS): the transcendental pipeline.
 _TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)(_legacy)?_f(16|32|64)$|^v_rcp_iflag_f32$")
 # Other VALU with a 4-slot result latency in LLVM's gfx940 model (float <-> int and f16/fp8
@@ -345,7 +365,7 @@ def _destinations(base: str, family: str, memory: str) -> tuple[int, bool]:
             return 1, False
         return (1, True) if memory == "atomic" else (0, False)
     if family in ("valu", "vopc", "mfma"):
-        if base == "v_swap_b32":
+        if base in ("v_swap_b32", "v_permlane16_swap_b32", "v_permlane32_swap_b32"):
             return 2, True
         return (2 if base in _TWO_DST else 1), bool(_VALU_DST_READ.search(base))
     if family in ("flat", "mubuf"):
@@ -399,11 +419,11 @@ def _timing(base: str, family: str, mfma: MfmaShape | None) -> tuple[int, int]:
     return 1, 1
 
 
-def build_info(base: str) -> InstrInfo:
-    """The record of a base mnemonic, from the rules above."""
+def build_info(base: str, processor: str = "gfx942") -> InstrInfo:
+    """The record of a base mnemonic of `processor`, from the rules above."""
     family = _family(base)
     memory = _memory(base, family)
-    mfma = _mfma_shape(base) if family == "mfma" else None
+    mfma = _mfma_shape(base, processor) if family == "mfma" else None
     n_dst, dst_read = _destinations(base, family, memory)
     defs, uses = _implicit(base, family)
     latency, throughput = _timing(base, family, mfma)
@@ -414,8 +434,11 @@ def build_info(base: str) -> InstrInfo:
                      family == "mfma" or bool(_PACKED.match(base)), mfma)
 
 
+_BASES = {"gfx942": MNEMONICS, "gfx950": (MNEMONICS - GFX950_REMOVED) | GFX950_ADDED}
+
+
 @functools.lru_cache(maxsize=None)
 def _table(processor: str) -> dict[str, InstrInfo]:
-    if processor != "gfx942":
+    if processor not in _BASES:
         raise UnsupportedInstruction(processor, detail="no instruction table for this processor")
-    return {base: build_info(base) for base in MNEMONICS}
+    return {base: build_info(base, processor) for base in _BASES[processor]}

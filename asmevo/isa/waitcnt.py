@@ -80,17 +80,17 @@ def decode_waitcnt(ins: Instruction) -> dict[str, int]:
     return {k: v for k, v in out.items() if v < COUNTER_MAX[k]}
 
 
-def events_of(ins: Instruction, info: RegInfo) -> list[_Event]:
-    """The counter events an instruction issues (the table's counters; GDS makes an LDS op out of
-    order and adds expcnt) and the registers each will write (LDS for LDS-DMA loads, plus the
-    in-flight LDS access for LDS instructions)."""
-    counters = instr_info(info.base).counters
+def events_of(ins: Instruction, info: RegInfo, processor: str = "gfx942") -> list[_Event]:
+    """The counter events an instruction of `processor` issues (the table's counters; GDS makes an LDS
+    op out of order and adds expcnt) and the registers each will write (LDS for LDS-DMA loads, plus
+    the in-flight LDS access for LDS instructions)."""
+    counters = instr_info(info.base, processor).counters
     if not counters:
         return []
     regs = frozenset(r for r in info.defs if r[0] in "vas")
     if info.family in ("mubuf", "flat"):
-        regs = frozenset({LDS_MEMORY}) if is_lds_dma(ins) else regs
-        if instr_info(info.base).memory == "cache":
+        regs = frozenset({LDS_MEMORY}) if is_lds_dma(ins, processor) else regs
+        if instr_info(info.base, processor).memory == "cache":
             regs = frozenset()
         return [_Event(c, ordered, regs) for c, ordered in counters]
     if info.family == "ds":
@@ -117,11 +117,11 @@ def _join(a: State, b: State) -> State:
 
 
 class _Analysis:
-    def __init__(self, instructions: list[Instruction], cfg: CFG):
+    def __init__(self, instructions: list[Instruction], cfg: CFG, processor: str = "gfx942"):
         self.ins = instructions
         self.cfg = cfg
-        self.infos = def_use_all(instructions)
-        self.events = [events_of(i, info) for i, info in zip(instructions, self.infos)]
+        self.infos = def_use_all(instructions, processor)
+        self.events = [events_of(i, info, processor) for i, info in zip(instructions, self.infos)]
 
     def step(self, i: int, state: State, report: list[WaitcntViolation] | None) -> State:
         ins, info = self.ins[i], self.infos[i]
@@ -215,8 +215,8 @@ def _names(regs: list[Reg]) -> list[str]:
 
 
 def check_waitcnt(instructions: list[Instruction], labels: dict[str, int] | None = None,
-                  cfg: CFG | None = None) -> list[WaitcntViolation]:
-    """Every register access in one kernel that an `s_waitcnt` does not cover."""
+                  cfg: CFG | None = None, processor: str = "gfx942") -> list[WaitcntViolation]:
+    """Every register access in one kernel (of `processor`) that an `s_waitcnt` does not cover."""
     if not instructions:
         return []
-    return _Analysis(instructions, cfg or build_cfg(instructions, labels)).run()
+    return _Analysis(instructions, cfg or build_cfg(instructions, labels), processor).run()

@@ -77,10 +77,10 @@ def _memory_cost(info: InstrInfo, ins: Instruction, lat: Latencies) -> Cost:
     return Cost("vmem_load", SLOT, lat.hbm, SLOT, counters, info.access_bytes)
 
 
-def cost(ins: Instruction, lat: Latencies = DEFAULT_LATENCIES) -> Cost:
-    """The cost of one instruction (vector loads at the cache-miss latency; the launch model
-    replaces it with each instruction's measured mix of hits and misses)."""
-    info = instr_info(ins.mnemonic)
+def cost(ins: Instruction, lat: Latencies = DEFAULT_LATENCIES, processor: str = "gfx942") -> Cost:
+    """The cost of one instruction of `processor` (vector loads at the cache-miss latency; the launch
+    model replaces it with each instruction's measured mix of hits and misses)."""
+    info = instr_info(ins.mnemonic, processor)
     base = info.base
     if info.mfma is not None:
         return Cost("mfma", SLOT, SLOT * info.latency, SLOT * info.throughput)

@@ -249,14 +249,16 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
             hit = sum(n * (1 - 1 / max(reuse[buf], 1.0)) for buf, n in by_buffer.items()) / total
             load_latency[pc] = hit * latencies.l2 + (1 - hit) * latencies.hbm
 
+    processor = gpu.processor.name
+
     def cost_of(ins: Instruction) -> Cost:
-        c = cost(ins, latencies)
+        c = cost(ins, latencies, processor)
         if c.cls == "vmem_load" and ins.address in load_latency:
             return Cost(c.cls, c.issue, load_latency[ins.address], c.unit, c.counters, c.bytes)
         return c
 
     taken = {e: float(run.counts[:, col].sum()) for col, e in enumerate(run.edges)}
-    schedules = edge_schedules(cfg, taken, cost_of)
+    schedules = edge_schedules(cfg, taken, cost_of, processor)
     lengths = np.array([schedules[e].length if e in schedules else 0.0 for e in run.edges])
     wave_cycles = run.counts @ lengths                                    # per sampled wave
 
@@ -287,7 +289,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
             if c.cls == "lds":
                 lds_bytes += n * 64 * c.bytes
     for ins in instructions:
-        per_pc.setdefault(ins.address, PcCost(0.0, cost(ins, latencies).cls, 0.0, 0.0, ""))
+        per_pc.setdefault(ins.address, PcCost(0.0, cost(ins, latencies, processor).cls, 0.0, 0.0, ""))
 
     occ = occupancy(kernel, run.block, run.dynamic_lds, gpu)
     wg_ids = np.unique(run.wave_workgroup)

@@ -83,7 +83,7 @@ def _wait(st: WaveState, ins: Instruction, ready: float, cause: str) -> tuple[fl
 
 
 def schedule_block(instructions: list[Instruction], entry: WaveState | None, cost_of: CostOf,
-                   ends_wave: bool = False, redirect: float = 0.0) -> BlockSchedule:
+                   ends_wave: bool = False, redirect: float = 0.0, processor: str = "gfx942") -> BlockSchedule:
     """Simulate one wave issuing `instructions` in order from `entry`, the first no earlier than
     `redirect` (the fetch redirect of the taken branch that led here). With `ends_wave` (the block
     ends in s_endpgm) the length includes draining the wave's outstanding stores: the kernel is not
@@ -93,7 +93,7 @@ def schedule_block(instructions: list[Instruction], entry: WaveState | None, cos
     out: list[SlotCost] = []
     for ins in instructions:
         c = cost_of(ins)
-        info = reg_info(ins)
+        info = reg_info(ins, processor)
         start, cause = t, "dependency"
         chained = c.cls == "mfma"
         ready = 0.0
@@ -127,7 +127,8 @@ def schedule_block(instructions: list[Instruction], entry: WaveState | None, cos
     return BlockSchedule(out, st.shifted(t), length)
 
 
-def edge_schedules(cfg: CFG, edges: dict[tuple[int, int], int], cost_of: CostOf) -> dict[tuple[int, int], BlockSchedule]:
+def edge_schedules(cfg: CFG, edges: dict[tuple[int, int], int], cost_of: CostOf,
+                   processor: str = "gfx942") -> dict[tuple[int, int], BlockSchedule]:
     """A schedule of block b per taken edge (p, b) (p = ENTRY for the kernel's entry), each from the
     end state of p scheduled from p's most-taken incoming edge; two passes in address order, so loop
     back edges carry their outstanding memory operations. `edges` maps an edge to how often it was
@@ -146,7 +147,8 @@ def edge_schedules(cfg: CFG, edges: dict[tuple[int, int], int], cost_of: CostOf)
             ends_wave = body[-1].ends_program
             for _, p in preds:
                 entry = ends.get(p) if p != ENTRY else None
-                out[(p, blk.index)] = schedule_block(body, entry, cost_of, ends_wave, _redirect(cfg, p, blk.start, cost_of))
+                out[(p, blk.index)] = schedule_block(body, entry, cost_of, ends_wave,
+                                                     _redirect(cfg, p, blk.start, cost_of), processor)
             if preds:
                 ends[blk.index] = out[(preds[0][1], blk.index)].end
     return out

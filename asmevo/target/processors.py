@@ -9,8 +9,13 @@ and AMDGPUBaseInfo (getNumExtraSGPRs, architected flat scratch), LLVM's GCNSubta
 (FeatureAddressableLocalMemorySize163840 for gfx950), and ROCm's "GPU architecture specs" table
 (LDS per workgroup: 64 KiB on MI300, 160 KiB on MI350 series).
 
-`not_emulated`: why the emulator (which models gfx942) refuses this processor's code; empty when it
-runs it. `min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
+`not_emulated`: why the emulator refuses this processor's code; empty when it runs it.
+`emulation_gaps`: what of the processor's ISA the emulator does not model yet (its instructions raise
+`UnsupportedInstruction` when executed). `fp8_formats`: the `asmevo.emu.numeric` formats of the ISA's
+"fp8" and "bf8" types: FNUZ on CDNA3, the OCP E4M3/E5M2 formats on CDNA4 (AMD's HIP headers,
+amd_hip_ocp_cxx.hpp: with HIP_ENABLE_GFX950_OCP_BUILTINS the OCP E4M3 type converts through gfx950's
+`__builtin_amdgcn_cvt_pk_fp8_f32`; amd_hip_ocp_host.hpp models gfx950's OCP encodings).
+`min_llvm`: the oldest LLVM whose assembler and disassembler round-trip the processor's code. LLVM 19
 is the first to disassemble gfx94x kernel descriptors; gfx950 arrived in LLVM 20, but its scaled
 MFMA (`v_mfma_scale_*_f8f6f4`) encodings were only fixed in LLVM 21 (found when AsmEvo's issue #21
 compared LLVM releases on AITer's gfx950 objects), so LLVM 21 is its minimum.
@@ -99,6 +104,8 @@ class Processor:
     waitcnt: WaitcntEncoding = WaitcntEncoding()
     min_llvm: int = 19
     not_emulated: str = ""
+    emulation_gaps: str = ""
+    fp8_formats: tuple[str, str] = ("fp8", "bf8")
 
     @property
     def unified_vgprs(self) -> int:
@@ -112,9 +119,16 @@ class Processor:
 
 
 GFX942 = Processor("gfx942", "CDNA3")
-GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, not_emulated=(
-    "CDNA4's instructions are not modelled yet, and shared ones differ too (fp8/bf8 are the OCP E4M3/E5M2 "
-    "formats on CDNA4, FNUZ on CDNA3; 160 KiB LDS; LLVM's GCNHazardRecognizer has gfx950-only wait states)"))
+GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, fp8_formats=("e4m3fn", "e5m2"),
+                   emulation_gaps=(
+    "gfx950 instructions the emulator raises UnsupportedInstruction for: the 4- and 6-bit transposing LDS "
+    "reads (ds_read_b64_tr_b4, ds_read_b96_tr_b6), ds_read_b64_tr_b8/b16 under partial EXEC, "
+    "v_cvt_scalef32_pk_fp4_f32 with a scale that is not a "
+    "normal power of two or a NaN/infinite input, "
+    "v_mfma_scale with an SGPR or constant scale or with prefix bits LLVM's syntax drops (0x6000, set by "
+    "AITer's MXFP4 kernels), v_permlane16/32_swap under partial EXEC or with fi/bound_ctrl, and every CDNA4 "
+    "instruction the instruction table does not list (asmevo.isa.mnemonics.GFX950_ADDED), e.g. v_prng_b32, "
+    "v_bitop3_b32, the new v_smfmac shapes"))
 PROCESSORS: dict[str, Processor] = {p.name: p for p in (GFX942, GFX950)}
 
 

@@ -127,8 +127,11 @@ def test_geometry_checks(kernels):
         check_geometry(reqd, make_geometry([1], [128]))
     with pytest.raises(LaunchSpecError, match="exceeds 2\\^32-1 work-items in dimension x"):
         check_geometry(small, make_geometry([1 << 24], [256]))
-    with pytest.raises(LaunchSpecError, match="needs 65537 bytes of LDS"):
+    with pytest.raises(LaunchSpecError, match="needs 65537 bytes of LDS .*gfx942 has 65536"):
         check_geometry(small, make_geometry([1], [64], 65537))
+    check_geometry(small, make_geometry([1], [64], 160 * 1024), "gfx950")   # CDNA4: 160 KiB per workgroup
+    with pytest.raises(LaunchSpecError, match="gfx950 has 163840"):
+        check_geometry(small, make_geometry([1], [64], 160 * 1024 + 1), "gfx950")
     for bad in ([], [0], [1, 2, 3, 4], "16", [1.5]):
         with pytest.raises(LaunchSpecError, match="grid must be a list of 1 to 3 positive integers"):
             make_geometry(bad, [64])

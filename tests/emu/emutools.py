@@ -122,16 +122,18 @@ amdhsa.kernels:
     return _cached("asm", text, build)
 
 
-def triton_kernel(fn, signature: dict, constexprs: dict, num_warps: int = 4) -> tuple[CodeObject, int]:
-    """Compile a Triton kernel for gfx942: (code object, dynamic LDS bytes the launch must pass)."""
+def triton_kernel(fn, signature: dict, constexprs: dict, num_warps: int = 4,
+                  processor: str = "gfx942") -> tuple[CodeObject, int]:
+    """Compile a Triton kernel for `processor`: (code object, dynamic LDS bytes the launch must pass)."""
     import triton
     from triton.backends.compiler import GPUTarget
-    key = f"{fn.fn.__name__}:{fn.src}:{signature}:{constexprs}:{num_warps}"
+    key = f"{fn.fn.__name__}:{fn.src}:{signature}:{constexprs}:{num_warps}" + \
+        (f":{processor}" if processor != "gfx942" else "")
     shared = {}
 
     def build(tmp: Path):
         src = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs)
-        k = triton.compile(src, target=GPUTarget("hip", "gfx942", 64), options={"num_warps": num_warps})
+        k = triton.compile(src, target=GPUTarget("hip", processor, 64), options={"num_warps": num_warps})
         tmp.write_bytes(k.asm["hsaco"])
         shared["n"] = k.metadata.shared
     co = _cached("triton", key, build)

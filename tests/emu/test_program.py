@@ -1,4 +1,5 @@
-"""The emulator refuses code it does not model (asmevo.emu.program.require_emulated), never running it as gfx942."""
+"""The emulator refuses code it does not model (asmevo.emu.program.require_emulated), never running it as
+another processor, and an instruction it cannot run exactly as a named error."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ from asmevo.cli import main
 from asmevo.codeobj import CodeObject
 from asmevo.device import get_device
 from asmevo.device.launch import LaunchSpec, run_launch
+from asmevo.emu.program import require_emulated
 from asmevo.errors import UnsupportedInstruction
 from asmevo.target import UnsupportedTarget
 from cotools import gfx950_code_object
@@ -21,20 +23,21 @@ def _run(path):
     return run_launch(get_device("emu"), path, LaunchSpec.from_dict(SPEC), {"a": np.zeros(64, np.int32)})
 
 
-def test_a_cdna4_instruction_is_a_named_error_at_its_address(tmp_path):
+def test_a_scaled_mfma_with_prefix_bits_llvm_drops_is_a_named_error_at_its_address(tmp_path):
+    """The first scaled MFMA runs; the second sets bits 0x6000 of its prefix, which LLVM's listing drops
+    (recovery keeps it as .long words): the emulator refuses to run it as if they were clear."""
     path = gfx950_code_object(tmp_path / "scaled.co")
-    with pytest.raises(UnsupportedInstruction) as exc:
+    with pytest.raises(UnsupportedInstruction, match="prefix bits 0x6000 set") as exc:
         _run(path)
     assert exc.value.mnemonic == "v_mfma_scale_f32_16x16x128_f8f6f4"
-    assert exc.value.pc == CodeObject.from_path(path).text["address"] + 8  # after the 8-byte s_load_dwordx2
-    assert "gfx950 (CDNA4) instruction the emulator does not model" in str(exc.value)
+    assert exc.value.pc == CodeObject.from_path(path).text["address"] + 8 + 16  # s_load_dwordx2, first MFMA
 
 
-def test_gfx950_code_of_gfx942_instructions_is_refused_too(tmp_path):
-    """Shared instructions differ on CDNA4 (fp8 formats, hazards): the processor itself is refused."""
+def test_a_processor_without_a_record_is_refused(tmp_path):
+    """Code for a processor the emulator has no description of never runs as another processor."""
     path = gfx950_code_object(tmp_path / "plain.co", "  s_endpgm")
-    with pytest.raises(UnsupportedTarget, match="^the emulator runs gfx942 code only, not gfx950: .*OCP E4M3"):
-        _run(path)
+    with pytest.raises(UnsupportedTarget, match="processor gfx9999 is not supported"):
+        require_emulated("gfx9999", CodeObject.from_path(path).listing.instructions)
 
 
 def test_cli_emulate_prints_one_line(tmp_path, capsys):
@@ -44,3 +47,4 @@ def test_cli_emulate_prints_one_line(tmp_path, capsys):
     assert main(["emulate", str(path), "--launch", str(spec), "--out", str(tmp_path / "out")]) != 0
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: unsupported: v_mfma_scale_f32_16x16x128_f8f6f4 at pc 0x") and "\n" not in err
+    assert "prefix bits 0x6000 set" in err
