@@ -565,8 +565,8 @@ def check_hazards(instructions: list[Instruction], labels: dict[str, int] | None
                   infos: list[RegInfo] | None = None, processor: str = "gfx942") -> list[HazardViolation]:
     """Every wait-state hazard of `processor` (gfx942 or gfx950) in `instructions` (one kernel, entry
     first), or only those whose consumer is one of the instruction indices `consumers` (`infos`: their
-    def-use facts when the caller has them). `xnack=False` (a code object built with xnack-) drops the soft-clause rule,
-    which only XNACK replay needs."""
+    def-use facts when the caller has them). `xnack=False` (a code object built with xnack-) drops the
+    soft-clause rule, which only XNACK replay needs."""
     if not instructions:
         return []
     cfg = cfg or build_cfg(instructions, labels)
