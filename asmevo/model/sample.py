@@ -102,7 +102,9 @@ def _run(code_object: CodeObject, spec: LaunchSpec, workgroups: list[int], seed:
     if unknown:
         f = unknown[0]
         raise ModelError(f"{spec.kernel} has strictness findings on its timing launch: {f['kind']}: {f['message']}")
-    trace.buffer_bytes = [b.nbytes for b in run.buffers.values()]
+    # every allocation, in the order the trace's buffer indices count them: the spec's buffers, then the
+    # dispatch's own (the kernarg segment a kernel may read with vector loads)
+    trace.buffer_bytes = [b.nbytes for b in run.memory.buffers()]
     return run.instructions
 
 

@@ -97,3 +97,27 @@ def test_gfx942_code_on_a_gfx950_gpu_is_refused_before_it_runs():
     co = CodeObject.from_path(LEAKY / "kernel.co")
     with pytest.raises(UnsupportedTarget, match="^GPU mi355x runs gfx950 code; the code object targets gfx942$"):
         model_spec(co, _leaky(4, 4 * 1024).spec, gpu("mi355x"))
+
+
+def test_a_kernel_reading_its_kernarg_with_a_vector_load_is_modelled():
+    """AITer's one-stage MoE reads kernel arguments with global loads: the traced access lands in the
+    dispatch's kernarg allocation, after the spec's buffers (this used to raise IndexError)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
+    from emutools import asm
+
+    co = asm("""
+  v_mov_b32 v2, s0
+  v_mov_b32 v3, s1
+  global_load_dword v3, v[2:3], off
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v4, 2, v0
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  global_store_dword v4, v3, s[4:5]
+  s_endpgm""", args=1)
+    spec = launch_from_dict({"kernel": "k", "grid": [64, 1, 1], "block": [64, 1, 1], "seed": 0,
+                             "args": [{"buffer": "out", "dtype": "uint32", "shape": [64], "init": "zeros"},
+                                      {"scalar": 0, "dtype": "uint64"}]}).spec
+    est = model_spec(co, spec, gpu("mi300x"))
+    assert est.predicted_us > 0 and est.hbm_bytes > 0
