@@ -81,6 +81,10 @@ def gpu(arch: str) -> GpuProperties:
     (TargetId("gfx9-4-generic", "any", "any"), "gfx942:sramecc+:xnack-", True),  # AMDGPUUsage generic processors
     (TargetId("gfx9-4-generic", "any", "any"), "gfx90a:sramecc+:xnack-", False),
     (TargetId("gfx942", "any", "any"), "gfx90a:sramecc+:xnack-", False),
+    (TargetId("gfx950", "any", "any"), "gfx950:sramecc+:xnack-", True),  # MI355X
+    (TargetId("gfx950", "any", "any"), "gfx942:sramecc+:xnack-", False),
+    (TargetId("gfx942", "any", "any"), "gfx950:sramecc+:xnack-", False),  # no gfx942 code on CDNA4
+    (TargetId("gfx9-4-generic", "any", "any"), "gfx950:sramecc+:xnack-", True),
 ])
 def test_target_fits(target, arch, fits):
     assert (target_fits(target, gpu(arch)) is None) is fits
