@@ -250,11 +250,12 @@ class _Checker:
                  whole: bool = True, processor: str = "gfx942"):
         self.cfg = cfg
         self.xnack = xnack
-        self.f = _LazyFacts(instructions, infos if infos is not None else def_use_all(instructions, processor),
-                            processor)
+        lazy = _LazyFacts(instructions, infos if infos is not None else def_use_all(instructions, processor),
+                          processor)
+        self.f = list(lazy) if whole else lazy  # a whole-kernel check reads every instruction's facts, often
         # LLVM's recognizer only remembers the last 5 emitted instructions (19 when AGPR0 is used);
         # clauses are formed within that window, so longer runs are not hazards by its definition.
-        uses_a0 = any(("a", 0) in info.defs or ("a", 0) in info.uses for info in self.f.infos)
+        uses_a0 = any(("a", 0) in info.defs or ("a", 0) in info.uses for info in lazy.infos)
         self.clause_window = 19 if uses_a0 else 5
         # producer classes present in the kernel: a query whose producers are absent finds nothing (a check
         # of a few consumers skips this shortcut, which would need every instruction's facts)
