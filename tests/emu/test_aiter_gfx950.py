@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -33,13 +32,8 @@ CASES = [(p, s.name) for p in BUILDS for s in SUITE.problem(p).shapes if s.role 
 
 
 @pytest.fixture(scope="module")
-def gfx950_objects():
-    if not (aiter_wheel.CACHE / aiter_wheel.WHEEL).exists():
-        try:
-            socket.create_connection(("pypi.org", 443), timeout=5).close()
-        except OSError as exc:
-            pytest.skip(f"the amd-aiter wheel is not cached and the package index is unreachable ({exc})")
-    aiter_wheel.extract(aiter_wheel.fetch_wheel(), "gfx950")
+def gfx950_objects(wheel):
+    aiter_wheel.extract(wheel, "gfx950")
 
 
 def gfx950_problem(name: str, tmp: Path):
