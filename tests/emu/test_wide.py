@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import asmevo.emu as emu
-from asmevo.codeobj import CodeObject
 from asmevo.device import get_device
 from asmevo.device.launch import run_launch, run_launches
 from asmevo.emu import Memory, WideLaunch, run_kernel, run_kernel_wide
