@@ -48,6 +48,14 @@ def relax_at(body: Body, k: int, budget: int, ignore: frozenset[int] = frozenset
         if _legal(_with_wait(body, k, {**limits, counter: hi}), budget, ignore):
             limits[counter] = hi
             continue
+        # gallop up from the current count (most waits are tight or nearly so), then bisect
+        step = 1
+        while lo + step < hi:
+            if not _legal(_with_wait(body, k, {**limits, counter: lo + step}), budget, ignore):
+                hi = lo + step
+                break
+            lo += step
+            step *= 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if _legal(_with_wait(body, k, {**limits, counter: mid}), budget, ignore):

@@ -37,6 +37,8 @@ class Instruction:
     # `asmevo.isa.regs.reg_info` of this instruction, filled on first use (instructions are never
     # mutated; `dataclasses.replace` starts a copy without it).
     reg_info_memo: object = field(default=None, init=False, repr=False, compare=False)
+    # `asmevo.isa.waitcnt`'s per-instruction facts for one processor, filled likewise.
+    waitcnt_memo: object = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def size(self) -> int:

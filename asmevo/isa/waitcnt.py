@@ -100,9 +100,14 @@ def events_of(ins: Instruction, info: RegInfo, processor: str = "gfx942") -> lis
     return [_Event(c, ordered, regs) for c, ordered in counters]
 
 
-def _reads_lds(info: RegInfo) -> bool:
-    return info.family == "ds" and bool(info.dst) and info.base not in (
-        "ds_swizzle_b32", "ds_permute_b32", "ds_bpermute_b32")
+def _reads(info: RegInfo) -> frozenset[Reg]:
+    """What an instruction reads, LDS (by a DS load) and the LDS accesses in flight (by s_barrier) included."""
+    reads = set(info.uses)
+    if info.family == "ds" and info.dst and info.base not in ("ds_swizzle_b32", "ds_permute_b32", "ds_bpermute_b32"):
+        reads.add(LDS_MEMORY)
+    if info.base == "s_barrier":
+        reads.add(LDS_ACCESS)
+    return frozenset(reads)
 
 
 def _join(a: State, b: State) -> State:
@@ -116,49 +121,79 @@ def _join(a: State, b: State) -> State:
     return out
 
 
+_Facts = tuple[list[_Event], frozenset[Reg], frozenset[Reg], "dict[str, int] | None"]
+
+
+def _facts(ins: Instruction, info: RegInfo, processor: str) -> _Facts:
+    """An instruction's counter events, reads, reads and writes, and wait limits (an `s_waitcnt`'s, else
+    None); kept on the instruction unless `info` is widened (M0-indexed VGPRs), since edited candidates
+    share most instructions with their parent."""
+    memo = ins.waitcnt_memo
+    if memo is not None and memo[0] == processor and info is ins.reg_info_memo:
+        return memo[1]
+    reads = _reads(info)
+    facts = (events_of(ins, info, processor), reads, reads | info.defs,
+             decode_waitcnt(ins) if info.base == "s_waitcnt" else None)
+    if info is ins.reg_info_memo:
+        ins.waitcnt_memo = (processor, facts)
+    return facts
+
+
+class _Path:
+    """The analysis state along one block: each pending write keeps the count of in-order events its
+    counter had issued when it was issued (a stamp), so an event costs O(1) instead of a pass over
+    every pending register; `state()` gives the `State` (events since, capped) at the block's end."""
+
+    def __init__(self, state: State):
+        self.issued = dict.fromkeys(COUNTER_MAX, 0)
+        self.pending = {key: (-k, ooo) for key, (k, ooo) in state.items()}
+        self.regs = {r for _, r in self.pending}  # the registers of `pending`, for a quick test
+
+    def since(self, counter: str, stamp: int) -> int:
+        return min(self.issued[counter] - stamp, COUNTER_MAX[counter])
+
+    def state(self) -> State:
+        return {key: (self.since(key[0], stamp), ooo) for key, (stamp, ooo) in self.pending.items()}
+
+
 class _Analysis:
     def __init__(self, instructions: list[Instruction], cfg: CFG, processor: str = "gfx942"):
         self.ins = instructions
         self.cfg = cfg
-        self.infos = def_use_all(instructions, processor)
-        self.events = [events_of(i, info, processor) for i, info in zip(instructions, self.infos)]
+        facts = [_facts(ins, info, processor) for ins, info in zip(instructions, def_use_all(instructions, processor))]
+        self.events, self.reads, self.touched, limits = (list(column) for column in zip(*facts))
+        self.limits = {i: lim for i, lim in enumerate(limits) if lim is not None}
 
-    def step(self, i: int, state: State, report: list[WaitcntViolation] | None) -> State:
-        ins, info = self.ins[i], self.infos[i]
-        if info.base == "s_waitcnt":
-            limits = decode_waitcnt(ins)
-            return {(c, r): (k, ooo) for (c, r), (k, ooo) in state.items()
-                    if c not in limits or not (limits[c] == 0 or (not ooo and k >= limits[c]))}
+    def step(self, i: int, path: _Path, report: list[WaitcntViolation] | None) -> None:
+        limits = self.limits.get(i)
+        if limits is not None:
+            path.pending = {(c, r): (stamp, ooo) for (c, r), (stamp, ooo) in path.pending.items()
+                            if c not in limits or not (limits[c] == 0 or (not ooo and path.since(c, stamp) >= limits[c]))}
+            path.regs = {r for _, r in path.pending}
+            return
         events = self.events[i]
-        if report is not None and state:
-            self._check(i, info, events, state, report)
-        if not events:
-            return state
-        new = dict(state)
+        if report is not None and not path.regs.isdisjoint(self.touched[i]):
+            self._check(i, events, path.pending, report)
         for ev in events:
             if ev.in_order:
-                cap = COUNTER_MAX[ev.counter]
-                for key, (k, ooo) in list(new.items()):
-                    if key[0] == ev.counter:
-                        new[key] = (min(k + 1, cap), ooo)
+                path.issued[ev.counter] += 1
         for ev in events:
             for r in ev.regs:
-                new[(ev.counter, r)] = (0, not ev.in_order)
-        return new
+                path.pending[(ev.counter, r)] = (path.issued[ev.counter], not ev.in_order)
+                path.regs.add(r)
 
-    def _check(self, i: int, info: RegInfo, events: list[_Event], state: State,
-               report: list[WaitcntViolation]) -> None:
-        reads = set(info.uses)
-        if _reads_lds(info):
-            reads.add(LDS_MEMORY)
-        if info.base == "s_barrier":
-            reads.add(LDS_ACCESS)
+    def _check(self, i: int, events: list[_Event], pending: dict, report: list[WaitcntViolation]) -> None:
+        reads = self.reads[i]
         in_order_same = {ev.counter for ev in events if ev.in_order}
         bad: dict[str, list[Reg]] = {}
-        for (counter, r), (_, ooo) in state.items():
-            overwrite = r in info.defs and not (counter in in_order_same and not ooo)
-            if r in reads or (overwrite and r != LDS_ACCESS):
-                bad.setdefault(counter, []).append(r)
+        for r in self.touched[i]:
+            for counter in COUNTER_MAX:
+                entry = pending.get((counter, r))
+                if entry is None:
+                    continue
+                overwrite = r != LDS_ACCESS and not (counter in in_order_same and not entry[1])
+                if r in reads or overwrite:
+                    bad.setdefault(counter, []).append(r)
         ins = self.ins[i]
         for counter, regs in sorted(bad.items()):
             regs.sort()
@@ -170,6 +205,13 @@ class _Analysis:
                 f"waitcnt: '{ins.text()}' at {where} {verb} {', '.join(names)} while the {counter} "
                 f"operation writing it may be outstanding (missing s_waitcnt {counter})"))
 
+    def _through(self, b: int, state: State, report: list[WaitcntViolation] | None) -> State:
+        path = _Path(state)
+        blk = self.cfg.blocks[b]
+        for i in range(blk.start, blk.end):
+            self.step(i, path, report)
+        return path.state()
+
     def run(self) -> list[WaitcntViolation]:
         cfg = self.cfg
         order = cfg.reachable()
@@ -179,22 +221,18 @@ class _Analysis:
         work = list(order)
         while work:
             b = work.pop(0)
-            blk = cfg.blocks[b]
-            preds = [out_state[p] for p in blk.preds if p in out_state]
             state: State = {}
-            for s in preds:
-                state = _join(state, s)
+            for p in cfg.blocks[b].preds:
+                if p in out_state:
+                    state = _join(state, out_state[p])
             in_state[b] = state
-            for i in range(blk.start, blk.end):
-                state = self.step(i, state, None)
+            state = self._through(b, state, None)
             if out_state.get(b) != state:
                 out_state[b] = state
-                work.extend(s for s in blk.succs if s in live and s not in work)
+                work.extend(s for s in cfg.blocks[b].succs if s in live and s not in work)
         report: list[WaitcntViolation] = []
         for b in sorted(live):
-            state = in_state[b]
-            for i in range(cfg.blocks[b].start, cfg.blocks[b].end):
-                state = self.step(i, state, report)
+            self._through(b, in_state[b], report)
         return report
 
 
