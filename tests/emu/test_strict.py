@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 from asmevo.codeobj import CodeObject
+from asmevo.isa.waitcnt import check_waitcnt
 from emutools import asm, hip, launch, launch_raw
 from test_kernels import REDUCE, VADD
+from test_valu import with_wait_states
 
 WAITCNT_VMCNT0 = 0xBF8C0F70
 S_BARRIER = 0xBF8A0000
@@ -166,6 +168,42 @@ def test_overwriting_pending_load_destination():
     res = launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)])
     assert [f.kind for f in res.report.findings] == ["waitcnt"]
     assert "overwrites" in res.report.findings[0].message
+
+
+# A load into v2, then a store, an LDS-DMA load and another load, then `s_waitcnt vmcnt({n})` and a read of v2.
+# gfx9 has no vscnt: VMEM stores count on vmcnt, as LDS-DMA loads (VMEM loads) do, and one VMEM type completes
+# in issue order, so vmcnt(N) retires all but the N newest (LLVM SIInsertWaitcnts: VMEM_ACCESS without
+# hasVscnt, the wait it computes is the count of VM events issued after the producer). The shipped
+# paged-attention kernel reads a block-table load after vmcnt(N) with N one more than that count.
+VMCNT_COUNTS_STORES_AND_LDS_DMA = """
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 s12, s4
+  s_and_b32 s13, s5, 0xffff
+  s_mov_b32 s14, 256
+  s_mov_b32 s15, 0x00020000
+  s_mov_b32 m0, 0
+  v_lshlrev_b32 v10, 2, v0
+  global_load_dword v2, v10, s[4:5]
+  global_store_dword v10, v10, s[6:7]
+  buffer_load_dword v10, s[12:15], 0 offen lds
+  global_load_dword v3, v10, s[4:5]
+  s_waitcnt vmcnt({n})
+  v_mov_b32 v4, v2
+  s_waitcnt vmcnt(0)
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("n,kinds", [(3, []), (4, ["waitcnt"])])
+def test_vmcnt_retires_all_but_the_newest_n_counting_stores_and_lds_dma(n, kinds):
+    co = asm(with_wait_states(VMCNT_COUNTS_STORES_AND_LDS_DMA.format(n=n)), lds=256, args=2)
+    res = launch_raw(co, "k", (1,), (64,), [np.arange(64, dtype=np.uint32), np.zeros(64, np.uint32)])
+    assert [f.kind for f in res.report.findings] == kinds, res.report.findings
+    if kinds:
+        assert "reads v2 while a load" in res.report.findings[0].message
+    static = check_waitcnt(co.kernel_instructions("k"))
+    assert [v.register for v in static] == (["v2"] if kinds else [])
 
 
 def test_lds_and_scratch_limits():

@@ -278,7 +278,14 @@ PROBLEMS = {
         tolerance={"atol": 1.5e-2, "rtol": 2e-2},
         tolerance_reason="exp2 softmax with bf16 probabilities in the PV MFMA, bf16 output",
         known_findings={"hazard": HAZARD.format(rules="valu-sgpr-valu: v_cmp_*_e64 SGPR masks read by v_cndmask_b32 "
-                                                      "one instruction later")},
+                                                      "one instruction later"),
+                        "waitcnt": "the long-context loop (16 or more blocks, so only the bench shape) waits one load "
+                                   "short: buffer_load_dword v16 of the next block-table entry (0x28b8; v17 at 0x3090, "
+                                   "and 0x3870 / 0x4048 in waves 2-3's copy) is followed by 23 vector-memory loads, "
+                                   "then s_waitcnt vmcnt(24) (0x2e70, 0x3648, 0x3e30, 0x4608) leaves it outstanding "
+                                   "(vmcnt retires in issue order; LLVM's SIInsertWaitcnts would need vmcnt(23)), and "
+                                   "v_mul_u32_u24_dpp (0x2fc4, 0x379c, 0x3f84, 0x475c) reads it after 8 more loads "
+                                   "with no wait: correct only if that load has returned by timing"},
         description="paged decode attention, bf16 Q/K/V, GQA 8, head 128, block 16 (vLLM K layout, AITer V layout)",
         why="pa_fwd (pa_asm.csv: bf16/bf16, gqa 8, no mtp, block 16): grid (num_kv_heads, batch), 256 threads; "
             "K [blocks, kv_heads, d/8, 16, 8], V [blocks, kv_heads, 16/8, d, 8]; strides in bytes; "
