@@ -12,6 +12,7 @@ from .ops_const import constant_key, fuse_constant_fma, hoist_constant
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_nop import fill_nop, fill_nops
+from .ops_pack import pack_f32, pack_f32_block, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
@@ -106,6 +107,10 @@ OPERATORS: tuple[Operator, ...] = (
              "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
+    Operator("pack_f32", packable, pack_f32,
+             "two independent f32 adds, multiplies or FMAs into an aligned VGPR pair -> one v_pk_*_f32 (one issue "
+             "slot for both)"),
+    Operator("pack_f32s", packable, pack_f32_block, "pack_f32 at every instruction of the block", once_per=_block),
 )
 BY_NAME = {op.name: op for op in OPERATORS}
 
