@@ -293,9 +293,12 @@ def test_scaled_mfma_prefix_bits_0x6000_select_nothing(tmp_path, bits):
     assert (_run(tmp_path, _as_words(tmp_path, body, bits)) == _run(tmp_path, body)).all()
 
 
-@pytest.mark.parametrize("dword0,dword1,what", [(0x100, 0, "vdst, neg_hi or clamp"), (0x8000, 0, "vdst, neg_hi or clamp"),
-                                                (0x01, 0, "vdst, neg_hi or clamp"), (0, 0x2000_0000, "src2 or neg"),
-                                                (0, 0x0004_0000, "src2 or neg")])
+DWORD0_FIELDS, DWORD1_FIELDS = "vdst, neg_hi or clamp", "src2 or neg"
+
+
+@pytest.mark.parametrize("dword0,dword1,what", [(0x100, 0, DWORD0_FIELDS), (0x8000, 0, DWORD0_FIELDS),
+                                                (0x01, 0, DWORD0_FIELDS), (0, 0x2000_0000, DWORD1_FIELDS),
+                                                (0, 0x0004_0000, DWORD1_FIELDS)])
 def test_scaled_mfma_prefix_fields_llvm_drops_are_a_named_error(tmp_path, dword0, dword1, what):
     """Other v_mfma_ld_scale prefix fields LLVM decodes without printing (neg_hi, clamp, vdst, neg, src2): no
     source says what they do, so the emulator refuses them."""

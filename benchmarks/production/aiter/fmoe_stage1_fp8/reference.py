@@ -4,10 +4,10 @@ rows of x[t] . w1[e]^T, each scaled by x_scale[t] * w1_scale[e, row]; with `sort
 and up are first multiplied by the routing weight (aiter/fused_moe.py torch_moe_stage1: act_input * topk_weight
 before the activation). fp8 x [tokens, dim] and w1 [E, 2 inter, dim] (E4M3FNUZ, or the format `fp8` names, e.g.
 gfx950's OCP E4M3), w1 stored as AITer's shuffle_weight(w1, layout=(16, 16)) leaves it: per expert, 16x32 tiles of
-(row tile, k tile), each stored as two 16-column halves of 16 rows x 16 bytes. generate() draws the routing as AITer's MoE tuner does
-(asmevo.calibrate.moe_routing) and quantises x per token and w1 per channel to the spec's x dtype (fp8, or int8: the
-pertokenInt8 kernels). The block size is moe_sorting's: len(sorted_token_ids) = tokens * topk +
-experts * block - topk."""
+(row tile, k tile), each stored as two 16-column halves of 16 rows x 16 bytes. generate() draws the routing as
+AITer's MoE tuner does (asmevo.calibrate.moe_routing) and quantises x per token and w1 per channel to the spec's x
+dtype (fp8, or int8: the pertokenInt8 kernels). The block size is moe_sorting's: len(sorted_token_ids) = tokens *
+topk + experts * block - topk."""
 import numpy as np
 
 from asmevo.calibrate.moe_routing import fused_topk, moe_sorting
