@@ -13,9 +13,9 @@ from .errors import AsmEvoError
 SPECIAL_SETS = ("zeros", "ones", "negatives", "large", "nan_inf", "denormals", "magnitudes")
 # Mantissa bits of the float formats, for building subnormal bit patterns.
 _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52,
-                  "float8_e4m3fnuz": 3, "float8_e5m2fnuz": 2}
+                  "float8_e4m3fnuz": 3, "float8_e5m2fnuz": 2, "float8_e4m3fn": 3}
 _MAX_FINITE = {"float16": 65504.0, "bfloat16": 3.3895e38, "float32": 3.4028e38, "float64": 1.7976e308,
-               "float8_e4m3fnuz": 240.0, "float8_e5m2fnuz": 57344.0}
+               "float8_e4m3fnuz": 240.0, "float8_e5m2fnuz": 57344.0, "float8_e4m3fn": 448.0}
 
 
 def _magnitudes(dtype: DType, n: int, rng: np.random.Generator) -> np.ndarray:

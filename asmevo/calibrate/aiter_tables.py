@@ -128,7 +128,8 @@ class CalibrationRow:
     reason: str | None = None
     note: str | None = None
     family: str = ""
-    problem: str | None = None  # the `aiter` suite problem of this family (its known_findings apply)
+    problem: str | None = None  # the suite problem of this family (its known_findings apply)
+    suite: str = "aiter"  # the suite `problem` is in
     output: str = ""  # the launch's output buffer
     extra: dict = field(default_factory=dict)
 
@@ -306,8 +307,8 @@ def fmoe_rows(cu_num: int, processor: str, probe: int) -> list[CalibrationRow]:
 
 
 def known_findings(row: CalibrationRow) -> dict[str, str]:
-    """The strictness findings the row's shipped code is known to trigger: its `aiter` suite problem's."""
-    return load_suite("aiter").problem(row.problem).known_findings if row.problem else {}
+    """The strictness findings the row's shipped code is known to trigger: its suite problem's."""
+    return load_suite(row.suite).problem(row.problem).known_findings if row.problem else {}
 
 
 def run_row(row: CalibrationRow, device: EmuDevice | None = None, seed: int = 0) -> ProbeRun:
@@ -348,7 +349,8 @@ def a4w4_rows(cu_num: int, processor: str, probe: int) -> list[CalibrationRow]:
         launch = _spec(r["kernelName"], L.f4gemm(m, n, k, int(info["tile_m"]), int(info["tile_n"])), probe)
         rows.append(CalibrationRow("a4w4_blockscale_tuned_gemm.csv", r["kernelName"],
                                    {"M": m, "N": n, "K": k, "splitK": splitk}, float(r["us"]), "fit", cu_num, co,
-                                   launch, reason, family="f4gemm_bf16_per1x32Fp4", output="D"))
+                                   launch, reason, family="f4gemm_bf16_per1x32Fp4", problem="f4gemm",
+                                   suite="aiter_gfx950", output="D"))
     return rows
 
 

@@ -1,8 +1,10 @@
 """Element types of launch-spec buffers and scalars, and how values are encoded in them.
 
 Every type has a numpy *storage* dtype holding its exact bits: float16 is `np.float16`;
-bfloat16 is `uint16` bits and the fp8 types (`float8_e4m3fnuz`, `float8_e5m2fnuz`) are `uint8`
-bits, since numpy has neither. Encoding rounds to nearest even; fp8 saturates at its finite max.
+bfloat16 is `uint16` bits and the fp8 types are `uint8` bits, since numpy has neither: CDNA3's FNUZ
+formats (`float8_e4m3fnuz`, `float8_e5m2fnuz`: no inf, no -0, NaN 0x80) and CDNA4's OCP E4M3
+(`float8_e4m3fn`, OCP MX specification 1.0: bias 7, no inf, NaN S.1111.111, max 448, -0 is 0x80).
+Encoding rounds to nearest even; fp8 saturates at its finite max.
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from ..errors import LaunchSpecError
 
 
 def _minifloat_table(exp_bits: int, man_bits: int, bias: int) -> np.ndarray:
-    """Values of the non-negative codes 0..2^(e+m)-1 of an fnuz fp8 format (no inf, no -0)."""
+    """Values of the non-negative codes 0..2^(e+m)-1 of an fp8 format without inf (all finite: the caller
+    drops an OCP format's NaN code)."""
     codes = np.arange(1 << (exp_bits + man_bits))
     exp, man = codes >> man_bits, codes & ((1 << man_bits) - 1)
     scale = 1 << man_bits
@@ -25,12 +28,14 @@ def _minifloat_table(exp_bits: int, man_bits: int, bias: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DType:
-    """A launch-spec element type: `kind` is float, int, uint or bool."""
+    """A launch-spec element type: `kind` is float, int, uint or bool. fp8 types carry the values of their
+    finite non-negative codes (`fp8_table`) and whether they follow OCP (NaN S.1111.111) or FNUZ (NaN 0x80)."""
 
     name: str
     storage: np.dtype
     kind: str
     fp8_table: tuple[float, ...] | None = None
+    fp8_ocp: bool = False
 
     @property
     def itemsize(self) -> int:
@@ -42,7 +47,7 @@ class DType:
         if self.name == "bfloat16":
             return _f32_to_bf16(x.astype(np.float32))
         if self.fp8_table is not None:
-            return _to_fp8(x.astype(np.float64), np.asarray(self.fp8_table))
+            return _to_fp8(x.astype(np.float64), np.asarray(self.fp8_table), 0x7F if self.fp8_ocp else 0x80)
         if self.kind == "bool":
             return (x.astype(np.int64) % 2).astype(np.bool_) if x.dtype.kind in "iu" else x.astype(np.bool_)
         if self.kind in ("int", "uint") and x.dtype.kind == "f":
@@ -55,9 +60,10 @@ class DType:
             return (bits.astype(np.uint32) << 16).view(np.float32)
         if self.fp8_table is not None:
             table = np.asarray(self.fp8_table, dtype=np.float32)
-            mag = table[bits & 0x7F]
+            low = bits & 0x7F
+            mag = table[np.minimum(low, len(table) - 1)]
             out = np.where(bits & 0x80, -mag, mag).astype(np.float32)
-            out[bits == 0x80] = np.nan
+            out[(low == 0x7F) if self.fp8_ocp else (bits == 0x80)] = np.nan
             return out
         return bits
 
@@ -68,14 +74,14 @@ def _f32_to_bf16(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), np.uint16(0x7FC0), rounded).astype(np.uint16)
 
 
-def _to_fp8(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+def _to_fp8(x: np.ndarray, table: np.ndarray, nan: int) -> np.ndarray:
     mag = np.minimum(np.abs(x), table[-1])
     hi = np.clip(np.searchsorted(table, mag), 0, len(table) - 1)
     lo = np.maximum(hi - 1, 0)
     d_lo, d_hi = mag - table[lo], table[hi] - mag
     code = np.where((d_hi < d_lo) | ((d_hi == d_lo) & (hi % 2 == 0)), hi, lo).astype(np.uint8)
     code = np.where((x < 0) & (code != 0), code | 0x80, code)
-    return np.where(np.isnan(x), 0x80, code).astype(np.uint8)
+    return np.where(np.isnan(x), nan, code).astype(np.uint8)
 
 
 _TYPES = [DType("float16", np.dtype(np.float16), "float"),
@@ -84,6 +90,7 @@ _TYPES = [DType("float16", np.dtype(np.float16), "float"),
           DType("float64", np.dtype(np.float64), "float"),
           DType("float8_e4m3fnuz", np.dtype(np.uint8), "float", tuple(_minifloat_table(4, 3, 8))),
           DType("float8_e5m2fnuz", np.dtype(np.uint8), "float", tuple(_minifloat_table(5, 2, 16))),
+          DType("float8_e4m3fn", np.dtype(np.uint8), "float", tuple(_minifloat_table(4, 3, 7)[:0x7F]), True),
           DType("bool", np.dtype(np.bool_), "bool")]
 _TYPES += [DType(f"int{b}", np.dtype(f"int{b}"), "int") for b in (8, 16, 32, 64)]
 _TYPES += [DType(f"uint{b}", np.dtype(f"uint{b}"), "uint") for b in (8, 16, 32, 64)]

@@ -125,9 +125,9 @@ GFX950 = Processor("gfx950", "CDNA4", lds_bytes=160 * 1024, min_llvm=21, fp8_for
     "reads (ds_read_b64_tr_b4, ds_read_b96_tr_b6), ds_read_b64_tr_b8/b16 under partial EXEC, "
     "v_cvt_scalef32_pk_fp4_f32 with a scale that is not a "
     "normal power of two or a NaN/infinite input, "
-    "v_mfma_scale with an SGPR or constant scale or with prefix bits LLVM's syntax drops (0x6000, set by "
-    "AITer's MXFP4 kernels), v_permlane16/32_swap under partial EXEC or with fi/bound_ctrl, and every CDNA4 "
-    "instruction the instruction table does not list (asmevo.isa.mnemonics.GFX950_ADDED), e.g. v_prng_b32, "
+    "v_mfma_scale with an SGPR or constant scale or with v_mfma_ld_scale prefix fields other than its two "
+    "scale sources' and 0x6000 (vdst, neg_hi, clamp, src2, neg), v_permlane16/32_swap under partial EXEC or "
+    "with fi/bound_ctrl, and every CDNA4 instruction the instruction table does not list (asmevo.isa.mnemonics.GFX950_ADDED), e.g. v_prng_b32, "
     "v_bitop3_b32, the new v_smfmac shapes"))
 PROCESSORS: dict[str, Processor] = {p.name: p for p in (GFX942, GFX950)}
 

@@ -8,7 +8,7 @@ import pytest
 
 from asmevo.calibrate import aiter_launches as L
 from asmevo.calibrate.aiter_tables import (OLD_A8W8, RACY, STAGE1_MISMATCH, aiter_rows, kernel_objects,
-                                           run_row, unexpected_findings, written_elements)
+                                           known_findings, run_row, unexpected_findings, written_elements)
 from asmevo.calibrate.aiter_wheel import elf_processor
 from asmevo.calibrate.moe_routing import route
 from asmevo.codeobj import CodeObject
@@ -22,6 +22,11 @@ from asmevo.suites import load_suite
 @pytest.fixture(scope="module")
 def rows(wheel):
     return aiter_rows("mi308x")
+
+
+@pytest.fixture(scope="module")
+def mi355x_rows(wheel):
+    return aiter_rows("mi355x")
 
 
 def _table(rows, name):
@@ -101,10 +106,10 @@ def test_other_gpus_rows(wheel):
         aiter_rows("mi325x")
 
 
-def test_mi355x_rows_are_gfx950_objects_with_the_issue_split(wheel):
+def test_mi355x_rows_are_gfx950_objects_with_the_issue_split(mi355x_rows):
     """MI355X (cu_num 256): the asm f4gemm rows of the a4w4 table, held out when M is a multiple of 3, and the
     asm fused-MoE rows, all with gfx950 code objects (the same kernel names exist for gfx942)."""
-    rows = aiter_rows("mi355x")
+    rows = mi355x_rows
     f4 = _table(rows, "a4w4_blockscale_tuned_gemm.csv")
     fmoe = _table(rows, "tuned_fmoe.csv")
     assert len(f4) == 796 and len(fmoe) == 91 and len(rows) == 796 + 91
@@ -112,6 +117,18 @@ def test_mi355x_rows_are_gfx950_objects_with_the_issue_split(wheel):
     assert all(r.split == "fit" for r in fmoe) and 0 < sum(r.split == "heldout" for r in f4) < len(f4)
     assert all(elf_processor(r.code_object.read_bytes()) == "gfx950" for r in rows)
     assert all(r.cu_num == 256 and (r.launch is not None or r.reason) for r in rows)
+
+
+def test_f4gemm_rows_run_with_the_gfx950_suites_known_findings(mi355x_rows):
+    """Every f4gemm row can run (the emulator models its scaled MFMAs), under the known findings of the
+    `aiter_gfx950` suite's f4gemm problem; the cheapest row's probe reports no other finding and stores output."""
+    f4 = _table(mi355x_rows, "a4w4_blockscale_tuned_gemm.csv")
+    assert all(r.reason is None and (r.suite, r.problem) == ("aiter_gfx950", "f4gemm") for r in f4)
+    assert known_findings(f4[0]) == load_suite("aiter_gfx950").problem("f4gemm").known_findings != {}
+    r = _cheap(f4, "f4gemm_bf16_per1x32Fp4")
+    run = run_row(r)
+    assert not unexpected_findings(r, run), r.kernel
+    assert written_elements(run, r.output) > 0, "the sampled workgroups stored nothing"
 
 
 def test_f4gemm_launch_fills_the_kernels_argument_layout(wheel):

@@ -249,18 +249,62 @@ def test_wide_lds_dma_puts_each_lane_16_bytes_apart(tmp_path):
     assert (x3[:, :3] == src[:256].reshape(64, 4)[:, :3]).all() and (x3[:, 3] == 0).all()
 
 
-def test_scaled_mfma_selects_the_scale_byte(tmp_path):
-    """v_mfma_scale with fp4 A = B = 1.0: D = 128 * scale_a * scale_b, the scale byte being
-    op_sel[i] | op_sel_hi[i] << 1 of the scale register (0x807f7e7d: bytes 2^-2, 2^-1, 1, 2;
-    0x8180: bytes 2, 4)."""
+def _scale_byte_body() -> str:
+    """fp4 A = B = 1.0, scale registers v40 = 0x807f7e7d (bytes 2^-2, 2^-1, 1, 2) and v41 = 0x8180 (bytes 2, 4);
+    two scaled MFMAs pick different bytes; v1 and v2 hold one element of each result."""
     ones = "".join(f"  v_mov_b32 v{r}, 0x22222222\n" for r in range(32, 40))
     mfma_ = "  v_mfma_scale_f32_16x16x128_f8f6f4 v[{0}], v[32:35], v[36:39], 0, v40, v41 {1} cbsz:4 blgp:4\n"
-    body = (ones + "  v_mov_b32 v40, 0x807f7e7d\n  v_mov_b32 v41, 0x8180\n  s_nop 1\n"
+    return (ones + "  v_mov_b32 v40, 0x807f7e7d\n  v_mov_b32 v41, 0x8180\n  s_nop 1\n"
             + mfma_.format("44:47", "op_sel:[1,0,0] op_sel_hi:[1,0,0]")
             + mfma_.format("48:51", "op_sel:[0,1,0] op_sel_hi:[0,0,0]")
             + "  s_nop 7\n  v_mov_b32 v1, v44\n  v_mov_b32 v2, v51")
-    v1, v2 = _run(tmp_path, body)
+
+
+def test_scaled_mfma_selects_the_scale_byte(tmp_path):
+    """v_mfma_scale with fp4 A = B = 1.0: D = 128 * scale_a * scale_b, the scale byte being
+    op_sel[i] | op_sel_hi[i] << 1 of the scale register."""
+    v1, v2 = _run(tmp_path, _scale_byte_body())
     assert set(nm.as_f32(v1)) == {128 * 2.0 * 2.0} and set(nm.as_f32(v2)) == {128 * 0.25 * 4.0}
+
+
+def _as_words(tmp_path: Path, body: str, dword0_or: int, dword1_or: int = 0) -> str:
+    """`body` with each scaled MFMA written as `.long` words, its prefix's dword 0 / dword 1 OR-ed with the
+    given bits (LLVM's syntax cannot set them)."""
+    path = gfx950_code_object(tmp_path / "words.co", STORE.replace("BODY", body))
+    scaled = [i for i in CodeObject.from_path(path).listing.instructions if i.mnemonic.startswith("v_mfma_scale")]
+    lines = iter(scaled)
+    out = []
+    for line in body.splitlines():
+        if line.strip().startswith("v_mfma_scale"):
+            encoding = next(lines).encoding
+            words = [int.from_bytes(encoding[i:i + 4], "little") for i in range(0, 16, 4)]
+            words[0] |= dword0_or
+            words[1] |= dword1_or
+            line = "  .long " + ", ".join(f"{w:#010x}" for w in words)
+        out.append(line)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("bits", [0x2000, 0x4000, 0x6000])
+def test_scaled_mfma_prefix_bits_0x6000_select_nothing(tmp_path, bits):
+    """Bits 13-14 of the v_mfma_ld_scale prefix (op_sel / op_sel_hi of its absent third source; AITer's MXFP4
+    kernels set them, and their f4gemm matches its reference with the bits ignored) change no scale byte."""
+    body = _scale_byte_body()
+    assert (_run(tmp_path, _as_words(tmp_path, body, bits)) == _run(tmp_path, body)).all()
+
+
+DWORD0_FIELDS, DWORD1_FIELDS = "vdst, neg_hi or clamp", "src2 or neg"
+
+
+@pytest.mark.parametrize("dword0,dword1,what", [(0x100, 0, DWORD0_FIELDS), (0x8000, 0, DWORD0_FIELDS),
+                                                (0x01, 0, DWORD0_FIELDS), (0, 0x2000_0000, DWORD1_FIELDS),
+                                                (0, 0x0004_0000, DWORD1_FIELDS)])
+def test_scaled_mfma_prefix_fields_llvm_drops_are_a_named_error(tmp_path, dword0, dword1, what):
+    """Other v_mfma_ld_scale prefix fields LLVM decodes without printing (neg_hi, clamp, vdst, neg, src2): no
+    source says what they do, so the emulator refuses them."""
+    body = _as_words(tmp_path, _scale_byte_body(), dword0, dword1)
+    with pytest.raises(UnsupportedInstruction, match=f"v_mfma_ld_scale prefix sets {what}"):
+        _run(tmp_path, body)
 
 
 def test_scaled_mfma_scale_in_an_sgpr_is_a_named_error(tmp_path):

@@ -14,7 +14,7 @@ from asmevo.device.launch import LaunchSpec, run_launch
 from asmevo.emu.program import require_emulated
 from asmevo.errors import UnsupportedInstruction
 from asmevo.target import UnsupportedTarget
-from cotools import gfx950_code_object
+from cotools import GFX950_SCALED_MFMA, gfx950_code_object
 
 SPEC = {"kernel": "k", "grid": [1], "block": [64], "args": [{"buffer": "a", "dtype": "int32", "shape": [64], "init": "zeros"}]}
 
@@ -23,11 +23,17 @@ def _run(path):
     return run_launch(get_device("emu"), path, LaunchSpec.from_dict(SPEC), {"a": np.zeros(64, np.int32)})
 
 
-def test_a_scaled_mfma_with_prefix_bits_llvm_drops_is_a_named_error_at_its_address(tmp_path):
-    """The first scaled MFMA runs; the second sets bits 0x6000 of its prefix, which LLVM's listing drops
-    (recovery keeps it as .long words): the emulator refuses to run it as if they were clear."""
-    path = gfx950_code_object(tmp_path / "scaled.co")
-    with pytest.raises(UnsupportedInstruction, match="prefix bits 0x6000 set") as exc:
+# GFX950_SCALED_MFMA with neg_hi[0] (bit 8) set in the `.long` MFMA's prefix: LLVM decodes it without printing it
+NEG_HI_PREFIX = GFX950_SCALED_MFMA.replace("0xd3ac6000", "0xd3ac6100")
+
+
+def test_scaled_mfmas_run_and_a_prefix_field_llvm_drops_is_a_named_error_at_its_address(tmp_path):
+    """The default body's scaled MFMAs run (the `.long` one sets prefix bits 0x6000, which select nothing);
+    with neg_hi set in that prefix (LLVM's listing drops it too) the emulator refuses to run it as if clear."""
+    _, result = _run(gfx950_code_object(tmp_path / "ok.co"))
+    assert result.ok, result.findings
+    path = gfx950_code_object(tmp_path / "scaled.co", NEG_HI_PREFIX)
+    with pytest.raises(UnsupportedInstruction, match="v_mfma_ld_scale prefix sets vdst, neg_hi or clamp") as exc:
         _run(path)
     assert exc.value.mnemonic == "v_mfma_scale_f32_16x16x128_f8f6f4"
     assert exc.value.pc == CodeObject.from_path(path).text["address"] + 8 + 16  # s_load_dwordx2, first MFMA
@@ -41,10 +47,10 @@ def test_a_processor_without_a_record_is_refused(tmp_path):
 
 
 def test_cli_emulate_prints_one_line(tmp_path, capsys):
-    path = gfx950_code_object(tmp_path / "scaled.co")
+    path = gfx950_code_object(tmp_path / "scaled.co", NEG_HI_PREFIX)
     spec = tmp_path / "launch.json"
     spec.write_text(json.dumps(SPEC))
     assert main(["emulate", str(path), "--launch", str(spec), "--out", str(tmp_path / "out")]) != 0
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: unsupported: v_mfma_scale_f32_16x16x128_f8f6f4 at pc 0x") and "\n" not in err
-    assert "prefix bits 0x6000 set" in err
+    assert "v_mfma_ld_scale prefix sets vdst, neg_hi or clamp" in err

@@ -2,8 +2,8 @@
 
 Some tests check the committed specs and references on synthetic inputs (no download, no emulator). The
 others need the fetched wheels: the specs against each kernel's metadata, and every K0 against its reference
-on the emulator, one test per shape (`asmevo suite check triton|aiter`). They run when benchmarks/.cache holds
-the wheels or the package index is reachable, and skip with the reason otherwise, unless
+on the emulator, one test per shape (`asmevo suite check triton|aiter|aiter_gfx950`). They run when
+benchmarks/.cache holds the wheels or the package index is reachable, and skip with the reason otherwise, unless
 ASMEVO_REQUIRE_PRODUCTION=1 (set by .ci/run), which makes a missing wheel a failure.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from asmevo.suites.manifest import CACHE_ROOT, REPO_ROOT
 from asmevo.suites.refutil import shuffle_weight, unshuffle_weight
 from kernargs import assert_packed, expected_kernargs, note_metadata
 
-SUITES = {name: load_suite(name) for name in ("aiter", "triton")}
+SUITES = {name: load_suite(name) for name in ("aiter", "aiter_gfx950", "triton")}
 CASES = [(s, p.name, sh.name) for s, suite in SUITES.items() for p in suite.problems for sh in p.shapes
          if sh.role != "bench"]
 PROBLEMS = [(s, p.name) for s, suite in SUITES.items() for p in suite.problems]
@@ -120,18 +120,19 @@ def test_specs_pack_the_layout_the_metadata_gives(prepared, suite, problem):
     """Every spec passes the loader's check and packs the kernarg bytes an independent reading of the metadata
     note gives (tests/kernargs.py); a spec missing a pointer is refused."""
     p = prepared[suite].problem(problem)
-    kernel = CodeObject.from_path(p.code_object).kernel(p.kernel)
+    co = CodeObject.from_path(p.code_object)
+    kernel, processor = co.kernel(p.kernel), co.target.processor
     meta = note_metadata(p.code_object)[p.kernel]
     for s in p.shapes:
         spec = LaunchSpec.load(s.launch_path)
-        spec.check(kernel)
+        spec.check(kernel, processor)
         addresses = {name: (i + 1) << 32 for i, name in enumerate(spec.buffers)}
         buffers = {name: Buffer(name, a, spec.buffers[name].nbytes) for name, a in addresses.items()}
         packed = pack_kernargs(kernel.metadata, launch_args(spec, kernel, buffers), spec.geometry)
         assert_packed(packed, expected_kernargs(p.launch(s), meta, addresses))
     broken, refusal = _without_a_pointer(p.launch(p.shapes[0]))
     with pytest.raises(LaunchSpecError, match=refusal):
-        LaunchSpec.from_dict(broken, p.dir).check(kernel)
+        LaunchSpec.from_dict(broken, p.dir).check(kernel, processor)
 
 
 def test_triton_build_is_reproducible(prepared, tmp_path):

@@ -1,6 +1,6 @@
 """Production references on tiny inputs whose outputs are known by hand (the derivation beside each case).
 
-Every problem of both production suites has a case (test_every_production_problem_has_a_hand_case): values exact in
+Every problem of the production suites has a case (test_every_production_problem_has_a_hand_case): values exact in
 the dtypes involved, chosen so that a reference misreading a layout, a transpose, a scale, a softmax scale, a
 routing weight, a pre-shuffled weight layout, a split boundary or a top-k choice fails. Pre-shuffled weights (the
 int8 and fp8 GEMMs, the fused MoE kernels) are built by `aiter_preshuffled`, an element-by-element placement written
@@ -16,7 +16,7 @@ import pytest
 
 from asmevo.suites import load_suite
 
-SUITES = {name: load_suite(name) for name in ("aiter", "triton")}
+SUITES = {name: load_suite(name) for name in ("aiter", "aiter_gfx950", "triton")}
 PHI_1 = 0.8413447460685429  # standard normal CDF at 1 (tables): exact GELU(1)
 
 
@@ -154,10 +154,12 @@ def sparse(shape, entries: dict, dtype=np.float64) -> np.ndarray:
 # E4M3FNUZ codes (sign bit 7, exponent bits 6-3 with bias 8, mantissa bits 2-0): 1 = 0x40, 2 = 0x48, 4 = 0x50,
 # 16 = 0x60, 0.5 = 0x38, 0.5625 = 1.125 * 2^-1 = 0x39, -1 = 0xC0, -1.5 = 0xC4.
 E4M3 = {1: 0x40, 2: 0x48, 4: 0x50, 16: 0x60, 0.5: 0x38, 0.5625: 0x39, -1: 0xC0, -1.5: 0xC4}
+# gfx950's OCP E4M3 codes (the same fields, bias 7): every value one exponent step lower than its FNUZ code
+OCP_E4M3 = {1: 0x38, 2: 0x40, 4: 0x48, 16: 0x58, 0.5: 0x30, 0.5625: 0x31, -1: 0xB8, -1.5: 0xBC}
 
 
-def fp8(shape, entries: dict) -> np.ndarray:
-    return sparse(shape, {i: E4M3[v] for i, v in entries.items()}, np.uint8)
+def fp8(shape, entries: dict, codes: dict = E4M3) -> np.ndarray:
+    return sparse(shape, {i: codes[v] for i, v in entries.items()}, np.uint8)
 
 
 def silu(x: float) -> float:
@@ -309,7 +311,7 @@ def mock_id(token: int, slot: int) -> int:
     return token | slot << 24
 
 
-def fmoe_stage1_case(doweight: bool):
+def fmoe_stage1_case(doweight: bool, codes: dict = E4M3):
     """AITer's MoE stage 1, g1u1, per-token fp8 (aiter/fused_moe.py torch_moe_stage1 with QuantType.per_Token):
     h = (x[t] * x_scale[t]) . (w1[e] * w1_scale[e])^T, gate / up = its first / second `inter` rows, with doweight
     both times the routing weight, then out[t, slot] = silu(gate) * up. w1 passed as shuffle_weight(w1, layout=(16,
@@ -318,7 +320,7 @@ def fmoe_stage1_case(doweight: bool):
     tokens goes to expert 1, slot 1 to expert 0, so expert 0 holds (t0, slot 1), (t1, slot 1) with weights 0.25, 0.5
     and expert 1 holds (t0, slot 0), (t1, slot 0) with 0.75, 0.5 (reading the packed id's token and slot the wrong
     way round moves results between experts). Entry 64, past num_valid_ids = 64, is a real-looking id that must be
-    ignored.
+    ignored. `codes`: the fp8 format's codes (FNUZ on gfx942, OCP E4M3 on gfx950).
     x[0] = (1 at k 0, 2 at k 16) * x_scale 0.5 = (0.5, 1); x[1] = 1 at k 1, x_scale 1. Nonzero weights (row, k):
       expert 0: gate row 0 (0: 1, 16: 1, 1: 2), up row 8 (0: 2, 1: 1) with w1_scale 0.5;
       expert 1: gate row 0 (0: 1, 1: -1), up row 8 (16: 4, 1: 1).
@@ -326,9 +328,9 @@ def fmoe_stage1_case(doweight: bool):
     expert 1 (-1, 1); every other column has gate 0, so silu(0) * up = 0.
       out[0, 0] = silu(0.5) * 4, out[0, 1] = silu(1.5) * 0.5, out[1, 0] = silu(-1) * 1, out[1, 1] = silu(2) * 0.5
     and with doweight (weights w = 0.75, 0.25, 0.5, 0.5 in the same order): silu(w gate) * (w up)."""
-    x = fp8((2, 32), {(0, 0): 1, (0, 16): 2, (1, 1): 1})
+    x = fp8((2, 32), {(0, 0): 1, (0, 16): 2, (1, 1): 1}, codes)
     w1 = fp8((2, 16, 32), {(0, 0, 0): 1, (0, 0, 16): 1, (0, 0, 1): 2, (0, 8, 0): 2, (0, 8, 1): 1,
-                           (1, 0, 0): 1, (1, 0, 1): -1, (1, 8, 16): 4, (1, 8, 1): 1})
+                           (1, 0, 0): 1, (1, 0, 1): -1, (1, 8, 16): 4, (1, 8, 1): 1}, codes)
     w1_scale = np.ones((2, 16, 1), np.float32)
     w1_scale[0, 8, 0] = 0.5
     ids = np.full(66, mock_id(2, 2), np.uint32)
@@ -464,6 +466,53 @@ def lora_expand_case():
             [3, 2, 2, 0, 6, 2, 4, 2, 2, 2], {"out": ("bfloat16", [[256, 1.5], [3, -3], [0.75, 3]])}, True)
 
 
+# E2M1 (fp4) codes, OCP MX: sign bit 3, exponent bits 2-1 with bias 1, mantissa bit 0
+E2M1 = {0.5: 0x1, 1: 0x2, 2: 0x4, 3: 0x5, 4: 0x6, 6: 0x7, -1.5: 0xB, -2: 0xC}
+
+
+def fp4_bytes(rows: int, k: int, entries: dict) -> np.ndarray:
+    """[rows, k / 2] bytes holding the fp4 values `entries` ({(row, k): value}), element 2j in the low nibble
+    (aiter/utility/fp4_utils.py pack_uint4: x[1::2] << 4 | x[::2])."""
+    out = np.zeros((rows, k // 2), np.uint8)
+    for (r, j), value in entries.items():
+        out[r, j // 2] |= E2M1[value] << (4 * (j % 2))
+    return out
+
+
+def e8m0_placed(rows: int, blocks: int, entries: dict) -> np.ndarray:
+    """E8M0 codes ({(row, K block): code}, all others 127 = 1.0) as fp4_utils.e8m0_shuffle stores them, placed one
+    by one: padded to (cdiv(rows, 256) * 256, cdiv(blocks, 8) * 8) = (R, C), viewed as (R / 32, 2, 16, C / 8, 2, 4)
+    = (a, b, c, d, e, f) with row = 32 a + 16 b + c and block = 8 d + 4 e + f, and stored in (a, d, f, c, e, b)
+    order, i.e. at flat offset ((((a * C / 8 + d) * 4 + f) * 16 + c) * 2 + e) * 2 + b."""
+    rows_p, cols_p = -(-rows // 256) * 256, -(-blocks // 8) * 8
+    out = np.full(rows_p * cols_p, 127, np.uint8)
+    for (r, blk), code in entries.items():
+        a, b, c = r // 32, r % 32 // 16, r % 16
+        d, e, f = blk // 8, blk % 8 // 4, blk % 4
+        out[((((a * cols_p // 8 + d) * 4 + f) * 16 + c) * 2 + e) * 2 + b] = code
+    return out.reshape(rows_p, cols_p)
+
+
+def f4gemm_case():
+    """AITer's MXFP4 GEMM (op_tests/test_gemm_a4w4.py run_torch: fp4 values times their row's E8M0 scale 2^(s - 127)
+    per 32-wide K block, then x @ w^T in bf16), B passed as shuffle_weight(B, layout=(16, 16)). M = 2, N = 16,
+    K = 64 (two K blocks; bytes 0 and 16 of a row, which the shuffle stores 256 bytes apart). Nonzero values
+    (row, k): A (0, 0) 1, (0, 1) 3, (0, 33) -2, (1, 32) 6; B (0, 0) 2, (0, 1) 0.5, (0, 32) 0.5, (0, 33) 1,
+    (5, 1) 4, (5, 32) -1.5. Scales (row, block): A (0, 0) 2^1, (0, 1) 2^-1, (1, 1) 2^2; B (0, 1) 2^3, (5, 0) 2^-2;
+    all others 1.
+      D[0, 0] = (1*2)(2*1) + (3*2)(0.5*1) + (-2 * 0.5)(1*8) = 4 + 3 - 8 = -1
+      D[0, 5] = (3*2)(4 * 0.25) = 6;  D[1, 0] = (6*4)(0.5*8) = 96;  D[1, 5] = (6*4)(-1.5*1) = -36
+    Swapping nibbles, rows of a scale pair, the two K blocks or B's shuffle halves changes them."""
+    a = fp4_bytes(2, 64, {(0, 0): 1, (0, 1): 3, (0, 33): -2, (1, 32): 6})
+    b = fp4_bytes(16, 64, {(0, 0): 2, (0, 1): 0.5, (0, 32): 0.5, (0, 33): 1, (5, 1): 4, (5, 32): -1.5})
+    scale_a = e8m0_placed(2, 2, {(0, 0): 128, (0, 1): 126, (1, 1): 129})
+    scale_b = e8m0_placed(16, 2, {(0, 1): 130, (5, 0): 125})
+    d = np.zeros((2, 16))
+    d[0, 0], d[0, 5], d[1, 0], d[1, 5] = -1, 6, 96, -36
+    return ({"D": zeros((2, 16), np.uint16), "A": a, "B": aiter_preshuffled(b, 16), "scale_A": scale_a,
+             "scale_B": scale_b}, [{"M": 2, "N": 16, "K": 64}], {"D": ("bfloat16", d)}, True)
+
+
 CASES |= {
     ("aiter", "i8gemm"): int8_gemm_case(),
     ("aiter", "a8w8_gemm"): int8_gemm_case(),  # the same contract (gemm_a8w8_asm), another code object
@@ -479,6 +528,11 @@ CASES |= {
     ("triton", "vllm_lora_shrink"): lora_shrink_case(),
     ("triton", "vllm_lora_expand"): lora_expand_case(),
 }
+# gfx950: the gfx942 cases where the reference is the gfx942 one; OCP fp8 for the MoE stage 1; the MXFP4 GEMM
+CASES |= {("aiter_gfx950", name): CASES[("aiter", name)] for name in ("bf16gemm", "paged_attention", "mla_decode",
+                                                                     "fmha_fwd")}
+CASES |= {("aiter_gfx950", "fmoe_stage1_fp8"): fmoe_stage1_case(doweight=False, codes=OCP_E4M3),
+          ("aiter_gfx950", "f4gemm"): f4gemm_case()}
 
 
 @pytest.mark.parametrize("suite,problem", sorted(CASES))

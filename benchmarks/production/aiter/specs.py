@@ -406,9 +406,10 @@ PROBLEMS = {
 }
 
 
-def write_problem(name: str) -> None:
-    d = PROBLEMS[name]
-    pdir = HERE / name
+def write_problem(name: str, d: dict, here: Path = HERE, co: str = CO) -> None:
+    """problem.yaml and launch/*.json of problem `name` (a PROBLEMS-style entry `d`) under `here`, its code
+    object `co + d["co"]` (the gfx950 suite's specs.py writes its problems with this too)."""
+    pdir = here / name
     (pdir / "launch").mkdir(parents=True, exist_ok=True)
     shapes = []
     for shape, role, params, *seed in d["shapes"]:
@@ -420,7 +421,7 @@ def write_problem(name: str) -> None:
         (pdir / "launch" / f"{shape}.json").write_text(json.dumps(spec) + "\n")
         shapes.append({"name": shape, "role": role, "launch": f"launch/{shape}.json"})
     problem = {"name": name, "level": 0, "description": d["description"], "kernel": d["kernel"],
-               "code_object": CO + d["co"], "source": HOST + d["source"], "toolchain": "aiter-asm",
+               "code_object": co + d["co"], "source": HOST + d["source"], "toolchain": "aiter-asm",
                "dtype": d["dtype"], "tolerance": d["tolerance"], "tolerance_reason": d["tolerance_reason"],
                "outputs": d["outputs"], "shapes": shapes,
                "notes": f"{d['family']}: {d['co']} from amd-aiter {VERSION}; {d['why']}"}
@@ -430,8 +431,8 @@ def write_problem(name: str) -> None:
 
 
 def main() -> int:
-    for name in PROBLEMS:
-        write_problem(name)
+    for name, d in PROBLEMS.items():
+        write_problem(name, d)
     suite = {"name": "aiter",
              "description": "Hand-written gfx942 assembly kernels shipped in the pinned amd-aiter wheel, launched "
                             "with the packed KernelArgs structs of AITer's host code. Code objects are fetched "

@@ -1,0 +1,9 @@
+"""Reference for bf16gemm on gfx950: the gfx942 suite's (the gfx950 object's text is the gfx942 build's)."""
+import importlib.util
+from pathlib import Path
+
+_GFX942 = Path(__file__).resolve().parents[2] / "aiter" / "bf16gemm" / "reference.py"
+_spec = importlib.util.spec_from_file_location("aiter_bf16gemm_reference", _GFX942)
+_base = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_base)
+reference = _base.reference
