@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .. import emu
+from ..errors import AsmEvoError
 from ..codeobj import CodeObject
 from ..device.launch import LaunchSpec
 from ..errors import AsmEvoError
@@ -75,11 +76,23 @@ def predict_row(row: CalibrationRow, gpu_name: str, latencies: Latencies = DEFAU
             "sampling_error": est.sampling_error, **({"note": row.note} if row.note else {})}
 
 
+def select_rows(rows: list[CalibrationRow], split: str | None = None, sample: int | None = None) -> list[CalibrationRow]:
+    """The rows of `split` (all when None), thinned to `sample` rows spread evenly over the tables' order
+    (every k-th; deterministic) when there are more."""
+    if sample is not None and sample < 1:
+        raise AsmEvoError(f"--sample must be at least 1, got {sample}")
+    rows = [r for r in rows if split is None or r.split == split]
+    if sample is None or sample >= len(rows):
+        return rows
+    return [rows[i * len(rows) // sample] for i in range(sample)]
+
+
 def calibrate_aiter(gpu_name: str, latencies: Latencies = DEFAULT_LATENCIES,
-                    progress: Callable[[str], None] = lambda s: None) -> list[dict]:
-    """Every AITer row measured on `gpu_name`, modelled (see `predict_row`)."""
+                    progress: Callable[[str], None] = lambda s: None, split: str | None = None,
+                    sample: int | None = None) -> list[dict]:
+    """The AITer rows measured on `gpu_name` (those `select_rows` keeps), modelled (see `predict_row`)."""
     out = []
-    rows = aiter_rows(gpu_name)
+    rows = select_rows(aiter_rows(gpu_name), split, sample)
     for n, row in enumerate(rows, 1):
         out.append(predict_row(row, gpu_name, latencies))
         progress(f"[{n}/{len(rows)}] {row.table} {row.kernel} {row.shape}: measured {row.measured_us} us, "

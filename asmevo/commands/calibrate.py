@@ -1,4 +1,4 @@
-"""`asmevo calibrate aiter --gpu G [--json F]`: the timing model against the real-GPU times in the pinned
+"""`asmevo calibrate aiter --gpu G [--split S] [--sample N] [--json F]`: the timing model against the real-GPU times in the pinned
 amd-aiter wheel's tuning tables (fetched on first use). Writes a JSON list, one object per table row
 ({table, kernel, shape, measured_us, predicted_us, split}; predicted_us null with a reason when a row
 cannot run), and prints per split the row count, Spearman rank correlation and the median and 90th
@@ -20,6 +20,9 @@ def register(subparsers) -> None:
                               description=__doc__.splitlines()[0])
     p.add_argument("source", choices=("aiter",), help="measurements to compare with (aiter: the wheel's tuning tables)")
     add_gpu_option(p)
+    p.add_argument("--split", choices=("fit", "heldout"), help="only the rows of this split (default: both)")
+    p.add_argument("--sample", type=int, metavar="N",
+                   help="only N rows of each selection, spread evenly over the tables (every k-th row)")
     p.add_argument("--json", help="write the per-row results here")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     p.set_defaults(handler=run)
@@ -29,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from ..calibrate.calibrate import calibrate_aiter, summary
 
     log = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-    results = calibrate_aiter(args.gpu, progress=log)
+    results = calibrate_aiter(args.gpu, progress=log, split=args.split, sample=args.sample)
     if args.json:
         try:
             Path(args.json).write_text(json.dumps(results, indent=1) + "\n")

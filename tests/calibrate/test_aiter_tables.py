@@ -10,6 +10,7 @@ from asmevo.calibrate import aiter_launches as L
 from asmevo.calibrate.aiter_tables import (OLD_A8W8, RACY, STAGE1_MISMATCH, aiter_rows, kernel_objects,
                                            known_findings, run_row, unexpected_findings, written_elements)
 from asmevo.calibrate.aiter_wheel import elf_processor
+from asmevo.calibrate.calibrate import select_rows
 from asmevo.calibrate.moe_routing import route
 from asmevo.codeobj import CodeObject
 from asmevo.device import get_device
@@ -212,3 +213,14 @@ def test_every_stage1_object_matches_the_reference(rows):
             assert r.note and "192-223" in r.note
         else:
             assert ok, f"{r.code_object.name}: {msg}"
+
+
+def test_select_rows_keeps_one_split_spread_evenly(mi355x_rows):
+    held = select_rows(mi355x_rows, "heldout")
+    assert held and {r.split for r in held} == {"heldout"}
+    picked = select_rows(mi355x_rows, "heldout", 10)
+    assert len(picked) == 10 and picked[0] is held[0] and picked[5] is held[len(held) // 2]
+    assert len({id(r) for r in picked}) == 10
+    assert select_rows(mi355x_rows, "heldout", 10 ** 6) == held
+    with pytest.raises(AsmEvoError, match="at least 1"):
+        select_rows(mi355x_rows, None, 0)
