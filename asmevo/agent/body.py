@@ -33,13 +33,16 @@ def make_item(text: str) -> BodyItem:
 
 
 class Body:
-    """An immutable arrangement of a kernel body's items and analyses of it."""
+    """An immutable arrangement of a kernel body's items and analyses of it. `processor` is the
+    kernel's (its code object's target): every analysis reads that processor's instruction table,
+    hazard rules and waits."""
 
     def __init__(self, items: list[BodyItem], offset: int, xnack: bool = True, kernarg: int | None = None,
-                 preload: bool = False, buffers: frozenset[int] = frozenset()):
+                 preload: bool = False, buffers: frozenset[int] = frozenset(), processor: str = "gfx942"):
         self.items = items
         self.offset = offset
         self.xnack = xnack
+        self.processor = processor
         self.kernarg = kernarg  # first SGPR of the kernarg segment pointer, when the kernel has one
         self.preload = preload  # kernarg preloading: hardware starts past the compatibility preamble
         self.buffers = buffers  # kernarg byte offsets of pointer arguments (global buffers)
@@ -49,7 +52,7 @@ class Body:
 
     @classmethod
     def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,
-           buffers: frozenset[int] = frozenset()) -> "Body":
+           buffers: frozenset[int] = frozenset(), processor: str = "gfx942") -> "Body":
         lo, hi = src.body
         items = []
         for n in range(lo, hi + 1):
@@ -61,10 +64,10 @@ class Body:
                 items.append(BodyItem(raw, parse_line(code)))
             else:
                 items.append(BodyItem(raw))
-        return cls(items, lo, xnack, kernarg, preload, buffers)
+        return cls(items, lo, xnack, kernarg, preload, buffers, processor)
 
     def replace(self, items: list[BodyItem]) -> "Body":
-        return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers)
+        return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers, self.processor)
 
     @cached_property
     def start(self) -> int:
@@ -107,7 +110,7 @@ class Body:
 
     @cached_property
     def infos(self) -> list[RegInfo]:
-        return def_use_all(self.instructions)
+        return def_use_all(self.instructions, self.processor)
 
     @cached_property
     def cfg(self) -> CFG:
@@ -115,12 +118,12 @@ class Body:
 
     @cached_property
     def waitcnt_violations(self) -> int:
-        return len(check_waitcnt(self.instructions, cfg=self.cfg))
+        return len(check_waitcnt(self.instructions, cfg=self.cfg, processor=self.processor))
 
     @cached_property
     def findings(self) -> Counter:
         return Counter((f.check, f.rule) for f in run_static_checks(
-            self.instructions, labels=self.index[1], xnack=self.xnack))
+            self.instructions, labels=self.index[1], xnack=self.xnack, processor=self.processor))
 
     def same_code(self, other: "Body") -> bool:
         """Same code ignoring comments."""

@@ -60,6 +60,10 @@ def _block(body: Body, i: int) -> int:
     return body.cfg.block_of[i]
 
 
+def _is_global_load(body: Body, i: int) -> bool:
+    return global_load(body.instructions[i], body.processor)
+
+
 def _is_alu(body: Body, i: int) -> bool:
     return body.infos[i].family in ("salu", "valu", "vopc")
 
@@ -92,7 +96,7 @@ OPERATORS: tuple[Operator, ...] = (
              once_per=constant_key),
     Operator("fuse_constant_fma", lambda body, i: body.instructions[i].mnemonic == "v_mov_b32_e32", fuse_constant_fma,
              "v_mov vD, K0 + v_fmac vD, K1, vX -> v_fmaak vD, K1, vX, K0 (a literal K1 from a VGPR set at the wave's start)"),
-    Operator("pipeline_loop", lambda body, i: global_load(body.instructions[i]), pipeline_loop,
+    Operator("pipeline_loop", _is_global_load, pipeline_loop,
              "issue a one-load loop's next load before waiting for the current one (unrolled twice, masked to the "
              "continuing lanes)"),
     Operator("widen_loads", lambda body, i: body.instructions[i].mnemonic.startswith("global_load_dword"),
@@ -102,7 +106,7 @@ OPERATORS: tuple[Operator, ...] = (
              widen_stores, "one dwordx2/x4 store for the lanes that store all of K adjacent masked dwords"),
     Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
              "re-allocate VGPR values below the next occupancy level (one more wave per SIMD)"),
-    Operator("pipeline_loop_deep", lambda body, i: global_load(body.instructions[i]), pipeline_loop_deep,
+    Operator("pipeline_loop_deep", _is_global_load, pipeline_loop_deep,
              "keep three of a loop's iterations' loads in flight: its loads, index, address and exit-mask updates "
              "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
