@@ -1,5 +1,10 @@
 """A kernel body as an editable list of items, with the analyses rewrite operators need: register
-def/use, CFG, liveness, and the static checks as an oracle on any rearrangement."""
+def/use, CFG, liveness, and the static checks as an oracle on any rearrangement.
+
+An instruction recovery kept as `.long` words (LLVM would not re-encode its bytes, e.g. gfx950's
+scaled MFMAs with prefix bits no syntax sets) is an item with `raw` set: the analyses read the
+instruction its comment names, and operators may move or copy the line but never rewrite it
+(`keeps_raw`), so its bytes reach the candidate unchanged."""
 from __future__ import annotations
 
 from collections import Counter
@@ -14,17 +19,19 @@ from ..isa.regs import Reg, RegInfo, def_use_all
 from ..isa.waitcnt import check_waitcnt
 from ..static_checks import run_static_checks
 from .edit import Edit, edit_between
-from ..source import instruction_line, label_of, parse_line, strip_comment
+from ..source import instruction_line, label_of, parse_line, raw_instruction, strip_comment
 from .source import KernelSource
 
 
 @dataclass(frozen=True)
 class BodyItem:
-    """One body line: an instruction (`ins` set), a label definition (`label` set) or other text."""
+    """One body line: an instruction (`ins` set; `raw` when the line is its `.long` words), a label
+    definition (`label` set) or other text."""
 
     text: str
     ins: Instruction | None = None
     label: str = ""
+    raw: bool = False
 
 
 def make_item(text: str) -> BodyItem:
@@ -60,6 +67,8 @@ class Body:
             code = strip_comment(raw)
             if (label := label_of(code)) is not None:
                 items.append(BodyItem(raw, label=label))
+            elif (words := raw_instruction(raw)) is not None and not (ins := parse_line(words)).is_branch:
+                items.append(BodyItem(raw, ins, raw=True))
             elif code and not code.startswith("."):
                 items.append(BodyItem(raw, parse_line(code)))
             else:
@@ -124,6 +133,15 @@ class Body:
     def findings(self) -> Counter:
         return Counter((f.check, f.rule) for f in run_static_checks(
             self.instructions, labels=self.index[1], xnack=self.xnack, processor=self.processor))
+
+    @cached_property
+    def raw_words(self) -> Counter:
+        """The code of the raw-words instruction lines (with multiplicity)."""
+        return Counter(strip_comment(it.text) for it in self.items if it.raw)
+
+    def keeps_raw(self, parent: "Body") -> bool:
+        """Every raw-words instruction line of `parent` is still here (moved or copied, not rewritten)."""
+        return not parent.raw_words - self.raw_words
 
     def same_code(self, other: "Body") -> bool:
         """Same code ignoring comments."""

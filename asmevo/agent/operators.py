@@ -131,8 +131,8 @@ class Proposal:
 
 def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPERATORS) -> Iterator[Proposal]:
     """Every operator applied at every site where it applies (results are legal for the waitcnt
-    analysis by construction; callers run the full static checks, `Body.no_worse`, on the ones
-    they keep)."""
+    analysis by construction, and keep every raw-words instruction's bytes, `Body.keeps_raw`; callers
+    run the full static checks, `Body.no_worse`, on the ones they keep)."""
     done: set[tuple[str, object]] = set()
     for i in sites:
         for op in operators:
@@ -147,6 +147,6 @@ def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPER
                 new = op.apply(body, i)
             except AsmEvoError:
                 continue
-            if new is not None and not new.same_code(body):
+            if new is not None and not new.same_code(body) and new.keeps_raw(body):
                 yield Proposal(new, op.name, i, f"{op.name} at `{body.instructions[i].text()}` "
                                                 f"(line {body.pos[i] + body.offset})")
