@@ -231,11 +231,12 @@ def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] =
     client = Client(config, log, cache)
     start = time.monotonic()
     windows = bench.tool_list_windows()
+    facts = isa_facts(ev.body_of(0).instructions, ev.processor)
     messages = [{"role": "system", "content": prompt("system", target=target_text(ev.processor))},
                 {"role": "user", "content": prompt("task", kernel=ev.kernel, k0_cycles=f"{ev.baseline.cycles:.4g}",
                                                    unit=ev.lineage.unit, launches=len(ev.launches),
                                                    max_steps=config.max_steps, current=bench.current,
-                                                   windows=windows, facts=isa_facts(ev.body_of(0).instructions, ev.processor))}]
+                                                   windows=windows, facts=facts)}]
     idle = 0
     transcript: list[dict] = []  # one entry per tool call or reply without one: what the loop answered
     while not bench.finished:
