@@ -8,7 +8,10 @@ or edited) into one typed model, `SourceFile`, that the rebuild and the agents r
 - a function is a symbol declared `.type NAME,@function`; its body is the lines after `NAME:` up to
   its end label `.Lend_NAME:`, or else up to the next function's label or section directive;
 - inside a body every other label (`.Lbb_...` or K0's own local symbols) is a branch target, never
-  a boundary; `.long`/`.fill` lines are raw words, other directives (`.p2align`) padding.
+  a boundary; `.long`/`.fill` lines are raw words, other directives (`.p2align`) padding;
+- a `.long` line of an instruction LLVM would not re-encode to its bytes has the instruction as
+  disassembled in its comment: `; 0x<address>: <instruction>` (`<unknown>` when not decodable), then
+  optionally two spaces and `(<reason>)` (`raw_instruction` reads it).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from .errors import AsmEvoError
 from .isa.instruction import Instruction, parse_instruction
 
 _CALLS = re.compile(r"^s_(swappc|setpc)_b64\b", re.M)
+_RAW_NOTE = re.compile(r"^\s*0x[0-9a-f]+: (.+?)(?:  \(.*\))?$")
 _FUNCTION_TYPE = re.compile(r"^\.type\s+([^,\s]+)\s*,\s*@function$")
 _SECTIONS = (".text", ".rodata", ".data", ".bss", ".section")
 INSTRUCTION_COLUMN = 47
@@ -60,6 +64,16 @@ def parse_line(code: str) -> Instruction:
     if ins.is_branch and ins.operands and ins.operands[0].kind == "expr":
         ins.label = ins.operands[0].text
     return ins
+
+
+def raw_instruction(line: str) -> str | None:
+    """The instruction a `.long` raw-words line stands for, as its comment names it; None for other
+    lines and for words recovery could not decode."""
+    code, _, comment = line.partition(";")
+    if not code.strip().startswith(".long"):
+        return None
+    m = _RAW_NOTE.match(comment)
+    return m.group(1).strip() if m and m.group(1) != "<unknown>" else None
 
 
 def label_of(code: str) -> str | None:

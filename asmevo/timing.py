@@ -183,7 +183,8 @@ def model_candidate(k0: CodeObject, k1: CodeObject, launch: VerifyLaunch, k0_est
     kernel = launch.spec.kernel
     ins0, ins1 = k0.kernel_instructions(kernel), k1.kernel_instructions(kernel)
     run0, run1 = (whole_trace(co, check) for co in (k0, k1))
-    moved = transplant(k0_estimate.traced, ins0, ins1) if same_paths(ins0, ins1, run0, run1) else None
+    same = same_paths(ins0, ins1, run0, run1)
+    moved = transplant(k0_estimate.traced, ins0, ins1, k1.target.processor) if same else None
     if moved is None:
         return model_time(k1, launch, gpu_name, workgroups=k0_estimate.sample)
     est = estimate(ins1, k1.kernel(kernel), moved, gpu(gpu_name))

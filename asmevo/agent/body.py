@@ -1,5 +1,10 @@
 """A kernel body as an editable list of items, with the analyses rewrite operators need: register
-def/use, CFG, liveness, and the static checks as an oracle on any rearrangement."""
+def/use, CFG, liveness, and the static checks as an oracle on any rearrangement.
+
+An instruction recovery kept as `.long` words (LLVM would not re-encode its bytes, e.g. gfx950's
+scaled MFMAs with prefix bits no syntax sets) is an item with `raw` set: the analyses read the
+instruction its comment names, and operators may move or copy the line but never rewrite it
+(`keeps_raw`), so its bytes reach the candidate unchanged."""
 from __future__ import annotations
 
 from collections import Counter
@@ -14,17 +19,19 @@ from ..isa.regs import Reg, RegInfo, def_use_all
 from ..isa.waitcnt import check_waitcnt
 from ..static_checks import run_static_checks
 from .edit import Edit, edit_between
-from ..source import instruction_line, label_of, parse_line, strip_comment
+from ..source import instruction_line, label_of, parse_line, raw_instruction, strip_comment
 from .source import KernelSource
 
 
 @dataclass(frozen=True)
 class BodyItem:
-    """One body line: an instruction (`ins` set), a label definition (`label` set) or other text."""
+    """One body line: an instruction (`ins` set; `raw` when the line is its `.long` words), a label
+    definition (`label` set) or other text."""
 
     text: str
     ins: Instruction | None = None
     label: str = ""
+    raw: bool = False
 
 
 def make_item(text: str) -> BodyItem:
@@ -33,13 +40,16 @@ def make_item(text: str) -> BodyItem:
 
 
 class Body:
-    """An immutable arrangement of a kernel body's items and analyses of it."""
+    """An immutable arrangement of a kernel body's items and analyses of it. `processor` is the
+    kernel's (its code object's target): every analysis reads that processor's instruction table,
+    hazard rules and waits."""
 
     def __init__(self, items: list[BodyItem], offset: int, xnack: bool = True, kernarg: int | None = None,
-                 preload: bool = False, buffers: frozenset[int] = frozenset()):
+                 preload: bool = False, buffers: frozenset[int] = frozenset(), processor: str = "gfx942"):
         self.items = items
         self.offset = offset
         self.xnack = xnack
+        self.processor = processor
         self.kernarg = kernarg  # first SGPR of the kernarg segment pointer, when the kernel has one
         self.preload = preload  # kernarg preloading: hardware starts past the compatibility preamble
         self.buffers = buffers  # kernarg byte offsets of pointer arguments (global buffers)
@@ -49,7 +59,7 @@ class Body:
 
     @classmethod
     def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,
-           buffers: frozenset[int] = frozenset()) -> "Body":
+           buffers: frozenset[int] = frozenset(), processor: str = "gfx942") -> "Body":
         lo, hi = src.body
         items = []
         for n in range(lo, hi + 1):
@@ -57,14 +67,16 @@ class Body:
             code = strip_comment(raw)
             if (label := label_of(code)) is not None:
                 items.append(BodyItem(raw, label=label))
+            elif (words := raw_instruction(raw)) is not None and not (ins := parse_line(words)).is_branch:
+                items.append(BodyItem(raw, ins, raw=True))
             elif code and not code.startswith("."):
                 items.append(BodyItem(raw, parse_line(code)))
             else:
                 items.append(BodyItem(raw))
-        return cls(items, lo, xnack, kernarg, preload, buffers)
+        return cls(items, lo, xnack, kernarg, preload, buffers, processor)
 
     def replace(self, items: list[BodyItem]) -> "Body":
-        return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers)
+        return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers, self.processor)
 
     @cached_property
     def start(self) -> int:
@@ -107,7 +119,7 @@ class Body:
 
     @cached_property
     def infos(self) -> list[RegInfo]:
-        return def_use_all(self.instructions)
+        return def_use_all(self.instructions, self.processor)
 
     @cached_property
     def cfg(self) -> CFG:
@@ -115,12 +127,21 @@ class Body:
 
     @cached_property
     def waitcnt_violations(self) -> int:
-        return len(check_waitcnt(self.instructions, cfg=self.cfg))
+        return len(check_waitcnt(self.instructions, cfg=self.cfg, processor=self.processor))
 
     @cached_property
     def findings(self) -> Counter:
         return Counter((f.check, f.rule) for f in run_static_checks(
-            self.instructions, labels=self.index[1], xnack=self.xnack))
+            self.instructions, labels=self.index[1], xnack=self.xnack, processor=self.processor))
+
+    @cached_property
+    def raw_words(self) -> Counter:
+        """The code of the raw-words instruction lines (with multiplicity)."""
+        return Counter(strip_comment(it.text) for it in self.items if it.raw)
+
+    def keeps_raw(self, parent: "Body") -> bool:
+        """Every raw-words instruction line of `parent` is still here (moved or copied, not rewritten)."""
+        return not parent.raw_words - self.raw_words
 
     def same_code(self, other: "Body") -> bool:
         """Same code ignoring comments."""

@@ -3,7 +3,9 @@
 An `Edit` replaces source lines `start..end` (1-based, inclusive; `end == start - 1` inserts
 before `start`) with `text`. `precheck` rejects, with a reason and never an exception, edits that
 leave their window, carry directives, break labels or do not assemble line by line; the gates
-(gates.py) then rebuild, check the ABI and the static rules, verify and time.
+(gates.py) then rebuild, check the ABI and the static rules, verify and time. The one directive an
+edit may carry is a copy of one of the kernel's `.long` raw-words instruction lines (so an
+instruction LLVM cannot re-encode can be moved or duplicated with its bytes, never written anew).
 """
 from __future__ import annotations
 
@@ -115,9 +117,10 @@ def precheck(src: KernelSource, edit: Edit, window: Window, target: TargetId) ->
     if [strip_comment(x) for x in new] == [strip_comment(x) for x in old]:
         return Rejection("no-op", "the edit changes no code")
     defined, code_lines = [], []
+    raw = {strip_comment(src.line(n)) for n in src.raw_lines if strip_comment(src.line(n)).startswith(".long")}
     for line in new:
         code = strip_comment(line)
-        if not code:
+        if not code or code in raw:
             continue
         m = _LABEL_DEF.match(code)
         if m:

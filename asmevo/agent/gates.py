@@ -72,6 +72,7 @@ class Evaluator:
         k0 = K0Outcome.from_json(self.evaluations.baseline())
         self.name = k0.name
         self.xnack = self.k0.target.xnack != "off"
+        self.processor = self.k0.target.processor  # the ISA every body analysis of this kernel reads
         ins = self.k0.kernel_instructions(self.kernel)
         profile = Profile(self.kernel, k0.estimate, ins, hot_windows(ins, k0.estimate))
         self.baseline = Baseline(k0.source, k0.info, profile, k0.timing)
@@ -101,7 +102,7 @@ class Evaluator:
         preload = bool(kernel.descriptor.fields["kernarg_preload_spec_length"])
         buffers = frozenset(a[".offset"] for a in kernel.metadata.get(".args", [])
                             if a.get(".value_kind") == "global_buffer")
-        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers)
+        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers, self.processor)
 
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)

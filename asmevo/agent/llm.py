@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from ..errors import AsmEvoError
-from .facts import cdna3_facts
+from .facts import isa_facts, target_text
 from .gates import Evaluator
 from .llm_tools import TOOLS, Workbench
 from .memory import SearchMemory
@@ -231,11 +231,12 @@ def run_llm_agent(ev: Evaluator, config: LLMConfig, log: Callable[[str], None] =
     client = Client(config, log, cache)
     start = time.monotonic()
     windows = bench.tool_list_windows()
-    messages = [{"role": "system", "content": prompt("system")},
+    facts = isa_facts(ev.body_of(0).instructions, ev.processor)
+    messages = [{"role": "system", "content": prompt("system", target=target_text(ev.processor))},
                 {"role": "user", "content": prompt("task", kernel=ev.kernel, k0_cycles=f"{ev.baseline.cycles:.4g}",
                                                    unit=ev.lineage.unit, launches=len(ev.launches),
                                                    max_steps=config.max_steps, current=bench.current,
-                                                   windows=windows, facts=cdna3_facts(ev.body_of(0).instructions))}]
+                                                   windows=windows, facts=facts)}]
     idle = 0
     transcript: list[dict] = []  # one entry per tool call or reply without one: what the loop answered
     while not bench.finished:

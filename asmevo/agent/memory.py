@@ -47,7 +47,7 @@ class SearchMemoryError(AsmEvoError):
 def features(body: Body, estimate: Estimate) -> dict[str, str]:
     """K0's features: the model's bound term and occupancy limiter at the timing launch, its loops
     (none, one, several), and whether it issues MFMA, LDS or narrow (dword) global accesses."""
-    infos = [instr_info(ins.mnemonic) for ins in body.instructions]
+    infos = [instr_info(ins.mnemonic, body.processor) for ins in body.instructions]
     try:
         loops = len(body.cfg.loops())
     except AsmEvoError:

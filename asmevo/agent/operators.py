@@ -60,6 +60,10 @@ def _block(body: Body, i: int) -> int:
     return body.cfg.block_of[i]
 
 
+def _is_global_load(body: Body, i: int) -> bool:
+    return global_load(body.instructions[i], body.processor)
+
+
 def _is_alu(body: Body, i: int) -> bool:
     return body.infos[i].family in ("salu", "valu", "vopc")
 
@@ -92,7 +96,7 @@ OPERATORS: tuple[Operator, ...] = (
              once_per=constant_key),
     Operator("fuse_constant_fma", lambda body, i: body.instructions[i].mnemonic == "v_mov_b32_e32", fuse_constant_fma,
              "v_mov vD, K0 + v_fmac vD, K1, vX -> v_fmaak vD, K1, vX, K0 (a literal K1 from a VGPR set at the wave's start)"),
-    Operator("pipeline_loop", lambda body, i: global_load(body.instructions[i]), pipeline_loop,
+    Operator("pipeline_loop", _is_global_load, pipeline_loop,
              "issue a one-load loop's next load before waiting for the current one (unrolled twice, masked to the "
              "continuing lanes)"),
     Operator("widen_loads", lambda body, i: body.instructions[i].mnemonic.startswith("global_load_dword"),
@@ -102,7 +106,7 @@ OPERATORS: tuple[Operator, ...] = (
              widen_stores, "one dwordx2/x4 store for the lanes that store all of K adjacent masked dwords"),
     Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
              "re-allocate VGPR values below the next occupancy level (one more wave per SIMD)"),
-    Operator("pipeline_loop_deep", lambda body, i: global_load(body.instructions[i]), pipeline_loop_deep,
+    Operator("pipeline_loop_deep", _is_global_load, pipeline_loop_deep,
              "keep three of a loop's iterations' loads in flight: its loads, index, address and exit-mask updates "
              "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
@@ -127,8 +131,8 @@ class Proposal:
 
 def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPERATORS) -> Iterator[Proposal]:
     """Every operator applied at every site where it applies (results are legal for the waitcnt
-    analysis by construction; callers run the full static checks, `Body.no_worse`, on the ones
-    they keep)."""
+    analysis by construction, and keep every raw-words instruction's bytes, `Body.keeps_raw`; callers
+    run the full static checks, `Body.no_worse`, on the ones they keep)."""
     done: set[tuple[str, object]] = set()
     for i in sites:
         for op in operators:
@@ -143,6 +147,6 @@ def propose(body: Body, sites: list[int], operators: tuple[Operator, ...] = OPER
                 new = op.apply(body, i)
             except AsmEvoError:
                 continue
-            if new is not None and not new.same_code(body):
+            if new is not None and not new.same_code(body) and new.keeps_raw(body):
                 yield Proposal(new, op.name, i, f"{op.name} at `{body.instructions[i].text()}` "
                                                 f"(line {body.pos[i] + body.offset})")

@@ -20,7 +20,8 @@ _SPECIAL = EXEC | {M0}
 
 def _safe_without_lanes(body: Body, j: int) -> bool:
     info, ins = body.infos[j], body.instructions[j]
-    if ins.is_branch or info.base.startswith(_UNSAFE) or info.family in ("smem", "mfma") or is_lds_dma(ins):
+    if ins.is_branch or info.base.startswith(_UNSAFE) or info.family in ("smem", "mfma") \
+            or is_lds_dma(ins, body.processor):
         return False
     if info.family == "sopp" and info.base not in ("s_waitcnt", "s_nop"):
         return False

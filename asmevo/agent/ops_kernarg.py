@@ -70,7 +70,7 @@ def hoist_kernarg_load(body: Body, i: int) -> Body | None:
     its kernarg loads, writing fresh SGPRs; the reads it reached are renamed to them. An `s_nop 0`
     takes its place when it was a wait state some hazard needed."""
     info, ins, cfg = body.infos[i], body.instructions[i], body.cfg
-    if body.kernarg is None or not scalar_load(info) or len(ins.operands) < 2:
+    if body.kernarg is None or not scalar_load(info, body.processor) or len(ins.operands) < 2:
         return None
     base = ins.operands[1]
     pointer = {("s", body.kernarg), ("s", body.kernarg + 1)}

@@ -90,7 +90,8 @@ def _hazards(body: Body, b: int, lo: int, hi: int, near: set[int]) -> Counter:
     consumers = [*range(lo, min(hi, cfg.blocks[b].end)),
                  *(k for x in sorted(near - {b}) for k in range(cfg.blocks[x].start, cfg.blocks[x].end))]
     return Counter(v.rule for v in check_hazards(body.instructions, cfg=cfg, xnack=body.xnack,
-                                                  consumers=consumers, infos=body.infos))
+                                                  consumers=consumers, infos=body.infos,
+                                                  processor=body.processor))
 
 
 def fill_nop(body: Body, i: int) -> Body | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.table import instr_info
 from ..isa.waitcnt import COUNTER_MAX, decode_waitcnt
@@ -37,9 +38,9 @@ from .webs import NotAnalysable, webs_of
 _ALU = ("salu", "valu", "vopc")
 
 
-def global_load(ins) -> bool:
-    """A `global_load_*` returning VGPRs (the loads this operator pipelines)."""
-    info = instr_info(ins.mnemonic)
+def global_load(ins: Instruction, processor: str) -> bool:
+    """A `global_load_*` of `processor` returning VGPRs (the loads this operator pipelines)."""
+    info = instr_info(ins.mnemonic, processor)
     return info.segment == "global" and info.is_load and not info.lds_dma
 
 
@@ -136,9 +137,9 @@ def _row_loop(body: Body, i: int) -> tuple[int, list[int], range, range, int] | 
             or len(waits) != 1 or instrs[waits[0]].modifiers != ("vmcnt(0)",)):
         return None
     w = waits[0]
-    loads = list(range(i, next((j for j in range(i, w) if not global_load(instrs[j])), w)))
+    loads = list(range(i, next((j for j in range(i, w) if not global_load(instrs[j], body.processor)), w)))
     a_part, b_part = range(loads[-1] + 1 if loads else i, w), range(w + 1, blk.end - 2)
-    if not loads or any(not is_load(infos[j]) for j in loads) or any(
+    if not loads or any(not is_load(infos[j], body.processor) for j in loads) or any(
             (infos[j].family not in _ALU and instrs[j].mnemonic != "s_nop") or instrs[j].is_branch
             for j in (*a_part, *b_part)):
         return None
@@ -232,7 +233,7 @@ def _loop_parts(body: Body, i: int) -> tuple[int, range, range] | None:
             return "control"
         if infos[j].family in _ALU:
             return "alu"
-        info = instr_info(instrs[j].mnemonic)
+        info = instr_info(instrs[j].mnemonic, body.processor)
         if info.segment == "global" and not info.lds_dma and info.memory in ("load", "store"):
             return info.memory
         return "other"
@@ -250,7 +251,7 @@ def _state_into_p(body: Body, p_part: range, c_part: range, mask: set) -> Body |
     C's reads of a moved register's old value read a snapshot taken before the move (a fresh VGPR,
     `v_mov_b32`). None when the slice depends on the loads or a snapshot is not possible."""
     instrs, infos = body.instructions, body.infos
-    loaded = set().union(*(infos[j].defs for j in p_part if is_load(infos[j])))
+    loaded = set().union(*(infos[j].defs for j in p_part if is_load(infos[j], body.processor)))
     tainted = set(loaded)
     for j in c_part:
         if infos[j].uses & tainted:
@@ -376,7 +377,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
             out.append(items[body.pos[j]] if text == instrs[j].text() else make_item(text))
         return out
 
-    loads = sum(1 for j in p_part if is_load(infos[j]))
+    loads = sum(1 for j in p_part if is_load(infos[j], body.processor))
     copies = [(copy(p_part, c), copy(c_part, c)) for c in range(depth)]
     if any(x is None for pc in copies for x in pc):
         return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..target import DEFAULT_GPU, gpu
+from ..target import gpus_of
 from .body import Body
 from .webs import NotAnalysable, webs_of
 
@@ -25,18 +25,19 @@ def _top(body: Body, kind: str) -> int:
     return max((r + 1 for info in body.infos for k, r in info.defs | info.uses if k == kind), default=0)
 
 
-def waves_per_simd(vgprs: int, agprs: int = 0) -> int:
-    """Waves one SIMD holds for a kernel naming `vgprs` VGPRs and `agprs` AGPRs (VGPR-limited only)."""
-    g = gpu(DEFAULT_GPU)
+def waves_per_simd(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int:
+    """Waves one SIMD holds for a `processor` kernel naming `vgprs` VGPRs and `agprs` AGPRs (VGPR-limited
+    only; the register file and wave slots of the processor's first GPU record, the same on all)."""
+    g = gpus_of(processor)[0]
     total = (-(-vgprs // g.processor.accum_granule) * g.processor.accum_granule + agprs) if agprs else vgprs
     alloc = -(-max(total, 1) // g.vgpr_alloc_granule) * g.vgpr_alloc_granule
     return min(g.max_waves_per_simd, g.vgprs_per_lane // alloc)
 
 
-def vgpr_target(vgprs: int, agprs: int = 0) -> int | None:
-    """The most VGPRs a kernel may name to fit one more wave per SIMD; None when none would."""
-    waves = waves_per_simd(vgprs, agprs)
-    return next((t for t in range(vgprs - 1, 0, -1) if waves_per_simd(t, agprs) > waves), None)
+def vgpr_target(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int | None:
+    """The most VGPRs a `processor` kernel may name to fit one more wave per SIMD; None when none would."""
+    waves = waves_per_simd(vgprs, agprs, processor)
+    return next((t for t in range(vgprs - 1, 0, -1) if waves_per_simd(t, agprs, processor) > waves), None)
 
 
 def _assign(webs, target: int, movable) -> dict[int, int] | None:
@@ -66,7 +67,7 @@ def _compacted(body: Body) -> Body | None:
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    target = vgpr_target(_top(body, "v"), _top(body, "a"))
+    target = vgpr_target(_top(body, "v"), _top(body, "a"), body.processor)
     above = [w for w in webs.webs if w.reg >= target]
     if target is None or any(w.pinned for w in above):
         return None
@@ -82,7 +83,7 @@ def _compacted(body: Body) -> Body | None:
 def compact_vgprs(body: Body, i: int) -> Body | None:
     """Move every VGPR value named above the next occupancy level into a lower register that is free
     wherever it lives (instruction i must name such a register); None when some value cannot move."""
-    target = vgpr_target(_top(body, "v"), _top(body, "a"))
+    target = vgpr_target(_top(body, "v"), _top(body, "a"), body.processor)
     if target is None or not any(k == "v" and r >= target for k, r in body.infos[i].defs | body.infos[i].uses):
         return None
     return _compacted(body)

@@ -17,19 +17,19 @@ _BARRIERS = ("s_barrier", "s_sethalt", "s_sleep", "s_setprio", "s_sendmsg", "s_i
              "s_set_gpr_idx_on", "s_set_gpr_idx_off", "s_nop")
 
 
-def is_load(info: RegInfo) -> bool:
-    """A memory read returning registers (no store, no atomic, no LDS DMA)."""
-    return info.family in _MEMORY and bool(info.dst) and instr_info(info.base).is_load
+def is_load(info: RegInfo, processor: str) -> bool:
+    """A memory read returning registers (no store, no atomic, no LDS DMA) of `processor`."""
+    return info.family in _MEMORY and bool(info.dst) and instr_info(info.base, processor).is_load
 
 
-def scalar_load(info: RegInfo) -> bool:
-    """An `s_load_*` (scalar load from a 64-bit address: the kernarg segment's loads)."""
-    t = instr_info(info.base)
+def scalar_load(info: RegInfo, processor: str) -> bool:
+    """An `s_load_*` (scalar load from a 64-bit address: the kernarg segment's loads) of `processor`."""
+    t = instr_info(info.base, processor)
     return t.family == "smem" and t.is_load and not t.segment
 
 
-def _writes_memory(info: RegInfo) -> bool:
-    return info.family in _MEMORY and not is_load(info)
+def _writes_memory(info: RegInfo, processor: str) -> bool:
+    return info.family in _MEMORY and not is_load(info, processor)
 
 
 def independent(a: RegInfo, b: RegInfo) -> bool:
@@ -50,15 +50,16 @@ def hoist_load(body: Body, i: int) -> Body | None:
     the loads on the same counter (so in-order waits stay meaningful)."""
     infos, ins = body.infos, body.instructions
     info = infos[i]
-    if not is_load(info):
+    if not is_load(info, body.processor):
         return None
     start, _ = _blocks(body, i)
     j = i
     while j > start:
         prev = infos[j - 1]
-        if ins[j - 1].is_branch or prev.base in _BARRIERS or _writes_memory(prev) or not independent(prev, info):
+        if ins[j - 1].is_branch or prev.base in _BARRIERS or _writes_memory(prev, body.processor) \
+                or not independent(prev, info):
             break
-        if is_load(prev) and _counter(prev) == _counter(info):
+        if is_load(prev, body.processor) and _counter(prev) == _counter(info):
             break
         j -= 1
     if j == i:
@@ -118,7 +119,7 @@ def speculate_kernarg_load(body: Body, i: int) -> Body | None:
     loaded registers are dead on the predecessor's other paths and not touched earlier in the block.
     The other paths get an `s_waitcnt lgkmcnt(0)` at their start, relaxed away where not needed."""
     info, ins, cfg = body.infos[i], body.instructions[i], body.cfg
-    if body.kernarg is None or not scalar_load(info) or len(ins.operands) < 2:
+    if body.kernarg is None or not scalar_load(info, body.processor) or len(ins.operands) < 2:
         return None
     base = ins.operands[1]
     pointer = {("s", body.kernarg), ("s", body.kernarg + 1)}

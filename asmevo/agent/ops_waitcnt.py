@@ -35,7 +35,7 @@ def _with_wait(body: Body, k: int, limits: dict[str, int]) -> Body:
 
 def _legal(body: Body, budget: int, ignore: frozenset[int] = frozenset()) -> bool:
     """At most `budget` waitcnt violations, not counting those at instructions in `ignore` (ids)."""
-    found = check_waitcnt(body.instructions, cfg=body.cfg)
+    found = check_waitcnt(body.instructions, cfg=body.cfg, processor=body.processor)
     return sum(1 for v in found if id(body.instructions[v.index]) not in ignore) <= budget
 
 
@@ -87,7 +87,7 @@ def sink(body: Body, k: int) -> Body | None:
     after = [id(x) for x in body.instructions[i + 1:blk.end]]
     cur = body.replace(body.items[:k] + body.items[k + 1:])
     for _ in range(16):
-        found = check_waitcnt(cur.instructions, cfg=cur.cfg)
+        found = check_waitcnt(cur.instructions, cfg=cur.cfg, processor=cur.processor)
         if len(found) <= budget:
             break
         where = {id(ins): p for ins, p in zip(cur.instructions, cur.pos)}

@@ -82,7 +82,7 @@ def group(body: Body, i: int) -> tuple[list[int], str] | None:
         if _offset(instrs[j]) in by_offset:
             return None  # two accesses at one offset: which pair up is ambiguous
         by_offset[_offset(instrs[j])] = j
-    width = instr_info(ins.mnemonic).access_bytes
+    width = instr_info(ins.mnemonic, body.processor).access_bytes
     for k in (4, 2):
         wide = _WIDER.get((ins.mnemonic, k))
         if wide is None:
@@ -213,13 +213,13 @@ class _Flow:
 
 
 def _writes_memory(body: Body, k: int) -> bool:
-    info = instr_info(body.instructions[k].mnemonic)
+    info = instr_info(body.instructions[k].mnemonic, body.processor)
     return (info.family in ("flat", "mubuf") and not info.is_load) or body.instructions[k].mnemonic in (
         "s_barrier", "buffer_wbl2", "s_dcache_wb") or info.memory == "atomic"
 
 
 def _touches_global(body: Body, k: int) -> bool:
-    info = instr_info(body.instructions[k].mnemonic)
+    info = instr_info(body.instructions[k].mnemonic, body.processor)
     return info.family in ("flat", "mubuf") or body.instructions[k].mnemonic == "s_barrier"
 
 
@@ -275,7 +275,7 @@ def _checked(body: Body, i: int, want_store: bool):
             return None
         if not want_store and any(not body.instructions[k].is_branch for k in rest):
             return None
-    if not _aligned(body, webs, accesses, instr_info(wide).access_bytes):
+    if not _aligned(body, webs, accesses, instr_info(wide, body.processor).access_bytes):
         return None
     first = flow.common_dominator([x for r in regions for x in r.saves])
     while first >= 0 and not webs.exec_full[first]:

@@ -26,6 +26,7 @@ from ..isa.table import instr_info
 from ..model import Estimate, ModelError
 from ..model.launch import LINE_BYTES, static_cost
 from ..profile import Profile
+from ..target import processor
 from .body import Body
 from .edit import Window
 from .gates import Evaluator
@@ -89,9 +90,9 @@ def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
     counts: a kept instruction as in the trace; one an operator described (`Body.traffic`: like a
     parent instruction, scaled) so; another like the parent instructions with its address operands
     and direction (the most any of them touched), else as a contiguous access."""
-    instrs, total = body.instructions, 0.0
+    instrs, total, proc = body.instructions, 0.0, body.processor
     for n, ins in enumerate(instrs):
-        info = instr_info(ins.mnemonic)
+        info = instr_info(ins.mnemonic, proc)
         if not info.vmem:
             continue
         if id(ins) in heat.lines:
@@ -100,16 +101,17 @@ def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
             parent, factor = body.traffic[n]
             per = heat.lines.get(id(heat.instructions[parent]), 0.0) * factor
         else:
-            same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic).vmem
-                    and instr_info(p.mnemonic).is_load == info.is_load and _address_text(p) == _address_text(ins)]
+            same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic, proc).vmem
+                    and instr_info(p.mnemonic, proc).is_load == info.is_load
+                    and _address_text(p, proc) == _address_text(ins, proc)]
             per = max(same) if same else info.access_bytes * 64 / LINE_BYTES
         total += counts.get(4 * n, 0.0) * per
     return total
 
 
-def _address_text(ins: Instruction) -> tuple[str, ...]:
-    """The operands of a vector memory instruction other than its data."""
-    info = instr_info(ins.mnemonic)
+def _address_text(ins: Instruction, processor: str) -> tuple[str, ...]:
+    """The operands of a vector memory instruction (of `processor`) other than its data."""
+    info = instr_info(ins.mnemonic, processor)
     ops = [op.text for op in ins.operands]
     return tuple(ops[info.n_dst:]) if info.is_load else tuple(ops[:1] + ops[2:])
 
@@ -118,7 +120,9 @@ def _vgpr_allocation(body: Body) -> int:
     """VGPRs (granule-rounded, unified with AGPRs) a rebuild of the body allocates at least."""
     top = {k: max((r + 1 for info in body.infos for kind, r in info.defs | info.uses if kind == k), default=0)
            for k in ("v", "a")}
-    return -(-max(1, (-(-top["v"] // 4) * 4 + top["a"]) if top["a"] else top["v"]) // 8) * 8
+    p = processor(body.processor)
+    named = -(-top["v"] // p.accum_granule) * p.accum_granule + top["a"] if top["a"] else top["v"]
+    return -(-max(1, named) // p.vgpr_granule) * p.vgpr_granule
 
 
 def _addressed(body: Body) -> list[Instruction]:
@@ -144,7 +148,7 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float] | N
             c = per.get(id(instrs[n]))
             pc_counts[4 * n] = c / copies[id(instrs[n])] if c is not None else known[0] if known else 0
     try:
-        return (*static_cost(_addressed(body), pc_counts), _lines(body, heat, pc_counts))
+        return (*static_cost(_addressed(body), pc_counts, processor=body.processor), _lines(body, heat, pc_counts))
     except AsmEvoError:
         return None
 

@@ -55,9 +55,9 @@ def cross_lane(ins: Instruction) -> bool:
     return ins.mnemonic.endswith("_dpp") or ins.mnemonic.startswith(_CROSS_LANE)
 
 
-def _async_counter(ins: Instruction) -> str | None:
-    """The counter whose wait retires this instruction's VGPR result, when it is a load."""
-    info = instr_info(ins.mnemonic)
+def _async_counter(ins: Instruction, processor: str) -> str | None:
+    """The counter whose wait retires this instruction's VGPR result, when it is a load (of `processor`)."""
+    info = instr_info(ins.mnemonic, processor)
     if not info.is_load or info.family not in ("flat", "mubuf", "ds"):
         return None
     return "lgkmcnt" if info.family == "ds" else "vmcnt"
@@ -100,7 +100,8 @@ class VgprWebs:
         self.defs = [_vmask(info.defs) for info in infos]
         self.uses = [_vmask(info.uses) for info in infos]
         self.writes_exec = [bool(info.defs & _EXEC_REGS) for info in infos]
-        self.reads_dst = [bool(self.defs[i]) and reads_destination(ins) for i, ins in enumerate(instrs)]
+        self.reads_dst = [bool(self.defs[i]) and reads_destination(ins, body.processor)
+                          for i, ins in enumerate(instrs)]
         self.cross = [self.uses[i] if cross_lane(ins) else 0 for i, ins in enumerate(instrs)]
         self.tuple_sites = {(i, r) for i, ins in enumerate(instrs) for op in ins.operands
                             if op.kind == "vgpr" and op.count > 1 for r in range(op.index, op.index + op.count)}
@@ -245,7 +246,7 @@ class VgprWebs:
             w.entry = ENTRY in parent and find(ENTRY) == w.root
             w.pinned |= w.entry
             for d in list(w.defs):
-                counter = _async_counter(self.body.instructions[d])
+                counter = _async_counter(self.body.instructions[d], self.body.processor)
                 if counter is not None:
                     w.occupied |= self._until_wait(d, counter)
 

@@ -126,12 +126,13 @@ def fixed(rule: str) -> Callable[[object], int]:
     return lambda p: states
 
 
-def mfma_result_wait(base: str, memory: bool = False) -> int:
-    """Wait states between gfx942 MFMA `base` and an instruction reading (or a non-MFMA overwriting)
-    its result: passes + 3 for XDL, passes + 2 otherwise; DGEMM 6 (4 passes) or 11, read by a memory
-    instruction 9 or 18 (LLVM checkMAIHazards90A / checkMAIVALUHazards, gfx940)."""
-    shape = _shape(base)
-    return _result_wait(shape.passes, shape.dgemm, shape.xdl, "gfx942", "read-memory" if memory else "read")
+def mfma_result_wait(base: str, memory: bool = False, processor: str = "gfx942") -> int:
+    """Wait states between MFMA `base` of `processor` (its table's passes) and an instruction reading
+    its result: on gfx942 passes + 3 for XDL, passes + 2 otherwise; DGEMM 6 (4 passes) or 11, read by a
+    memory instruction 9 or 18 (LLVM checkMAIHazards90A / checkMAIVALUHazards, gfx940); gfx950 as
+    `_result_wait` says."""
+    shape = _shape(base, processor)
+    return _result_wait(shape.passes, shape.dgemm, shape.xdl, processor, "read-memory" if memory else "read")
 
 
 def _result_wait(passes: int, dgemm: bool, xdl: bool, processor: str, use: str) -> int:

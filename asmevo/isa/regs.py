@@ -122,11 +122,11 @@ def _reg_info(ins: Instruction, processor: str) -> RegInfo:
     return RegInfo(base, fam, enc, tuple(dst), tuple(srcs), frozenset(defs), frozenset(uses))
 
 
-def reads_destination(ins: Instruction) -> bool:
+def reads_destination(ins: Instruction, processor: str = "gfx942") -> bool:
     """Whether `ins` also reads its destination: an accumulate (`v_fmac`), a returning atomic, or a
     partial write (DPP, SDWA with UNUSED_PRESERVE, op_sel high half, d16 loads) that keeps part of
     the old value."""
-    return _destinations(ins, instr_info(split_mnemonic(ins.mnemonic)[0]))[1]
+    return _destinations(ins, instr_info(split_mnemonic(ins.mnemonic)[0], processor), processor)[1]
 
 
 def _destinations(ins: Instruction, info: InstrInfo, processor: str = "gfx942") -> tuple[int, bool]:

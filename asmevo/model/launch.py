@@ -363,22 +363,23 @@ def _edge_counts(cfg, counts: list[float]) -> dict[tuple[int, int], float]:
 
 
 def static_cost(instructions: list[Instruction], pc_counts: dict[int, float], latencies: Latencies = DEFAULT_LATENCIES,
-                load_latency: dict[int, float] | None = None) -> tuple[float, dict[str, float]]:
-    """(issue + stall cycles summed over executions, unit cycles per class) of `instructions` run the
-    given number of times per address, with no trace: for predicting an edit from its parent's
-    counts. `load_latency` overrides vector-load latencies by address."""
+                load_latency: dict[int, float] | None = None,
+                processor: str = "gfx942") -> tuple[float, dict[str, float]]:
+    """(issue + stall cycles summed over executions, unit cycles per class) of `instructions` (of
+    `processor`) run the given number of times per address, with no trace: for predicting an edit
+    from its parent's counts. `load_latency` overrides vector-load latencies by address."""
     cfg = build_cfg(instructions)
     counts = [float(pc_counts.get(instructions[b.start].address, 0.0)) for b in cfg.blocks]
     load_latency = load_latency or {}
 
     def cost_of(ins: Instruction) -> Cost:
-        c = cost(ins, latencies)
+        c = cost(ins, latencies, processor)
         if c.cls == "vmem_load" and ins.address in load_latency:
             return Cost(c.cls, c.issue, load_latency[ins.address], c.unit, c.counters, c.bytes)
         return c
 
     edges = _edge_counts(cfg, counts)
-    schedules = edge_schedules(cfg, edges, cost_of)
+    schedules = edge_schedules(cfg, edges, cost_of, processor)
     total = sum(n * schedules[e].length for e, n in edges.items() if e in schedules)
     units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0, "branch": 0.0}
     for b, n in zip(cfg.blocks, counts):

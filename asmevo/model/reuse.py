@@ -37,23 +37,24 @@ def same_paths(k0: list[Instruction], k1: list[Instruction], run0: TracedLaunch,
     return t0.keys() == t1.keys() and all(np.array_equal(t0[e], t1[e]) for e in t0)
 
 
-def _memory_slots(instructions: list[Instruction]) -> dict[int, tuple[int, int]]:
-    """Address -> (block, ordinal among the block's global-memory instructions)."""
+def _memory_slots(instructions: list[Instruction], processor: str) -> dict[int, tuple[int, int]]:
+    """Address -> (block, ordinal among the block's global-memory instructions) of `processor` code."""
     cfg = build_cfg(instructions)
     out = {}
     for b in cfg.blocks:
         k = 0
         for ins in instructions[b.start:b.end]:
-            if instr_info(ins.mnemonic).vmem:
+            if instr_info(ins.mnemonic, processor).vmem:
                 out[ins.address] = (b.index, k)
                 k += 1
     return out
 
 
-def transplant(run: TracedLaunch, k0: list[Instruction], k1: list[Instruction]) -> TracedLaunch | None:
-    """K0's trace `run` with K1's instructions (same CFG and paths); None when a block's memory
-    instructions are not the same in number."""
-    slots0, slots1 = _memory_slots(k0), _memory_slots(k1)
+def transplant(run: TracedLaunch, k0: list[Instruction], k1: list[Instruction],
+               processor: str = "gfx942") -> TracedLaunch | None:
+    """K0's trace `run` with K1's instructions (same CFG and paths; both `processor` code); None when a
+    block's memory instructions are not the same in number."""
+    slots0, slots1 = _memory_slots(k0, processor), _memory_slots(k1, processor)
     if sorted(slots0.values()) != sorted(slots1.values()):
         return None
     address1 = {slot: pc for pc, slot in slots1.items()}

@@ -107,6 +107,11 @@ SOURCES = {
 }
 
 
+def gpus_of(processor_name: str) -> list[GPU]:
+    """The GPU records running `processor_name` code, in `GPUS` order (the first is its flagship)."""
+    return [g for g in GPUS.values() if g.processor.name == processor_name]
+
+
 def gpu(name: str) -> GPU:
     """The GPU record `name` (case-insensitive); UnsupportedTarget lists the known ones."""
     try:

@@ -3,6 +3,10 @@ largest verify shape here: no timing launch given), and the final best is re-ver
 held-out shape."""
 from __future__ import annotations
 
+from collections import Counter
+
+import pytest
+
 from asmevo.agent.optimize import optimize
 from asmevo.suites import load_suite
 from asmevo.launches import suite_launches
@@ -39,3 +43,81 @@ def test_probe_launches_only_confirm_the_winner(tmp_path):
     assert res.lineage.config["launches"] == [verify_shape[0].label]  # never profiled or searched on
     assert res.lineage.heldout["launches"] == [verify_shape[0].label, probe[0].label]
     assert res.lineage.heldout["attempts"][0]["kind"] == "equivalent"
+
+
+# A gfx950 kernel of CDNA4-only instructions (bf16 packs, lane-swap permutes) and a scaled fp4 MFMA kept as
+# `.long` words (its prefix sets bits 0x6000, which no LLVM syntax sets); its `s_nop`s are more than its gfx950
+# hazards need, so the search has something to find.
+GFX950_BODY = """  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_cvt_f32_u32_e32 v2, v0
+  v_mov_b32_e32 v140, 0x7f7f7f7f
+  v_mov_b32_e32 v136, 0x80808080
+  v_mov_b32_e32 v30, 0x9e3779b1
+  v_mul_lo_u32 v72, v0, v30
+  v_add_u32_e32 v73, 0x1234567, v72
+  v_xor_b32_e32 v74, v72, v73
+  v_add_u32_e32 v75, v74, v0
+  v_mov_b32_e32 v31, 0x85ebca6b
+  v_mul_lo_u32 v8, v0, v31
+  v_xor_b32_e32 v9, 0x5555, v8
+  v_add_u32_e32 v10, v9, v72
+  v_xor_b32_e32 v11, v10, v74
+  v_accvgpr_write_b32 a0, 0
+  v_accvgpr_write_b32 a1, 0
+  v_accvgpr_write_b32 a2, 0
+  v_accvgpr_write_b32 a3, 0
+  s_nop 1
+  .long 0xd3ac6000, 0x0003118c, 0xd3ad8c00, 0x84021148
+  v_add_f32_e32 v3, 1.0, v2
+  v_mul_f32_e32 v4, v2, v2
+  v_cvt_pk_bf16_f32 v16, v2, v3
+  v_cvt_pk_bf16_f32 v18, v4, v2
+  v_cvt_pk_bf16_f32 v17, v3, v4
+  v_cvt_pk_bf16_f32 v19, v2, v2
+  s_nop 1
+  v_permlane16_swap_b32_e32 v16, v18
+  s_nop 1
+  v_permlane32_swap_b32_e32 v17, v19
+  v_lshlrev_b32_e32 v1, 5, v0
+  s_nop 7
+  v_accvgpr_read_b32 v20, a0
+  v_accvgpr_read_b32 v21, a1
+  v_accvgpr_read_b32 v22, a2
+  v_accvgpr_read_b32 v23, a3
+  s_waitcnt lgkmcnt(0)
+  global_store_dwordx4 v1, v[16:19], s[4:5]
+  global_store_dwordx4 v1, v[20:23], s[4:5] offset:16
+  s_endpgm"""
+
+
+def test_a_gfx950_kernel_gets_verified_candidates(tmp_path):
+    """The search reads a gfx950 kernel with gfx950's table, hazards and cost model (MI355X): proposals, each
+    through every gate, the winner faster and still carrying the scaled MFMA's original words."""
+    from cotools import gfx950_code_object
+    from asmevo.launches import launch_from_dict
+    co = gfx950_code_object(tmp_path / "k.co", GFX950_BODY)
+    launch = launch_from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [64, 1, 1],
+                               "args": [{"buffer": "out", "dtype": "uint32", "shape": [512], "init": "zeros"}]},
+                              label="k64")
+    res = optimize(co, [launch], outdir=tmp_path / "out", budget=2, gpu_name="mi355x")
+    tried = res.lineage.candidates[1:]
+    assert tried and all(c.status == "verified" for c in tried)
+    assert res.improved and res.lineage.unit == "model_us"
+    assert ".long 0xd3ac6000, 0x0003118c, 0xd3ad8c00, 0x84021148" in res.best.source
+    assert res.best.data.count(bytes.fromhex("0060acd38c110300008cadd348110284")) == 1  # the words, bits 0x6000 set
+
+
+@pytest.mark.slow
+def test_aiter_gfx950_f4gemm_gets_verified_candidates(tmp_path, wheel):
+    """AITer's gfx950 MXFP4 GEMM (scaled MFMAs, 508 of their words kept as `.long` lines, permlane swaps) gets
+    proposals and a verified candidate, timed on its largest verify shape (MI355X), that keeps every raw word."""
+    suite = load_suite("aiter_gfx950")
+    suite.prepare()
+    p = suite.problem("f4gemm")
+    res = optimize(p.code_object, suite_launches(p), outdir=tmp_path / "f4gemm", budget=1, gpu_name="mi355x")
+    k0, tried = res.lineage.candidates[0], res.lineage.candidates[1:]
+    assert any(c.status == "verified" for c in tried)
+    raw = Counter(line.split(";")[0].strip() for line in k0.source.splitlines() if line.strip().startswith(".long"))
+    assert sum(raw.values()) == 508
+    for cand in tried:  # moved or copied, never rewritten
+        assert not raw - Counter(line.split(";")[0].strip() for line in cand.source.splitlines())

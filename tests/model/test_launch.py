@@ -254,3 +254,19 @@ def test_branches_issue_on_their_own_unit_not_the_scalar_alu():
     a = estimate(with_branch, kernel_with(), launch(with_branch), MI300X)
     b = estimate(without, kernel_with(), launch(without), MI300X)
     assert a.terms["simd_issue"] == pytest.approx(b.terms["simd_issue"])
+
+
+def test_static_cost_reads_the_processors_table():
+    """The search's trace-free cost of an edit reads the kernel's processor: the f64 16x16x4 DGEMM holds the
+    matrix core 16 passes per execution on gfx950, 8 on gfx942 (SIDPGFX950FullSpeedModel / gfx940's), and a
+    CDNA4-only MFMA is refused as gfx942 code."""
+    from asmevo.errors import UnsupportedInstruction
+    from asmevo.model.costs import SLOT
+    from asmevo.model.launch import static_cost
+    dgemm = program("v_mfma_f64_16x16x4_f64 v[0:7], v[8:9], v[10:11], v[0:7]\ns_endpgm")
+    assert static_cost(dgemm, {0x1000: 10.0})[1]["mfma"] == 10 * 8 * SLOT
+    assert static_cost(dgemm, {0x1000: 10.0}, processor="gfx950")[1]["mfma"] == 10 * 16 * SLOT
+    cdna4 = program("v_mfma_f32_32x32x16_bf16 v[0:15], v[16:19], v[20:23], v[0:15]\ns_endpgm")
+    assert static_cost(cdna4, {0x1000: 1.0}, processor="gfx950")[1]["mfma"] > 0
+    with pytest.raises(UnsupportedInstruction):
+        static_cost(cdna4, {0x1000: 1.0})

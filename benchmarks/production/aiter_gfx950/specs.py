@@ -58,7 +58,9 @@ PROBLEMS = {
         "hazard": HAZARD.format(rules="salu-m0: s_add_u32 m0 right before buffer_load_dword ... lds")}),
     "paged_attention": twin("paged_attention", known_findings={
         "hazard": HAZARD.format(rules="valu-sgpr-valu: v_cmp_u_f32_e64 SGPR masks read by v_cndmask_b32 one "
-                                      "instruction later")}),
+                                      "instruction later"),
+        # the same text at the same addresses as the gfx942 build: the same wait one load short
+        "waitcnt": G.PROBLEMS["paged_attention"]["known_findings"]["waitcnt"]}),
     "mla_decode": twin("mla_decode", known_findings={
         "hazard": HAZARD.format(rules="valu-sgpr-valu: v_cmp_u_f32_e64 SGPR masks read by v_cndmask_b32 too soon"),
         "waitcnt": G.PROBLEMS["mla_decode"]["known_findings"]["waitcnt"]}),
