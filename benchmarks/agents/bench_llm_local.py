@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from artifacts import Store  # noqa: E402
 from artifacts.replies import ReplyStore  # noqa: E402
 from asmevo.agent.local_server import LocalModelError, local_server, require_llama_server, smollm2_gguf  # noqa: E402
-from asmevo.agent.memory import chain  # noqa: E402
+from asmevo.agent.lineage import operator_chain  # noqa: E402
 from asmevo.agent.optimize import OptimizeResult, optimize  # noqa: E402
 from asmevo.launches import suite_launches, timing_launch  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
@@ -92,7 +92,7 @@ def report(name: str, res: OptimizeResult, seconds: float) -> None:
     for c in cands:
         print(f"  #{c.id} step {c.step} from #{c.parent}: {c.status}{f' ({c.reason})' if c.reason else ''}"
               + (f", {c.speedup:.3f}x" if c.speedup else ""))
-    path = " > ".join(f"#{c}" for c in _path(res)) + (f" ({' > '.join(chain(lin, lin.best))})" if lin.best else "")
+    path = " > ".join(f"#{c}" for c in _path(res)) + (f" ({' > '.join(operator_chain(lin.to_json()['candidates'], lin.best))})" if lin.best else "")
     print(f"lineage path to the result: {path}; result {'K0 kept' if not res.improved else f'{res.speedup:.3f}x'}")
 
 
