@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from .. import emu
-from ..errors import AsmEvoError
 from ..codeobj import CodeObject
 from ..device.launch import LaunchSpec
 from ..errors import AsmEvoError

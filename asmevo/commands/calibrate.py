@@ -1,5 +1,5 @@
-"""`asmevo calibrate aiter --gpu G [--split S] [--sample N] [--json F]`: the timing model against the real-GPU times in the pinned
-amd-aiter wheel's tuning tables (fetched on first use). Writes a JSON list, one object per table row
+"""`asmevo calibrate aiter --gpu G [--split S] [--sample N] [--json F]`: the timing model against the real-GPU
+times in the pinned amd-aiter wheel's tuning tables (fetched on first use). Writes a JSON list, one object per table row
 ({table, kernel, shape, measured_us, predicted_us, split}; predicted_us null with a reason when a row
 cannot run), and prints per split the row count, Spearman rank correlation and the median and 90th
 percentile of |predicted/measured - 1|. Held-out rows (tuned_fmoe.csv kernels named `doweight`) never
