@@ -51,14 +51,14 @@ def _parse_patch(new_text: str) -> tuple[list[str], dict[int, str], dict[str, in
 
 def _check_resources(co: CodeObject, lines: list[str], start: int, end: int, items) -> None:
     """Refuse a patch needing more than the descriptor of every kernel whose code it touches."""
-    use = scan_lines(lines)
-    owners = [k for k in co.kernels if k.code_address <= start < k.code_address + k.code_size]
     processor = co.target.processor
+    use = scan_lines(lines, processor)
+    owners = [k for k in co.kernels if k.code_address <= start < k.code_address + k.code_size]
     proc = processor_info(processor)
     for k in owners or co.kernels:
         have = declared(k.descriptor, k.metadata, processor)
         k_end = k.code_address + k.code_size
-        k0_use = scan_lines([i.text for i in items if k.code_address <= i.address < k_end and i.text])
+        k0_use = scan_lines([i.text for i in items if k.code_address <= i.address < k_end and i.text], processor)
         agprs = max(use.agprs, k0_use.agprs)
         if proc.unified_vgpr_file and agprs:
             vgpr_cap, agpr_cap = have.accum_offset, have.next_free_vgpr - have.accum_offset

@@ -129,7 +129,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
         if not shrink and digest(scanned) == k["k0_digest"]:
             need = need0  # unedited: K0's own scan
         else:
-            use = scan_lines(scanned)
+            use = scan_lines(scanned, processor)
             if use.scratch and not desc["enable_private_segment"]:
                 raise AbiChange(f"{origin}: kernel {name} uses scratch but K0 enables no private segment")
             if use.lds and not desc.group_segment_fixed_size:
@@ -184,7 +184,7 @@ def shrinks(text: str, info: dict) -> bool:
         scanned = scanned_lines(src.instruction_lines(k["name"]), helpers)
         if any(line.split(None, 1)[0].startswith(_INDIRECT_REGISTERS) for line in scanned if line.strip()):
             return False
-        need, need0 = required(scan_lines(scanned), _descriptor(k), processor), Allocation(**k["k0_need"])
+        need, need0 = required(scan_lines(scanned, processor), _descriptor(k), processor), Allocation(**k["k0_need"])
         fewer |= any(getattr(need, a) < getattr(need0, a) for a in ("next_free_vgpr", "agpr_count", "next_free_sgpr"))
     return fewer
 

@@ -389,7 +389,7 @@ def _emit_kernels(em: _Emitter, co: CodeObject, plan: _Plan, warnings: list[str]
     for kernel in co.kernels:
         desc = kernel.descriptor
         scanned = scanned_lines(bodies.get(kernel.name, []), helpers)
-        need0 = required(scan_lines(scanned), desc, co.target.processor)
+        need0 = required(scan_lines(scanned, co.target.processor), desc, co.target.processor)
         # What an unedited rebuild declares: K0's values (and the scan's reserve flags).
         have = choose(need0, declared(desc, kernel.metadata, co.target.processor), False, need0)
         em.add("\t.p2align 6")

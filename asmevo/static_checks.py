@@ -76,7 +76,7 @@ def resource_findings(co: CodeObject) -> list[str]:
     out = []
     proc = co.target.processor
     for k in co.kernels:
-        use = scan(co.kernel_instructions(k.name))
+        use = scan(co.kernel_instructions(k.name), proc)
         need = required(use, k.descriptor, proc)
         have = declared(k.descriptor, k.metadata, proc)
         if need.next_free_vgpr > have.next_free_vgpr:

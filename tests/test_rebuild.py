@@ -187,6 +187,13 @@ def test_resource_scan_and_policy(code_object):
     assert choose(need, have, shrink=True) == need
 
 
+def test_resource_scan_reads_the_processors_table():
+    from asmevo.isa.resources import scan_lines
+    lds_only_by_gfx950 = ["ds_read_b64_tr_b16 v[0:1], v2"]  # a CDNA4 transposing LDS read
+    assert scan_lines(lds_only_by_gfx950, "gfx950").lds
+    assert not scan_lines(lds_only_by_gfx950).lds  # gfx942's table does not know it: the assembler's to report
+
+
 COMPUTED_JUMP = """\
 \t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 \t.amdhsa_code_object_version 5

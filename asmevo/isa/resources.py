@@ -50,8 +50,8 @@ class ResourceUsage:
             self.xnack_mask or other.xnack_mask, self.scratch or other.scratch, self.lds or other.lds)
 
 
-def scan_lines(lines: Iterable[str]) -> ResourceUsage:
-    """Scan instruction lines (no labels, directives or comments). Works on the distinct lines
+def scan_lines(lines: Iterable[str], processor: str = "gfx942") -> ResourceUsage:
+    """Scan instruction lines (no labels, directives or comments) of `processor`. Works on the distinct lines
     (the scan depends on neither order nor repetition) joined: one split into tokens, then per
     distinct token and mnemonic."""
     distinct = set(lines)
@@ -64,7 +64,7 @@ def scan_lines(lines: Iterable[str]) -> ResourceUsage:
             end = int(m.group(2) or m.group(3)) + 1
             if end > top[m.group(1)]:
                 top[m.group(1)] = end
-    known = _known({line.split(None, 1)[0] for line in distinct if line[:1].strip()})
+    known = _known({line.split(None, 1)[0] for line in distinct if line[:1].strip()}, processor)
     infos = [info for _, info in known]
     return ResourceUsage(
         vgprs=top["v"], agprs=top["a"], sgprs=top["s"],
@@ -74,21 +74,21 @@ def scan_lines(lines: Iterable[str]) -> ResourceUsage:
         lds=any((i.family == "ds" and i.memory) or i.lds_dma for i in infos) or bool(_LDS_DMA.search(text)))
 
 
-def _known(mnemonics: set[str]) -> list[tuple[tuple[frozenset, frozenset], InstrInfo]]:
-    """(implicit registers, table record) of the mnemonics the table knows; the others are the
-    assembler's to report."""
+def _known(mnemonics: set[str], processor: str) -> list[tuple[tuple[frozenset, frozenset], InstrInfo]]:
+    """(implicit registers, table record) of the mnemonics `processor`'s table knows; the others are
+    the assembler's to report."""
     out = []
     for m in mnemonics:
         try:
-            out.append((implicit_registers(m), instr_info(m)))
+            out.append((implicit_registers(m, processor), instr_info(m, processor)))
         except UnsupportedInstruction:
             pass
     return out
 
 
-def scan(instructions: Iterable[Instruction]) -> ResourceUsage:
-    """Scan instruction objects (raw data words are skipped)."""
-    return scan_lines(ins.text() for ins in instructions if not ins.is_data)
+def scan(instructions: Iterable[Instruction], processor: str = "gfx942") -> ResourceUsage:
+    """Scan instruction objects of `processor` (raw data words are skipped)."""
+    return scan_lines((ins.text() for ins in instructions if not ins.is_data), processor)
 
 
 def _round(n: int, granule: int) -> int:
