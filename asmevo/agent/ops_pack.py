@@ -1,15 +1,16 @@
 """Packed FP32: two independent f32 adds, multiplies or FMAs whose results form an aligned VGPR pair
 become one `v_pk_add_f32` / `v_pk_mul_f32` / `v_pk_fma_f32`.
 
-CDNA3 issues a packed FP32 instruction at the rate of one unpacked one while computing both halves
-(AMD's MI300X data sheet: 163.4 TFLOPS FP32 vector, twice 304 CUs x 4 SIMDs x 16 lanes x one FMA x
-2.1 GHz = 81.7, which only packed FP32 reaches), so a pair costs one issue slot instead of two: worth
-it where SIMD issue bounds a kernel. Each half is the unpacked operation
+CDNA3 issues a packed FP32 instruction at the rate of one unpacked one while computing both halves: the
+FP32 vector peak AMD quotes for MI300X (163.4 TFLOPS) is twice what one FMA per lane gives (304 CUs x 4
+SIMDs x 16 lanes x 2 flops x 2.1 GHz = 81.7), which only packed FP32 reaches, and the timing model
+charges a v_pk_*_f32 one issue slot like any full-rate VALU op (asmevo/isa/table.py). So a pair costs
+one issue slot instead of two: worth it where SIMD issue bounds a kernel. Each half is the unpacked operation
 (IEEE single precision, same rounding; `neg_lo`/`neg_hi` negate a source like VOP3's `neg`), each
 source pair is an aligned register pair whose halves `op_sel` (low result) and `op_sel_hi` (high
 result) choose. Sources must be registers (no literal in VOP3P on gfx9; inline constants are left
-alone) with at most one SGPR pair (the constant bus), and no `abs`, clamp or output modifier (VOP3P has
-none of them for f32)."""
+alone) with at most one SGPR pair (the constant bus), and no `abs` or output modifier (VOP3P has neither);
+clamped ops are left alone too."""
 from __future__ import annotations
 
 from ..isa.instruction import Instruction

@@ -75,12 +75,13 @@ def update(here: Path = HERE, processor: str = "gfx942", suite: str = "aiter") -
                                                 "problems": entries}, indent=1) + "\n")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, here: Path = HERE, processor: str = "gfx942", suite: str = "aiter") -> int:
+    """The command line of the suite in `here` (also the gfx950 suite's, benchmarks/production/aiter_gfx950)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--update", action="store_true", help="rewrite manifest.json")
     args = ap.parse_args(argv)
     try:
-        update() if args.update else prepare()
+        update(here, processor, suite) if args.update else prepare(here, processor)
     except (BuildError, aiter_wheel.AiterWheelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -430,16 +430,21 @@ def write_problem(name: str, d: dict, here: Path = HERE, co: str = CO) -> None:
     (pdir / "problem.yaml").write_text(yaml.safe_dump(problem, sort_keys=False, width=110))
 
 
+def write_suite(name: str, processor: str, problems: list[str], here: Path = HERE) -> None:
+    """suite.yaml of an AITer suite (this one, or the gfx950 one beside it)."""
+    suite = {"name": name,
+             "description": f"Hand-written {processor} assembly kernels shipped in the pinned amd-aiter wheel, "
+                            "launched with the packed KernelArgs structs of AITer's host code. Code objects are "
+                            "fetched into benchmarks/.cache by build.py (the prepare hook), never committed.",
+             "prepare": "build.py", "problems": problems}
+    (here / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False, width=110))
+    print(f"wrote {len(problems)} problems")
+
+
 def main() -> int:
     for name, d in PROBLEMS.items():
         write_problem(name, d)
-    suite = {"name": "aiter",
-             "description": "Hand-written gfx942 assembly kernels shipped in the pinned amd-aiter wheel, launched "
-                            "with the packed KernelArgs structs of AITer's host code. Code objects are fetched "
-                            "into benchmarks/.cache by build.py (the prepare hook), never committed.",
-             "prepare": "build.py", "problems": list(PROBLEMS)}
-    (HERE / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False, width=110))
-    print(f"wrote {len(PROBLEMS)} problems")
+    write_suite("aiter", "gfx942", list(PROBLEMS))
     return 0
 
 

@@ -9,7 +9,6 @@ The gfx942 suite's build.py does the work (benchmarks/production/aiter/build.py)
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -33,16 +32,7 @@ def prepare() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--update", action="store_true", help="rewrite manifest.json")
-    args = ap.parse_args(argv)
-    try:
-        B.update(HERE, "gfx950", "aiter_gfx950") if args.update else prepare()
-    except (B.BuildError, B.aiter_wheel.AiterWheelError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print("manifest.json updated" if args.update else "all code objects present and verified")
-    return 0
+    return B.main(argv, HERE, "gfx950", "aiter_gfx950")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-import yaml
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
@@ -116,13 +114,7 @@ PROBLEMS = {
 def main() -> int:
     for name, d in PROBLEMS.items():
         G.write_problem(name, d, HERE, CO)
-    suite = {"name": "aiter_gfx950",
-             "description": "Hand-written gfx950 (MI355X) assembly kernels shipped in the pinned amd-aiter wheel, "
-                            "launched with the packed KernelArgs structs of AITer's host code. Code objects are "
-                            "fetched into benchmarks/.cache by build.py (the prepare hook), never committed.",
-             "prepare": "build.py", "problems": list(PROBLEMS)}
-    (HERE / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False, width=110))
-    print(f"wrote {len(PROBLEMS)} problems")
+    G.write_suite("aiter_gfx950", "gfx950 (MI355X)", list(PROBLEMS), HERE)
     return 0
 
 
