@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..isa.hazards import instruction_passes
 from ..isa.instruction import Instruction
 from ..isa.table import InstrInfo, instr_info
 
@@ -83,7 +84,11 @@ def cost(ins: Instruction, lat: Latencies = DEFAULT_LATENCIES, processor: str = 
     info = instr_info(ins.mnemonic, processor)
     base = info.base
     if info.mfma is not None:
-        return Cost("mfma", SLOT, SLOT * info.latency, SLOT * info.throughput)
+        # the table's passes are an f8f6f4 MFMA's with an 8-bit operand; with fp4/fp6 A and B it takes
+        # half (LLVM SISchedule.td PredIsF8_MFMA_SCALE; MI355X data sheet: 10 PFLOPS dense MXFP4/MXFP6
+        # against 5 PFLOPS dense FP8)
+        fewer = info.mfma.passes - instruction_passes(ins, processor)
+        return Cost("mfma", SLOT, SLOT * (info.latency - fewer), SLOT * (info.throughput - fewer))
     if info.counters and info.family in ("flat", "mubuf", "ds", "smem"):
         return _memory_cost(info, ins, lat)
     if base == "s_waitcnt":
