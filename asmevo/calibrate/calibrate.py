@@ -22,7 +22,7 @@ from .. import emu
 from ..codeobj import CodeObject
 from ..device.launch import LaunchSpec
 from ..errors import AsmEvoError
-from ..model import DEFAULT_LATENCIES, Latencies, TracedLaunch, estimate, trace_sample
+from ..model import DEFAULT_LATENCIES, Estimate, Latencies, TracedLaunch, estimate, trace_sample
 from ..model import sample as sampler
 from ..target import gpu
 from .aiter_tables import CalibrationRow, aiter_rows, known_findings
@@ -58,6 +58,13 @@ def traced(row: CalibrationRow) -> TracedLaunch:
     return run
 
 
+def estimate_row(row: CalibrationRow, gpu_name: str, latencies: Latencies = DEFAULT_LATENCIES) -> Estimate:
+    """The model's estimate of a runnable row (AsmEvoError when its trace cannot be made)."""
+    co = CodeObject.from_path(row.code_object)
+    kernel = LaunchSpec.from_dict(row.launch).kernel
+    return estimate(co.kernel_instructions(kernel), co.kernel(kernel), traced(row), gpu(gpu_name), latencies)
+
+
 def predict_row(row: CalibrationRow, gpu_name: str, latencies: Latencies = DEFAULT_LATENCIES) -> dict:
     """The row's JSON object: table, kernel, shape, measured_us, predicted_us (None with a `reason` when
     it cannot run), split, and the model's bound and sampling error."""
@@ -66,9 +73,7 @@ def predict_row(row: CalibrationRow, gpu_name: str, latencies: Latencies = DEFAU
     if row.launch is None or row.reason:
         return {**out, "reason": row.reason or row.note or "no launch"}
     try:
-        co = CodeObject.from_path(row.code_object)
-        kernel = LaunchSpec.from_dict(row.launch).kernel
-        est = estimate(co.kernel_instructions(kernel), co.kernel(kernel), traced(row), gpu(gpu_name), latencies)
+        est = estimate_row(row, gpu_name, latencies)
     except AsmEvoError as exc:
         return {**out, "reason": str(exc)}
     return {**out, "predicted_us": est.predicted_us, "bound": est.bound, "sampled_workgroups": est.sampled_workgroups,

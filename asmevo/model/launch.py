@@ -176,6 +176,13 @@ class Estimate:
                      l2_bandwidth=self.terms["l2_bandwidth"] * lines)
         return (max(terms.values()) + self.overhead_cycles) / self.model_cycles * self.predicted_us
 
+    def at(self, clock_hz: float, hbm_bytes_per_s: float, launch_us: float) -> float:
+        """The prediction, in model_us, on the same GPU run at another sustained clock, achievable HBM
+        bandwidth and launch overhead: every term but HBM's is in cycles and does not depend on them
+        (for fitting those constants without re-costing the trace)."""
+        terms = dict(self.terms, hbm_bandwidth=self.hbm_bytes * clock_hz / hbm_bytes_per_s)
+        return (max(terms.values()) / clock_hz + launch_us * 1e-6) * 1e6
+
     def to_json(self) -> dict:
         return {"unit": self.unit, "gpu": self.gpu, "predicted_us": self.predicted_us,
                 "model_cycles": self.model_cycles, "bound": self.bound, "terms": self.terms,

@@ -270,3 +270,15 @@ def test_static_cost_reads_the_processors_table():
     assert static_cost(cdna4, {0x1000: 1.0}, processor="gfx950")[1]["mfma"] > 0
     with pytest.raises(UnsupportedInstruction):
         static_cost(cdna4, {0x1000: 1.0})
+
+
+@pytest.mark.parametrize("workgroups", [64, 131072])  # latency-bound and HBM-bound
+def test_an_estimate_at_another_clock_bandwidth_and_launch_cost_equals_a_fresh_one(workgroups):
+    import dataclasses
+
+    run = stream_launch(workgroups)
+    e = estimate(STREAM, kernel_with(), run, MI300X)
+    for ghz, tbps, launch in ((1.2, 2.6, 6.0), (2.1, 4.2, 2.0), (1.6, 3.5, 4.0)):
+        g = dataclasses.replace(MI300X, clock_hz=ghz * 1e9, hbm_bytes_per_s=tbps * 1e12)
+        fresh = estimate(STREAM, kernel_with(), run, g, dataclasses.replace(DEFAULT_LATENCIES, launch_us=launch))
+        assert e.at(ghz * 1e9, tbps * 1e12, launch) == pytest.approx(fresh.predicted_us, rel=1e-12)
