@@ -32,6 +32,7 @@ elements, one K block of one row (column), by 2^(e-127) of that lane's E8M0 scal
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -45,6 +46,8 @@ _BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8":
          "f64": 64, "i32": 32, "fp6": 6, "bf6": 6, "fp4": 4}
 # cbsz / blgp of an f8f6f4 MFMA -> element format (LLVM AMDGPU::MFMAScaleFormats)
 F8F6F4_FORMATS = ("fp8", "bf8", "fp6", "bf6", "fp4")
+# significant bits (mantissa + the implicit one) of each float element type (xf32: f32 with 10 mantissa bits)
+SIGNIFICANT_BITS = {"f32": 24, "xf32": 11, "f16": 11, "bf16": 8, "fp8": 4, "bf8": 3, "fp6": 4, "bf6": 3, "fp4": 2}
 # (exponent bits, mantissa bits, bias) of the OCP MX 6- and 4-bit formats: no infinity, no NaN
 _SMALL = {"fp6": (2, 3, 1), "bf6": (3, 2, 3), "fp4": (2, 1, 1)}
 
@@ -104,14 +107,20 @@ def blgp_lanes(blgp: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------------- execute
 
-def small_float(codes: np.ndarray, fmt: str) -> np.ndarray:
-    """OCP MX fp6 (E2M3 "fp6", E3M2 "bf6") / fp4 (E2M1 "fp4") codes -> float64 values (exact)."""
+@lru_cache(maxsize=None)
+def _small_values(fmt: str) -> np.ndarray:
+    """Every code of an OCP MX fp6 / fp4 format -> its float64 value (exact)."""
     eb, mb, bias = _SMALL[fmt]
-    codes = np.asarray(codes, np.int64)
+    codes = np.arange(1 << (1 + eb + mb))
     sign = np.where((codes >> (eb + mb)) & 1, -1.0, 1.0)
     e, m = (codes >> mb) & ((1 << eb) - 1), codes & ((1 << mb) - 1)
     mag = np.where(e == 0, m * 2.0 ** (1 - bias - mb), (m + 2.0 ** mb) * 2.0 ** (e - bias - mb))
     return sign * mag
+
+
+def small_float(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """OCP MX fp6 (E2M3 "fp6", E3M2 "bf6") / fp4 (E2M1 "fp4") codes -> float64 values (exact)."""
+    return _small_values(fmt)[np.asarray(codes, np.int64)]
 
 
 def e8m0(codes: np.ndarray) -> np.ndarray:
@@ -140,12 +149,14 @@ def _elements(regs: np.ndarray, typ: str, nregs: int, fp8_formats: tuple[str, st
     if typ == "f64":
         vals = nm.pack_f64(regs[:, 0::2], regs[:, 1::2])
         return vals.transpose(0, 2, 1)
-    if typ in _SMALL:
-        return small_float(_packed(regs, _BITS[typ], count), typ)
     w = _BITS[typ]
+    if typ in _SMALL and 32 % w:
+        return small_float(_packed(regs, w, count), typ)
     shifts = np.arange(0, 32, w, dtype=np.uint32)
     sub = (regs[:, :, None, :] >> shifts[None, None, :, None]) & np.uint32((1 << w) - 1)
     sub = sub.reshape(regs.shape[0], -1, 64).transpose(0, 2, 1)    # [waves, 64, e]
+    if typ in _SMALL:
+        return small_float(sub[:, :, :count], typ)
     if typ == "i8":
         return sub.astype(np.uint8).view(np.int8).astype(np.int64)
     if typ == "f16":
@@ -200,7 +211,7 @@ def execute(mnemonic: str, a, b, c, cbsz: int = 0, abid: int = 0, blgp: int = 0,
         if scale_a is not None:
             avals = avals * e8m0(np.asarray(scale_a, np.int64))[:, :, None]
             bvals = bvals * e8m0(np.asarray(scale_b, np.int64))[:, :, None]
-        return _accumulate_f32(f, name, avals[:, a_lane, a_el], bvals[:, b_lane, b_el], c, processor)
+        return _accumulate_f32(f, name, avals[:, a_lane, a_el], bvals[:, b_lane, b_el], c, processor, (ta, tb))
     if cbsz or abid:
         if f.blocks == 1 or (1 << cbsz) > f.blocks or abid >= (1 << cbsz):
             raise UnsupportedInstruction(mnemonic, detail=f"cbsz:{cbsz} abid:{abid}")
@@ -235,20 +246,61 @@ def execute(mnemonic: str, a, b, c, cbsz: int = 0, abid: int = 0, blgp: int = 0,
         lo, hi = nm.unpack_f64(acc)
         out[:, d_reg, d_lane], out[:, d_reg + 1, d_lane] = lo, hi
         return out
-    return _accumulate_f32(f, name, av, bv, c, processor)
+    return _accumulate_f32(f, name, av, bv, c, processor, (f.in_type, f.b_type))
 
 
-def _accumulate_f32(f: MfmaShape, name: str, av: np.ndarray, bv: np.ndarray, c, processor: str) -> np.ndarray:
-    """f32 D = sum over k (in order, float64) of A x B, plus C, rounded once; av/bv [w, blk, rows, k]."""
+def _accumulate_f32(f: MfmaShape, name: str, av: np.ndarray, bv: np.ndarray, c, processor: str,
+                    types: tuple[str, str]) -> np.ndarray:
+    """f32 D = sum over k (in order, float64) of A x B, plus C, rounded once; av/bv [w, blk, rows, k]
+    hold elements of `types` (A, B), scaled by powers of two at most."""
     d_reg, d_lane = output_layout(name, processor)
     c = np.asarray(c, dtype=np.uint32)
     if c.ndim != 3 or c.shape[1:] != (f.cd_regs, 64) or c.shape[0] != av.shape[0]:
         raise ValueError(f"expected C registers [{av.shape[0]}, {f.cd_regs}, 64], got {c.shape}")
     out = np.zeros_like(c)
-    with np.errstate(over="ignore", invalid="ignore"):
-        acc = av[:, :, :, None, 0] * bv[:, :, None, :, 0]
-        for k in range(1, f.k):
-            acc = acc + av[:, :, :, None, k] * bv[:, :, None, :, k]
-        acc = acc + nm.as_f32(c[:, d_reg, d_lane]).astype(np.float64)
+    c64 = nm.as_f32(c[:, d_reg, d_lane]).astype(np.float64)
+    acc = _exact_sum(av, bv, c64, SIGNIFICANT_BITS[types[0]], SIGNIFICANT_BITS[types[1]])
+    if acc is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            acc = av[:, :, :, None, 0] * bv[:, :, None, :, 0]
+            for k in range(1, f.k):
+                acc = acc + av[:, :, :, None, k] * bv[:, :, None, :, k]
+            acc = acc + c64
+    with np.errstate(over="ignore"):
         out[:, d_reg, d_lane] = nm.as_u32(acc.astype(np.float32))
     return out
+
+
+def _lowest_bit(x: np.ndarray, bits: int) -> int | None:
+    """A lower bound on the exponent of the least significant set bit of `x`'s nonzero values, which
+    carry at most `bits` significant bits each (None: all zero)."""
+    smallest = float(np.min(np.abs(x), where=x != 0, initial=np.inf))
+    return None if smallest == np.inf else math.frexp(smallest)[1] - bits
+
+
+def _exact_sum(av: np.ndarray, bv: np.ndarray, c64: np.ndarray, bits_a: int, bits_b: int) -> np.ndarray | None:
+    """sum over k of A x B, plus C (f32), as one matrix product when that is bit-identical to the
+    in-order float64 sum: every product and partial sum, in any order, is then a multiple of a power
+    of two at or below the smallest bit set in any product or C and below 2^53 of it, so both are the
+    exact sum (an exact zero's sign follows the in-order rule). A and B elements carry at most
+    `bits_a` / `bits_b` significant bits. None otherwise (a non-finite value, too wide a range of
+    magnitudes)."""
+    if not (np.isfinite(av).all() and np.isfinite(bv).all() and np.isfinite(c64).all()):
+        return None
+    lows = [_lowest_bit(av, bits_a), _lowest_bit(bv, bits_b)]
+    low = [lows[0] + lows[1]] if None not in lows else []
+    low_c = _lowest_bit(c64, SIGNIFICANT_BITS["f32"])
+    low = min(low + ([low_c] if low_c is not None else []), default=None)
+    if low is None:
+        return None
+    with np.errstate(over="ignore"):
+        top = float((np.abs(av) @ np.abs(bv).swapaxes(-1, -2) + np.abs(c64)).max()) * (1 + 2.0 ** -40)
+    if not np.isfinite(top) or top >= 2.0 ** (low + 53):
+        return None
+    acc = av @ bv.swapaxes(-1, -2) + c64
+    w, blk, i, j = np.nonzero(acc == 0)
+    if w.size:  # in order, an exact zero is -0 only when every product and C are -0
+        terms = av[w, blk, i] * bv[w, blk, j]
+        negative = np.signbit(terms).all(axis=-1) & np.signbit(c64[w, blk, i, j])
+        acc[w, blk, i, j] = np.where(negative, -0.0, 0.0)
+    return acc

@@ -529,3 +529,52 @@ def test_triton_dot_uses_transposed_32x32x8(tmp_path, monkeypatch):
     # A (a_ptr) goes through LDS and ds_read_b64 into src1 of the first MFMA.
     ds = re.findall(r"ds_read_b64 (v\[\d+:\d+\])", k.asm["amdgcn"])
     assert ops[0][2] in ds and ops[0][1] not in ds
+
+
+def _in_order(av, bv, c64):
+    acc = av[..., :, None, 0] * bv[..., None, :, 0]
+    for k in range(1, av.shape[-1]):
+        acc = acc + av[..., :, None, k] * bv[..., None, :, k]
+    return acc + c64
+
+
+@pytest.mark.parametrize("case", ["bf16", "fp4_scaled", "fp8_wide", "zeros", "huge"])
+def test_the_matrix_product_path_is_bit_identical_to_the_in_order_sum(case):
+    """`_exact_sum` answers only when its product equals the in-order float64 sum bit for bit, and
+    declines (None) when the terms' magnitudes are too far apart; exact zeros keep the in-order sign."""
+    from asmevo.emu.mfma import _exact_sum, small_float
+
+    rng = np.random.default_rng(7)
+    shape_a, shape_b, shape_c = (3, 1, 16, 32), (3, 1, 16, 32), (3, 1, 16, 16)
+    if case == "bf16":
+        av, bv = (rng.standard_normal(s).astype(np.float32).view(np.uint32) & 0xFFFF0000 for s in (shape_a, shape_b))
+        av, bv = av.view(np.float32).astype(np.float64), bv.view(np.float32).astype(np.float64)
+    elif case == "fp4_scaled":
+        av = small_float(rng.integers(0, 16, shape_a), "fp4") * 2.0 ** rng.integers(-130, -120, (3, 1, 16, 1))
+        bv = small_float(rng.integers(0, 16, shape_b), "fp4") * 2.0 ** rng.integers(-10, 0, (3, 1, 16, 1))
+    elif case == "fp8_wide":
+        av = rng.standard_normal(shape_a) * 2.0 ** rng.integers(-60, 60, shape_a)
+        bv = rng.standard_normal(shape_b).astype(np.float32).astype(np.float64)
+    elif case == "zeros":  # exact zeros of either sign: rows of -0 against +0, and cancelling pairs
+        av = np.round(rng.standard_normal(shape_a) * 2)
+        av[:, :, ::2] = -0.0
+        av[:, :, 1::4, 1::2] = -av[:, :, 1::4, ::2]
+        bv = np.ones(shape_b)
+        bv[:, :, ::3] = 0.0
+    else:
+        av, bv = np.full(shape_a, 2.0 ** 600), np.full(shape_b, 2.0 ** 600)
+    c64 = rng.standard_normal(shape_c).astype(np.float32).astype(np.float64)
+    if case == "zeros":
+        c64 = np.where(rng.integers(0, 2, shape_c), -0.0, 0.0)
+    if case == "fp4_scaled":  # an accumulator of the products' magnitude
+        c64 = c64 * 2.0 ** -128
+    bits = {"bf16": (8, 8), "fp4_scaled": (2, 2), "fp8_wide": (53, 24), "zeros": (4, 1), "huge": (1, 1)}[case]
+    fast = _exact_sum(av, bv, c64, *bits)
+    with np.errstate(over="ignore", invalid="ignore"):
+        slow = _in_order(av, bv, c64)
+    if case in ("bf16", "fp4_scaled", "zeros"):
+        assert fast is not None and (fast.view(np.uint64) == slow.view(np.uint64)).all()
+        if case == "zeros":
+            assert (slow == 0).any() and np.signbit(slow[slow == 0]).any() and not np.signbit(slow[slow == 0]).all()
+    else:
+        assert fast is None
