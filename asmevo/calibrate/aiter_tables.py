@@ -59,6 +59,7 @@ from ..errors import AsmEvoError
 from ..suites import load_suite
 from ..target import gpu
 from .aiter_wheel import CACHE, EXTRACT, code_object, extract, fetch_wheel, host_file
+from .fmoe_findings import FINDINGS as ONE_STAGE_FINDINGS
 from .moe_routing import route
 
 TABLES = {"bf16": "aiter/configs/bf16_tuned_gemm.csv", "a8w8": "aiter/configs/asm_a8w8_gemm.csv",
@@ -102,7 +103,9 @@ STAGE1_MISMATCH_NOTE = ("on the emulator this object's output differs from the r
                         "256-wide tile: the kernel races (an unretired final-iteration LDS-DMA prefetch by waves 2-3 "
                         "lands on the LDS waves 0-1 stage their output in; lds_race), and the emulator's schedule "
                         "lets it land last; control flow does not depend on those values")
-# One-stage objects with an `aiter` suite problem (whose known_findings apply to their rows).
+# One-stage objects with an `aiter` suite problem (whose known_findings apply to their rows; the gfx950 build is
+# the gfx942 text but for the fp8 maximum, asmevo/calibrate/fmoe_findings.py). The others' known findings are
+# fmoe_findings.FINDINGS.
 ONE_STAGE_PROBLEMS = {"fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x256.co": "fmoe_1stage_fp8"}
 # Objects whose outputs depend on wave timing (a race the emulator reports): their rows are not run.
 RACY = {"fmoe_bf16_blockscaleFp8_g1u1_vs_silu_1tg_ps_32x256.co":
@@ -307,8 +310,11 @@ def fmoe_rows(cu_num: int, processor: str, probe: int) -> list[CalibrationRow]:
 
 
 def known_findings(row: CalibrationRow) -> dict[str, str]:
-    """The strictness findings the row's shipped code is known to trigger: its suite problem's."""
-    return load_suite(row.suite).problem(row.problem).known_findings if row.problem else {}
+    """The strictness findings the row's shipped code is known to trigger: its suite problem's, else those
+    fmoe_findings records for its code object."""
+    if row.problem:
+        return load_suite(row.suite).problem(row.problem).known_findings
+    return ONE_STAGE_FINDINGS.get(row.code_object.name, {}) if row.code_object else {}
 
 
 def run_row(row: CalibrationRow, device: EmuDevice | None = None, seed: int = 0) -> ProbeRun:

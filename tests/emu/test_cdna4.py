@@ -13,6 +13,7 @@ from asmevo.emu import Memory, mfma, run_kernel
 from asmevo.emu import numeric as nm
 from asmevo.errors import UnsupportedInstruction
 from asmevo.isa.table import instr_info
+from asmevo.isa.waitcnt import check_waitcnt
 from cotools import gfx950_code_object
 from test_mfma import d_reg_lane
 
@@ -415,3 +416,57 @@ def test_fp4_rounding_table():
     want = [0, 0, 1, 2, 2, 2, 3, 4, 4, 4, 5, 6, 6, 6, 7, 7, 7]
     assert list(nm.f32_to_fp4(nm.as_u32(vals))) == want
     assert list(nm.f32_to_fp4(nm.as_u32(-vals))) == [8 | w for w in want]
+
+
+# gfx950 keeps gfx9's counters: a DS read counts on lgkmcnt alone, a VMEM load on vmcnt alone, and a VGPR
+# with one pending may be neither read nor overwritten by another instruction without the wait (LLVM
+# SIInsertWaitcnts: determineWait(DS_CNT) for every VGPR operand, "RAW always needs an s_waitcnt", "WAW
+# needs an s_waitcnt unless the previous write and this write are the same type of VMEM instruction").
+# The shipped one-stage MoE kernels feed ds_read_b32 results to global_atomic_pk_add_bf16 with only vmcnt
+# waits between, and overwrite a pending load's v44 with VALU scratch (asmevo/calibrate/fmoe_findings.py).
+LDS_TO_ATOMIC = """  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v10, 2, v0
+  s_waitcnt lgkmcnt(0)
+  ds_write_b32 v10, v0
+  s_waitcnt lgkmcnt(0)
+  ds_read_b32 v1, v10
+  global_load_dword v2, v10, s[4:5]
+  WAIT
+  global_atomic_pk_add_bf16 v10, v1, s[4:5]
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  s_endpgm"""
+VALU_OVER_LOAD = """  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v10, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v2, v10, s[4:5]
+  ds_read_b32 v3, v10
+  WAIT
+  v_lshrrev_b32 v2, 4, v0
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  s_endpgm"""
+
+
+def _waitcnt_findings(tmp_path: Path, body: str) -> tuple[list[str], list]:
+    """The emulator's waitcnt finding messages for kernel `k` = `body` (one wave, 256 bytes of LDS) and the
+    static check's violations."""
+    path = gfx950_code_object(tmp_path / "w.co", body)
+    spec = LaunchSpec.from_dict(dict(SPEC, dynamic_lds=256))
+    _, result = run_launch(get_device("emu"), path, spec, {"a": np.zeros(128, np.uint32)})
+    static = check_waitcnt(CodeObject.from_path(path).kernel_instructions("k"), processor="gfx950")
+    return [f["message"] for f in result.findings if f["kind"] == "waitcnt"], static
+
+
+@pytest.mark.parametrize("wait,pending", [("", True), ("s_waitcnt vmcnt(0)", True), ("s_waitcnt lgkmcnt(0)", False)])
+def test_an_atomic_reading_an_lds_read_needs_lgkmcnt(tmp_path, wait, pending):
+    emulated, static = _waitcnt_findings(tmp_path, LDS_TO_ATOMIC.replace("WAIT", wait))
+    assert emulated == (["global_atomic_pk_add_bf16 reads v1 while a load into it is outstanding "
+                         "(missing s_waitcnt)"] if pending else [])
+    assert [(v.register, v.counter) for v in static] == ([("v1", "lgkmcnt")] if pending else [])
+
+
+@pytest.mark.parametrize("wait,pending", [("", True), ("s_waitcnt lgkmcnt(0)", True), ("s_waitcnt vmcnt(0)", False)])
+def test_a_valu_write_over_a_pending_load_needs_vmcnt(tmp_path, wait, pending):
+    emulated, static = _waitcnt_findings(tmp_path, VALU_OVER_LOAD.replace("WAIT", wait))
+    assert emulated == (["v_lshrrev_b32_e32 overwrites v2 while a load into it is outstanding "
+                         "(missing s_waitcnt)"] if pending else [])
+    assert [(v.register, v.counter) for v in static] == ([("v2", "vmcnt")] if pending else [])
