@@ -23,9 +23,7 @@ class Latencies:
     `l2`: a vector load hitting L2; `l1`: hitting the CU's vector L1 (Chips and Cheese, MI300X).
     `store`: a vector store until vmcnt counts it done (the write-back L2 acknowledges it).
     `smem`: a scalar load from the scalar cache (LLVM WriteSMEM, 5 slots).
-    `lds`: an LDS access (pyhip: 50-55 cycles). `launch_us`: fixed cost of a kernel launch
-    (dispatch and completion signalling), in microseconds: 2 us, fitted on the fit split of the
-    amd-aiter rows within the order of magnitude AMD's "HSA kernel dispatch latencies" thread gives.
+    `lds`: an LDS access (pyhip: 50-55 cycles). The fixed launch cost is the GPU's (`GPU.launch_us`).
     """
 
     hbm: float = 650.0
@@ -34,7 +32,6 @@ class Latencies:
     store: float = 300.0
     smem: float = 5 * SLOT
     lds: float = 52.0
-    launch_us: float = 2.0
 
 
 DEFAULT_LATENCIES = Latencies()

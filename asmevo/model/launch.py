@@ -317,7 +317,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
         "hbm_bandwidth": hbm_bytes / hbm_per_cycle,
     }
     bound = max(terms, key=lambda k: terms[k])
-    overhead = gpu.us_to_cycles(latencies.launch_us)
+    overhead = gpu.us_to_cycles(gpu.launch_us)
     cycles = terms[bound] + overhead
     compute_floor = max(units["valu"], units["mfma"]) / simds
     return Estimate(gpu.name, cycles, gpu.cycles_to_us(cycles), bound, terms, occ,

@@ -19,7 +19,9 @@ class GPU:
     `max_waves_per_simd` wave slots, `max_workgroups_per_cu` (barrier resources), the VGPR
     file per SIMD lane (`vgprs_per_lane`, allocated in `vgpr_alloc_granule`), SGPRs per SIMD
     (`sgprs_per_simd`, granule `sgpr_alloc_granule`), LDS per CU (`lds_bytes_per_cu`, granule).
-    Memory: HBM peak and achievable (STREAM-like) bandwidth, L2 per XCD, Infinity Cache (MALL)."""
+    Memory: HBM peak and achievable (STREAM-like) bandwidth, L2 per XCD, Infinity Cache (MALL).
+    `launch_us`: the fixed cost of a kernel launch (dispatch and completion signalling) in the GPU's
+    measured times."""
 
     name: str
     processor: Processor
@@ -40,6 +42,7 @@ class GPU:
     sgpr_alloc_granule: int = 16
     lds_bytes_per_cu: int = 65536
     lds_alloc_granule: int = 512
+    launch_us: float = 2.0
 
     def require(self, processor_name: str) -> None:
         """UnsupportedTarget unless code for `processor_name` runs on this GPU."""
@@ -56,11 +59,11 @@ class GPU:
 
 _GFX942, _GFX950 = processor("gfx942"), processor("gfx950")
 SUSTAINED_CLOCK_HZ = 1.4e9  # fitted on the fit split of MI308X's amd-aiter rows (benchmarks/calibration)
-# MI355X: not calibrated yet (SOURCES["mi355x"]): CDNA3's fitted sustained/peak ratio and measured
-# achievable/peak HBM ratio applied to MI355X's data-sheet peaks, both assumptions.
+# MI355X: sustained clock, achievable HBM and launch cost fitted on its own fit rows (SOURCES["mi355x"]), as
+# fractions of its data-sheet peaks from benchmarks/calibration/fit_model.py's grid.
 MI355X_PEAK_CLOCK_HZ, MI355X_HBM_PEAK = 2.4e9, 8.0e12
-MI355X_CLOCK_HZ = SUSTAINED_CLOCK_HZ / 2.1e9 * MI355X_PEAK_CLOCK_HZ
-MI355X_HBM = 4.2e12 / 5.3e12 * MI355X_HBM_PEAK
+MI355X_CLOCK_HZ = 1.2 / 2.1 * MI355X_PEAK_CLOCK_HZ
+MI355X_HBM = 3.5 / 5.3 * MI355X_HBM_PEAK
 GPUS: dict[str, GPU] = {g.name: g for g in (
     GPU("mi300x", _GFX942, cus=304, xcds=8, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=5.3e12,
         hbm_bytes_per_s=4.2e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
@@ -70,7 +73,7 @@ GPUS: dict[str, GPU] = {g.name: g for g in (
         hbm_bytes_per_s=4.8e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
     GPU("mi355x", _GFX950, cus=256, xcds=8, clock_hz=MI355X_CLOCK_HZ, peak_clock_hz=MI355X_PEAK_CLOCK_HZ,
         hbm_peak_bytes_per_s=MI355X_HBM_PEAK, hbm_bytes_per_s=MI355X_HBM, l2_bytes_per_xcd=4 << 20,
-        mall_bytes=256 << 20, lds_bytes_per_cu=160 * 1024),
+        mall_bytes=256 << 20, lds_bytes_per_cu=160 * 1024, launch_us=6.0),
 )}
 DEFAULT_GPU = "mi300x"
 
@@ -84,10 +87,11 @@ SOURCES = {
               "taken equal to MI300X's (same package; no AMD data sheet in the stored corpus: an assumption). "
               "Achievable HBM 3.2 TB/s: fitted on the fit split of the amd-aiter rows (no public STREAM figure; "
               "with 4 of 8 XCDs fewer requests are in flight).",
-    "clock": "Sustained engine clock under load 1.4 GHz: fitted on the fit split of MI308X's amd-aiter rows "
-             "(benchmarks/calibration/fit_mi308x.txt; the data sheets give the 2.1 GHz peak only, and sustained "
-             "clocks under load are lower, review #1). MI300X and MI325X take the same value (same CDNA3 silicon: an "
-             "assumption; no measured rows for them).",
+    "clock": "Sustained engine clock under load 1.4 GHz and launch cost 2 us: fitted on the fit split of MI308X's "
+             "amd-aiter rows (benchmarks/calibration/fit_mi308x.txt; the data sheets give the 2.1 GHz peak only, and "
+             "sustained clocks under load are lower, review #1; AMD's community thread 'HSA kernel dispatch "
+             "latencies' gives 3.5-7 us, the order of magnitude). MI300X and MI325X take the same values (same CDNA3 "
+             "silicon and software: an assumption; no measured rows for them).",
     "mi325x": "AMD MI325X data sheet: 304 CUs, 2100 MHz, HBM3E 6.0 TB/s peak, 256 MB Infinity Cache; achievable "
               "HBM scaled from MI300X's measured 79% of peak (an assumption).",
     "mi355x": "CDNA4 (gfx950). 256 CUs in 8 XCDs of 32 (ServeTheHome 'AMD MI350 and CDNA 4 Architecture Launched', "
@@ -96,9 +100,10 @@ SOURCES = {
               "stacks at 8 TB/s peak (AMD MI355X data sheet figure, aiwiki 'AMD Instinct MI355X'); 4 MB L2 per XCD "
               "and 256 MB Infinity Cache (TechPowerUp 'AMD Instinct MI350X Series AI GPU Silicon Detailed', 2025); "
               "160 KiB LDS per CU (CDNA4 ISA guide; LLVM's gfx950 LDS limit 163840 bytes, test "
-              "lds-limit-diagnostics-gfx950.ll). Sustained clock and achievable HBM are assumptions until "
-              "`asmevo calibrate aiter --gpu mi355x` exists: CDNA3's fitted 1.4/2.1 sustained/peak ratio times 2.4 GHz "
-              "(1.6 GHz), and MI300X's measured 4.2/5.3 achievable/peak HBM ratio times 8 TB/s (6.34 TB/s). Wave "
+              "lds-limit-diagnostics-gfx950.ll). Sustained clock 1.37 GHz (0.57 of peak), achievable HBM 5.28 TB/s "
+              "(0.66 of peak) and launch cost 6 us: fitted on 37 fit rows of the MI355X amd-aiter tables (an even sample "
+              "of 40; benchmarks/calibration/fit_model-mi355x-sample40.txt; lowest median error, then lowest p90; the "
+              "clock at the grid's lowest point, the launch cost at its highest, within AMD's 3.5-7 us). Wave "
               "slots, register files and allocation granules are CDNA3's: the CDNA4 ISA guide describes the same "
               "512-entry unified VGPR/AGPR file and SGPR file (an assumption for the slot and workgroup limits).",
     "waves": "8 wave slots per SIMD, 512 VGPRs per lane (unified arch+acc file, granule 8), 800 SGPRs per SIMD "

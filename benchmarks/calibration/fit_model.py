@@ -11,7 +11,7 @@ Costs every fit row's trace once (`asmevo.calibrate.calibrate.estimate_row`, cac
 - the fixed launch overhead (AMD community "HSA kernel dispatch latencies": 3.5-7 us, order of magnitude),
 
 and prints the fit split's Spearman rank correlation and median / 90th-percentile |predicted/measured - 1|
-per point, best (lowest median error) last. Held-out rows are not read. `--sample N` fits on N rows
+per point, best (lowest median error, then lowest p90) last. Held-out rows are not read. `--sample N` fits on N rows
 spread evenly over the fit split (for GPUs whose fit split takes hours to trace).
 
     python benchmarks/calibration/fit_model.py [--gpu mi308x] [--sample N]
@@ -62,9 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         out = [{"split": "fit", "measured_us": r.measured_us, "predicted_us": est.at(ghz * 1e9, tbps * 1e12, launch)}
                for r, est in costed]
         s = summary(out).iloc[0]
-        results.append((s["median_abs_err_%"], ghz, tbps, launch, s["spearman"], s["p90_abs_err_%"]))
+        results.append((s["median_abs_err_%"], s["p90_abs_err_%"], ghz, tbps, launch, s["spearman"]))
     print(f"{len(costed)} fit rows; clock_GHz hbm_TB/s launch_us -> spearman median% p90%")
-    for med, ghz, tbps, launch, rho, p90 in sorted(results, reverse=True):
+    for med, p90, ghz, tbps, launch, rho in sorted(results, reverse=True):
         print(f"{ghz:4.2f} {tbps:4.2f} {launch:4.1f} -> {rho:.3f} {med:5.1f} {p90:5.1f}")
     return 0
 

@@ -75,7 +75,7 @@ def test_streaming_kernel_tracks_bytes_over_achievable_hbm_bandwidth():
         ideal_us = nbytes / 4.2e12 * 1e6  # STREAM on MI300X: 4.09-4.26 TB/s
         assert e.bound == "hbm_bandwidth"
         assert e.hbm_floor_us == pytest.approx(ideal_us, rel=1e-9)
-        assert e.predicted_us == pytest.approx(ideal_us + DEFAULT_LATENCIES.launch_us, rel=1e-9)
+        assert e.predicted_us == pytest.approx(ideal_us + MI300X.launch_us, rel=1e-9)
 
 
 def test_mfma_bound_kernel_tracks_flops_over_peak():
@@ -279,6 +279,6 @@ def test_an_estimate_at_another_clock_bandwidth_and_launch_cost_equals_a_fresh_o
     run = stream_launch(workgroups)
     e = estimate(STREAM, kernel_with(), run, MI300X)
     for ghz, tbps, launch in ((1.2, 2.6, 6.0), (2.1, 4.2, 2.0), (1.6, 3.5, 4.0)):
-        g = dataclasses.replace(MI300X, clock_hz=ghz * 1e9, hbm_bytes_per_s=tbps * 1e12)
-        fresh = estimate(STREAM, kernel_with(), run, g, dataclasses.replace(DEFAULT_LATENCIES, launch_us=launch))
+        g = dataclasses.replace(MI300X, clock_hz=ghz * 1e9, hbm_bytes_per_s=tbps * 1e12, launch_us=launch)
+        fresh = estimate(STREAM, kernel_with(), run, g)
         assert e.at(ghz * 1e9, tbps * 1e12, launch) == pytest.approx(fresh.predicted_us, rel=1e-12)
