@@ -1,18 +1,19 @@
 """merge_lds: two LDS reads or writes through one address VGPR become one ds_read2/ds_write2 (st64 for far
 offsets) only when moving the second to the first's place changes nothing, with the lgkmcnt waits that
-could count the dropped event recounted; AITer's i8gemm merged runs like K0 on the emulator."""
+could count the dropped event recounted; split pairs of a real GEMM merge back and run like K0 on the
+emulator, and so does AITer's i8gemm with its read pairs merged."""
 from __future__ import annotations
 
 import pytest
 
-from asmevo.agent.edit import Window
+from asmevo.agent.edit import Edit, Window
 from asmevo.agent.gates import Evaluator
 from asmevo.agent.operators import BY_NAME, propose
 from asmevo.agent.ops_lds import merge_lds, merge_lds_block
 from asmevo.launches import suite_launches
 from asmevo.model.costs import cost, lds_bytes
 from asmevo.suites import load_suite
-from agenttools import body_of, code
+from agenttools import body_of, body_window, code, evaluator, line_of
 
 
 def test_two_reads_into_an_aligned_pair_become_one_read2_and_later_waits_count_one_event_fewer():
@@ -117,3 +118,30 @@ def test_aiter_i8gemm_with_its_lds_reads_merged_runs_like_k0(wheel):
     cand = ev.evaluate(0, best.body.edit(body, best.operator, best.note), Window(*ev.source_of(0).body),
                        agent="test", step=1)
     assert cand.verified
+
+
+def test_split_lds_accesses_of_a_real_gemm_merge_back_and_run_like_k0():
+    """1_Square_matrix_multiplication_ with one ds_write2_b32 and one ds_read2_b32 split into two accesses each
+    (a verified, deliberately pessimised parent): merge_lds_block puts them back together, and the result
+    passes every gate."""
+    ev = evaluator("1_Square_matrix_multiplication_")
+    edits = [("ds_write2_b32 v52, v0, v1 offset1:68", "ds_write_b32 v52, v0\nds_write_b32 v52, v1 offset:272"),
+             ("ds_read2_b32 v[0:1], v53 offset1:16", "ds_read_b32 v0, v53\nds_read_b32 v1, v53 offset:64")]
+    parent = 0
+    for anchor, split in edits:
+        n = line_of(ev, anchor, parent)
+        cand = ev.evaluate(parent, Edit(n, n, split, "pessimise"), body_window(ev, parent), agent="test", step=0)
+        assert cand.status == "verified", cand.summary()
+        parent = cand.id
+    body = ev.body_of(parent)
+    merged = {}
+    for text in ("ds_write_b32 v52, v0", "ds_read_b32 v0, v53"):
+        site = next(i for i, ins in enumerate(body.instructions) if ins.text() == text)
+        merged[text] = BY_NAME["merge_lds_block"].apply(body, site)
+        assert merged[text] is not None and merged[text].no_worse(body)
+        assert len(merged[text].instructions) == len(body.instructions) - 1
+        cand = ev.evaluate(parent, merged[text].edit(body, "merge_lds_block", text), body_window(ev, parent),
+                           agent="test", step=1)
+        assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    assert "ds_write2_b32 v52, v0, v1 offset1:68" in code(merged["ds_write_b32 v52, v0"])
+    assert "ds_read2_b32 v[0:1], v53 offset1:16" in code(merged["ds_read_b32 v0, v53"])
