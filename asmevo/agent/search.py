@@ -154,21 +154,30 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, flo
         return None
 
 
-def predict(body: Body, heat: Heat) -> float | None:
-    """Predicted time (the lineage's unit) of `body` on the timing launch: the parent's time scaled as
-    its estimate is when the latency term follows the static-cost ratio, the issue term the
-    issue-cycle ratio, the cache-line terms the ratio of lines touched, the LDS term the ratio of LDS
-    bytes, and the rounds of resident workgroups the body's VGPR allocation (the HBM term unchanged).
-    None when not modellable."""
+def ratios(body: Body, heat: Heat) -> dict[str, float] | None:
+    """The body's count-based static cost over its parent's (`heat`), per term a prediction scales:
+    `latency` (issue and stall cycles), `issue` (the busiest issue unit's cycles), `lines` (cache lines
+    touched) and `lds` (LDS bytes moved); None when not modellable."""
     static = _static(body, heat)
     if static is None or not heat.static[0]:
         return None
     (total, units, lds, lines), (total0, units0, lds0, lines0) = static, heat.static
     issue0 = max(units0.values(), default=0.0)
-    issue = max(units.values(), default=0.0) / issue0 if issue0 else 1.0
+    return {"latency": total / total0, "issue": max(units.values(), default=0.0) / issue0 if issue0 else 1.0,
+            "lines": lines / lines0 if lines0 else 1.0, "lds": lds / lds0 if lds0 else 1.0}
+
+
+def predict(body: Body, heat: Heat) -> float | None:
+    """Predicted time (the lineage's unit) of `body` on the timing launch: the parent's time scaled as
+    its estimate is when the latency term follows the static-cost ratio, the issue term the
+    issue-cycle ratio, the cache-line terms the ratio of lines touched, the LDS term the ratio of LDS
+    bytes (`ratios`), and the rounds of resident workgroups the body's VGPR allocation (the HBM term
+    unchanged). None when not modellable."""
+    r = ratios(body, heat)
+    if r is None:
+        return None
     try:
-        scaled = heat.estimate.rescaled(total / total0, issue, lines / lines0 if lines0 else 1.0, _vgpr_allocation(body),
-                                        lds / lds0 if lds0 else 1.0)
+        scaled = heat.estimate.rescaled(r["latency"], r["issue"], r["lines"], _vgpr_allocation(body), r["lds"])
     except ModelError:
         return None
     return heat.time * scaled / heat.estimate.predicted_us
@@ -260,7 +269,7 @@ def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random)
         return []
     order = list(range(len(body.instructions)))[:config.sites]
     if heat is not None:
-        order = _hot_sites(body, heat, config.sites)
+        order = hot_sites(body, heat, config.sites)
     cand = ev.lineage.get(node.cid)
     previous = cand.operator if cand.parent is not None else START
     out, seen = [], set()
@@ -288,7 +297,7 @@ def _order(entry: tuple[float, float, Proposal], baseline: float | None, config:
     return (0, -(baseline - predicted) * prior, tie)
 
 
-def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
+def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
