@@ -11,6 +11,7 @@ from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
+from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import pack_f32, pack_f32_block, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
@@ -115,6 +116,11 @@ OPERATORS: tuple[Operator, ...] = (
              "two independent f32 adds, multiplies or FMAs into an aligned VGPR pair -> one v_pk_*_f32 (one issue "
              "slot for both)"),
     Operator("pack_f32s", packable, pack_f32_block, "pack_f32 at every instruction of the block", once_per=_block),
+    Operator("merge_lds", mergeable, merge_lds,
+             "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
+             "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),
+    Operator("merge_lds_block", mergeable, merge_lds_block, "merge_lds at every LDS access of the block",
+             once_per=_block),
 )
 BY_NAME = {op.name: op for op in OPERATORS}
 

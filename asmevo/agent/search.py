@@ -3,7 +3,7 @@ budget counted in verified evaluations. Deterministic for a seed; no network.
 
 Each expansion profiles the parent on the timing launch (the bench shape; verified candidates only),
 applies every operator at the hottest instructions, and ranks the proposals by a prediction at that
-shape: the parent's estimate with its latency and issue terms scaled by a static model of the
+shape: the parent's estimate with its latency, issue and LDS terms scaled by a static model of the
 rearranged code under the parent's per-instruction execution counts. Only proposals predicted to be
 faster are sent through the gates (static checks -> verify on every verify shape -> timing); the
 timing that decides is always the measured (or, on the emulator, traced and modelled) one. The final best is re-verified on the
@@ -40,13 +40,14 @@ from .ops_const import constant_key
 class Heat:
     """A verified candidate's profile on the timing launch mapped onto its body's instructions:
     executions and modelled cycles over the whole launch, its estimate, and its count-based static
-    cost (the baseline a prediction is a ratio to)."""
+    cost (the baseline a prediction is a ratio to: `static_cost`'s cycles, unit cycles and LDS bytes,
+    then the cache lines)."""
 
     counts: dict[int, float]   # id(Instruction) -> executions
     cycles: dict[int, float]   # id(Instruction) -> modelled cycles
     estimate: Estimate
     time: float                # the candidate's time in the lineage's unit
-    static: tuple[float, dict[str, float], float]
+    static: tuple[float, dict[str, float], float, float]
     lines: dict[int, float] = field(default_factory=dict)  # id(Instruction) -> cache lines per execution
     instructions: list[Instruction] = field(default_factory=list)  # the profiled body's
 
@@ -62,7 +63,7 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     cycles = {id(b): per_pc[a.address].cycles for a, b in zip(profile.instructions, instrs)}
     per_exec = _lines_per_execution(profile)
     lines = {id(b): per_exec.get(a.address, 0.0) for a, b in zip(profile.instructions, instrs)}
-    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0), lines, list(instrs))
+    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0, 0.0), lines, list(instrs))
     static = _static(body, heat)
     if static is None:
         return None
@@ -135,8 +136,8 @@ def _addressed(body: Body) -> list[Instruction]:
     return out
 
 
-def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float] | None:
-    """The body's count-based static cost and cache lines, assuming the parent's execution counts (a
+def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, float] | None:
+    """The body's count-based static cost, LDS bytes and cache lines, assuming the parent's execution counts (a
     new or rewritten instruction counts as its block's first known one; k copies of one, after
     unrolling, count 1/k each)."""
     instrs = body.instructions
@@ -153,19 +154,30 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float] | N
         return None
 
 
-def predict(body: Body, heat: Heat) -> float | None:
-    """Predicted time (the lineage's unit) of `body` on the timing launch: the parent's time scaled as
-    its estimate is when the latency term follows the static-cost ratio, the issue term the
-    issue-cycle ratio, the cache-line terms the ratio of lines touched, and the rounds of resident
-    workgroups the body's VGPR allocation (LDS and HBM terms unchanged). None when not modellable."""
+def ratios(body: Body, heat: Heat) -> dict[str, float] | None:
+    """The body's count-based static cost over its parent's (`heat`), per term a prediction scales:
+    `latency` (issue and stall cycles), `issue` (the busiest issue unit's cycles), `lines` (cache lines
+    touched) and `lds` (LDS bytes moved); None when not modellable."""
     static = _static(body, heat)
     if static is None or not heat.static[0]:
         return None
-    (total, units, lines), (total0, units0, lines0) = static, heat.static
+    (total, units, lds, lines), (total0, units0, lds0, lines0) = static, heat.static
     issue0 = max(units0.values(), default=0.0)
-    issue = max(units.values(), default=0.0) / issue0 if issue0 else 1.0
+    return {"latency": total / total0, "issue": max(units.values(), default=0.0) / issue0 if issue0 else 1.0,
+            "lines": lines / lines0 if lines0 else 1.0, "lds": lds / lds0 if lds0 else 1.0}
+
+
+def predict(body: Body, heat: Heat) -> float | None:
+    """Predicted time (the lineage's unit) of `body` on the timing launch: the parent's time scaled as
+    its estimate is when the latency term follows the static-cost ratio, the issue term the
+    issue-cycle ratio, the cache-line terms the ratio of lines touched, the LDS term the ratio of LDS
+    bytes (`ratios`), and the rounds of resident workgroups the body's VGPR allocation (the HBM term
+    unchanged). None when not modellable."""
+    r = ratios(body, heat)
+    if r is None:
+        return None
     try:
-        scaled = heat.estimate.rescaled(total / total0, issue, lines / lines0 if lines0 else 1.0, _vgpr_allocation(body))
+        scaled = heat.estimate.rescaled(r["latency"], r["issue"], r["lines"], _vgpr_allocation(body), r["lds"])
     except ModelError:
         return None
     return heat.time * scaled / heat.estimate.predicted_us
@@ -257,7 +269,7 @@ def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random)
         return []
     order = list(range(len(body.instructions)))[:config.sites]
     if heat is not None:
-        order = _hot_sites(body, heat, config.sites)
+        order = hot_sites(body, heat, config.sites)
     cand = ev.lineage.get(node.cid)
     previous = cand.operator if cand.parent is not None else START
     out, seen = [], set()
@@ -285,7 +297,7 @@ def _order(entry: tuple[float, float, Proposal], baseline: float | None, config:
     return (0, -(baseline - predicted) * prior, tie)
 
 
-def _hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
+def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 16) -> list[int]:
     """The `limit` hottest executed instructions, then the memory instructions of the hottest
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one

@@ -103,3 +103,11 @@ def cost(ins: Instruction, lat: Latencies = DEFAULT_LATENCIES, processor: str = 
     if info.family in ("salu", "sopp", "smem"):
         return Cost("salu", SLOT, SLOT * info.latency, SLOT, tuple(c for c, _ in info.counters))
     return Cost("trans" if info.trans else "valu", SLOT * info.throughput, SLOT * info.latency, SLOT * info.throughput)
+
+
+def lds_bytes(c: Cost, wave_size: int = 64) -> float:
+    """Bytes one wave's execution of an instruction costing `c` moves through its CU's LDS: every lane's,
+    whatever EXEC holds (ROCm Compute Profiler's LDS bandwidth example: a one-lane `ds_read_b32` takes two
+    LDS cycles, 64 lanes x 4 B at 128 B per cycle); 0 for anything but an LDS instruction. Bank
+    conflicts are not modelled: this is the conflict-free (the profiler's "theoretical") volume."""
+    return wave_size * c.bytes if c.cls == "lds" else 0.0

@@ -26,8 +26,8 @@ from ..codeobj import Kernel
 from ..errors import AsmEvoError
 from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
-from ..target import GPU, gpu
-from .costs import DEFAULT_LATENCIES, LDS_BYTES_PER_CYCLE, Cost, Latencies, cost
+from ..target import GPU, gpu, processor as target_processor
+from .costs import DEFAULT_LATENCIES, LDS_BYTES_PER_CYCLE, Cost, Latencies, cost, lds_bytes
 from .schedule import ENTRY, edge_schedules
 
 L2_BYTES_PER_CYCLE_PER_XCD = 16 * 128  # 16 channels x 128 B/clk per XCD (CDNA3 white paper)
@@ -160,11 +160,13 @@ class Estimate:
     traced: TracedLaunch | None = field(default=None, repr=False)  # the trace it was costed from
     unit: str = "model_us"
 
-    def rescaled(self, latency: float, issue: float, lines: float = 1.0, vgprs: int | None = None) -> float:
+    def rescaled(self, latency: float, issue: float, lines: float = 1.0, vgprs: int | None = None,
+                 lds: float = 1.0) -> float:
         """The prediction, in model_us, with the latency term scaled by `latency` and the SIMD issue
-        term by `issue`, the cache-line terms (vector memory path, L2) by `lines`, and, given a
-        different VGPR allocation `vgprs`, the latency term's rounds of resident workgroups recounted
-        (an edit's predicted effect; LDS and HBM terms unchanged)."""
+        term by `issue`, the cache-line terms (vector memory path, L2) by `lines`, the LDS term by
+        `lds` (the ratio of LDS bytes), and, given a different VGPR allocation `vgprs`, the latency
+        term's rounds of resident workgroups recounted (an edit's predicted effect; the HBM term
+        unchanged)."""
         rounds = 1.0
         if vgprs is not None and vgprs != self.occupancy.vgprs:
             g, occ = gpu(self.gpu), self.occupancy
@@ -173,7 +175,7 @@ class Estimate:
             rounds = -(-per_cu // fewer) / -(-per_cu // occ.workgroups_per_cu)
         terms = dict(self.terms, latency=self.terms["latency"] * latency * rounds,
                      simd_issue=self.terms["simd_issue"] * issue, vmem_path=self.terms["vmem_path"] * lines,
-                     l2_bandwidth=self.terms["l2_bandwidth"] * lines)
+                     l2_bandwidth=self.terms["l2_bandwidth"] * lines, lds=self.terms["lds"] * lds)
         return (max(terms.values()) + self.overhead_cycles) / self.model_cycles * self.predicted_us
 
     def at(self, clock_hz: float, hbm_bytes_per_s: float, launch_us: float) -> float:
@@ -274,7 +276,8 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
     per_pc: dict[int, PcCost] = {}
     stalls: dict[str, float] = {}
     units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0, "branch": 0.0, "lds": 0.0, "vmem": 0.0}
-    lds_bytes = 0.0
+    lds_volume = 0.0
+    wave_size = gpu.processor.wave_size
     for col, e in enumerate(run.edges):
         sch = schedules.get(e)
         n = float(full_edges[col])
@@ -293,8 +296,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
             unit = _UNIT_OF.get(c.cls)
             if unit:
                 units[unit] += n * c.unit
-            if c.cls == "lds":
-                lds_bytes += n * 64 * c.bytes
+            lds_volume += n * lds_bytes(c, wave_size)
     for ins in instructions:
         per_pc.setdefault(ins.address, PcCost(0.0, cost(ins, latencies, processor).cls, 0.0, 0.0, ""))
 
@@ -311,7 +313,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
     terms = {
         "latency": rounds * mean_wg + float(wg_cycles.max()) - mean_wg,
         "simd_issue": max(units["valu"], units["mfma"], units["salu"], units["branch"]) / simds,
-        "lds": lds_bytes / (LDS_BYTES_PER_CYCLE * gpu.cus),
+        "lds": lds_volume / (LDS_BYTES_PER_CYCLE * gpu.cus),
         "vmem_path": traffic["lines"] * LINE_BYTES / (VMEM_BYTES_PER_CYCLE_PER_CU * gpu.cus),
         "l2_bandwidth": traffic["lines"] * LINE_BYTES / (L2_BYTES_PER_CYCLE_PER_XCD * gpu.xcds),
         "hbm_bandwidth": hbm_bytes / hbm_per_cycle,
@@ -371,10 +373,12 @@ def _edge_counts(cfg, counts: list[float]) -> dict[tuple[int, int], float]:
 
 def static_cost(instructions: list[Instruction], pc_counts: dict[int, float], latencies: Latencies = DEFAULT_LATENCIES,
                 load_latency: dict[int, float] | None = None,
-                processor: str = "gfx942") -> tuple[float, dict[str, float]]:
-    """(issue + stall cycles summed over executions, unit cycles per class) of `instructions` (of
-    `processor`) run the given number of times per address, with no trace: for predicting an edit
-    from its parent's counts. `load_latency` overrides vector-load latencies by address."""
+                processor: str = "gfx942") -> tuple[float, dict[str, float], float]:
+    """(issue + stall cycles summed over executions, unit cycles per class, LDS bytes) of `instructions`
+    (of `processor`) run the given number of times per address, with no trace: for predicting an edit
+    from its parent's counts. The LDS bytes are counted as `estimate` counts its LDS term's, so at a
+    launch's own counts they over 128 B per cycle per CU are that term. `load_latency` overrides
+    vector-load latencies by address."""
     cfg = build_cfg(instructions)
     counts = [float(pc_counts.get(instructions[b.start].address, 0.0)) for b in cfg.blocks]
     load_latency = load_latency or {}
@@ -389,10 +393,12 @@ def static_cost(instructions: list[Instruction], pc_counts: dict[int, float], la
     schedules = edge_schedules(cfg, edges, cost_of, processor)
     total = sum(n * schedules[e].length for e, n in edges.items() if e in schedules)
     units = {"valu": 0.0, "mfma": 0.0, "salu": 0.0, "branch": 0.0}
+    lds, wave_size = 0.0, target_processor(processor).wave_size
     for b, n in zip(cfg.blocks, counts):
         for ins in instructions[b.start:b.end]:
             c = cost_of(ins)
             unit = _UNIT_OF.get(c.cls)
             if unit in units:
                 units[unit] += n * c.unit
-    return total, units
+            lds += n * lds_bytes(c, wave_size)
+    return total, units, lds

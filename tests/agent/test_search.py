@@ -121,3 +121,74 @@ def test_aiter_gfx950_f4gemm_gets_verified_candidates(tmp_path, wheel):
     assert sum(raw.values()) == 508
     for cand in tried:  # moved or copied, never rewritten
         assert not raw - Counter(line.split(";")[0].strip() for line in cand.source.splitlines())
+
+
+LDS_KERNEL = [
+    "ds_read_b32 v20, v4", "ds_read_b32 v21, v4 offset:4", "ds_read_b128 v[24:27], v4 offset:16",
+    "s_waitcnt lgkmcnt(0)", "v_add_f32_e32 v30, v20, v21", "v_add_f32_e32 v31, v24, v27", "s_endpgm"]
+
+
+def _lds_heat(workgroups: int):
+    """K0 of LDS_KERNEL as the search sees it: its body and its heat on a launch of `workgroups` x 4 waves."""
+    from pathlib import Path
+
+    from asmevo.agent.search import heat_of
+    from asmevo.codeobj import CodeObject
+    from asmevo.model import estimate
+    from asmevo.profile import Profile
+    from asmevo.target import gpu
+    from agenttools import body_of
+    from modeltools import program, traced
+
+    kernel = CodeObject.from_path(Path(__file__).parents[2] / "benchmarks/kernelbench/19_ReLU/kernel.co").kernels[0]
+    instrs = program("\n".join(LDS_KERNEL))
+    e = estimate(instrs, kernel, traced(instrs, [[0]], (workgroups, 1, 1), weight=4 * workgroups), gpu("mi300x"))
+    body = body_of(LDS_KERNEL)
+    return body, e, heat_of(body, Profile("k", e, instrs, []), e.predicted_us)
+
+
+def _edited(body, drop: tuple[str, ...] = (), insert: dict[int, str] | None = None):
+    """`body` (its own instruction objects, as an operator's result keeps them) without the lines containing any
+    of `drop`, with `insert`'s lines placed before the given item positions."""
+    from asmevo.agent.body import make_item
+    items = []
+    for k, it in enumerate(body.items):
+        if k in (insert or {}):
+            items.append(make_item(insert[k]))
+        if not any(d in it.text for d in drop):
+            items.append(it)
+    return body.replace(items)
+
+
+def test_an_lds_bound_prediction_follows_the_lds_bytes_an_edit_moves():
+    """On an LDS-bound launch, dropping an LDS read (and its use) predicts less time and adding one more; merging
+    the two b32 reads into one ds_read2_b32 moves the same bytes, so the LDS term, and the prediction, stay."""
+    from asmevo.agent.search import predict
+    body, e, heat = _lds_heat(304 * 64)
+    assert e.bound == "lds"
+    base = predict(body, heat)
+    assert base == pytest.approx(e.predicted_us)
+    fewer = _edited(body, drop=("v[24:27]", "v24"))
+    more = _edited(body, insert={3: "ds_read_b128 v[32:35], v4 offset:32"})
+    merged = _edited(body, drop=("v20, v4", "v21, v4"), insert={0: "ds_read2_b32 v[20:21], v4 offset1:1"})
+    lds_us = e.predicted_us - e.overhead_cycles / e.model_cycles * e.predicted_us
+    assert predict(fewer, heat) == pytest.approx(base - lds_us * 16 / 24)  # 8 of 24 bytes per lane left
+    assert predict(more, heat) == pytest.approx(base + lds_us * 16 / 24)
+    assert predict(merged, heat) == pytest.approx(base)
+
+
+def test_a_latency_bound_prediction_ignores_the_lds_term(monkeypatch):
+    """One workgroup: the latency term binds, and a prediction is what it would be with the LDS term left as it
+    was (the prediction before the LDS term existed)."""
+    from asmevo.agent.search import predict
+    from asmevo.model import Estimate
+    body, e, heat = _lds_heat(1)
+    assert e.bound == "latency"
+    edits = [_edited(body, drop=("v[24:27]", "v24")),
+             _edited(body, drop=("v20, v4", "v21, v4"), insert={0: "ds_read2_b32 v[20:21], v4 offset1:1"})]
+    with_lds = [predict(b, heat) for b in edits]
+    rescaled = Estimate.rescaled
+    monkeypatch.setattr(Estimate, "rescaled", lambda self, lat, iss, lines=1.0, vgprs=None, lds=1.0:
+                        rescaled(self, lat, iss, lines, vgprs))
+    assert with_lds == [predict(b, heat) for b in edits]
+    assert all(p < e.predicted_us for p in with_lds)  # fewer issue slots on the critical path

@@ -282,3 +282,27 @@ def test_an_estimate_at_another_clock_bandwidth_and_launch_cost_equals_a_fresh_o
         g = dataclasses.replace(MI300X, clock_hz=ghz * 1e9, hbm_bytes_per_s=tbps * 1e12, launch_us=launch)
         fresh = estimate(STREAM, kernel_with(), run, g)
         assert e.at(ghz * 1e9, tbps * 1e12, launch) == pytest.approx(fresh.predicted_us, rel=1e-12)
+
+
+LDS_READS = program("""
+ds_read_b128 v[4:7], v0
+ds_read_b128 v[8:11], v0 offset:16
+s_waitcnt lgkmcnt(0)
+v_add_f32_e32 v12, v4, v8
+s_endpgm
+""")
+
+
+def test_the_static_lds_volume_at_a_launchs_own_counts_is_its_lds_term():
+    """64 workgroups of 4 waves per CU, each wave reading 2 x 64 lanes x 16 B: 16 LDS cycles per wave at
+    128 B per cycle, 4096 per CU, far above the rest; the search's trace-free LDS bytes at the estimate's own
+    counts give that term, and `rescaled` scales it."""
+    from asmevo.model.costs import LDS_BYTES_PER_CYCLE
+    from asmevo.model.launch import static_cost
+    waves = 304 * 64 * 4
+    e = estimate(LDS_READS, kernel_with(), traced(LDS_READS, [[0]], (304 * 64, 1, 1), weight=waves), MI300X)
+    assert e.bound == "lds" and e.terms["lds"] == pytest.approx(64 * 4 * 2 * 64 * 16 / 128)
+    counts = {pc: c.count for pc, c in e.per_pc.items()}
+    assert static_cost(LDS_READS, counts)[2] / (LDS_BYTES_PER_CYCLE * MI300X.cus) == pytest.approx(e.terms["lds"])
+    assert e.rescaled(1.0, 1.0) == pytest.approx(e.predicted_us)
+    assert e.rescaled(1.0, 1.0, lds=0.5) < e.predicted_us < e.rescaled(1.0, 1.0, lds=1.5)
