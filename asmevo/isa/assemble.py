@@ -120,9 +120,10 @@ def _object_encodings(obj: bytes, keep: list[int], count: int) -> list[bytes | N
 
 
 def _first_error(diagnostics: str) -> str:
+    """The first error, located as llvm-mc locates it on stdin (`<stdin>:LINE:COL: error: ...`)."""
     m = _TRITON_ERR_RE.search(diagnostics)
     if m:
-        return f"line {m.group(1)}: {m.group(2)}"
+        return f"<stdin>{m.group(0)[m.group(0).index(':'):]}"
     lines = [ln.strip() for ln in diagnostics.splitlines() if ln.strip()]
     return next((ln for ln in lines if "error" in ln), lines[0] if lines else "no message")
 
