@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -221,10 +222,14 @@ def find_assembler(processor: str) -> Toolchain | triton_llvm.TritonLLVM:
     return find_toolchain(processor)
 
 
+_TRITON_START = threading.Lock()
+
+
 def triton_backend() -> tuple[triton_llvm.TritonLLVM | None, str]:
-    """This process's Triton LLVM worker, or None and why not (Triton absent, or its LLVM failed to
-    start: then the subprocess tools serve every processor)."""
-    return _triton_backend(os.getpid())
+    """This process's Triton LLVM worker (a forked child starts its own), or None and why not (Triton
+    absent, or its LLVM failed to start: then the subprocess tools serve every processor)."""
+    with _TRITON_START:
+        return _triton_backend(os.getpid())
 
 
 @functools.lru_cache(maxsize=None)

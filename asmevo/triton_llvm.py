@@ -38,7 +38,8 @@ _PROBE = '.amdgcn_target "amdgcn-amd-amdhsa--gfx942"\n.text\ns_endpgm\n'
 @dataclass(frozen=True)
 class WorkerInfo:
     """What the worker found at start: the Triton release, its lld's version text (from the `.comment`
-    of a linked probe object) and major, and the assembler library's LLVM revision."""
+    of a linked probe object) and major, and the assembler library's LLVM revision. The major stands for
+    both: triton 3.9.0 builds both libraries from LLVM 24.0.0git (their version strings say so)."""
 
     triton: str
     linker: str
@@ -167,7 +168,7 @@ class TritonLLVM:
             try:
                 _send(proc.stdin, request)
                 return _recv(proc.stdout)
-            except (EOFError, BrokenPipeError, OSError):
+            except (EOFError, OSError):
                 self._proc = None
                 raise ToolchainError(f"Triton's LLVM {what} crashed ({_death(proc)}); the call was not "
                                      f"completed, the next one starts a new worker") from None

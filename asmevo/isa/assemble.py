@@ -81,25 +81,25 @@ def encode_lines(lines: list[str], target: TargetId) -> tuple[list[bytes | None]
 
 def _encode_lines_triton(triton: TritonLLVM, lines: list[str], target: TargetId
                          ) -> tuple[list[bytes | None], dict[int, str]]:
-    """`encode_lines` through an object: each line follows a label of its own (line k of the input is
-    source line 2k + 3 of the assembled source), so its bytes are the text between its label and the next; a line with a
-    relocation in that range needs a fixup. Rejected lines are dropped and the rest assembled again."""
+    """`encode_lines` through an object: each kept line follows a label of its own (the j-th kept line
+    is line 2j + 3 of the assembled source), so its bytes are the text between its label and the next;
+    a relocation in that range means it needs a fixup. Rejected lines are dropped and the rest
+    assembled again (parse errors come first, fixup errors only once everything parses)."""
     errors: dict[int, str] = {}
     keep = list(range(len(lines)))
-    for _ in range(3):  # parse errors come first; fixup errors only once the rest parses
+    for _ in range(3):
         body = "".join(f"{_LINE_LABEL.format(k)}:\n{lines[k]}\n" for k in keep)
         obj, diagnostics = triton.assemble(f".text\n{body}{_LINE_LABEL.format('end')}:\n", target.processor,
                                            ",".join(_features(target)))
         if obj is not None:
             return _object_encodings(obj, keep, len(lines)), errors
-        found = {keep[(int(m.group(1)) - 3) // 2] for m in _TRITON_ERR_RE.finditer(diagnostics)
-                 if 3 <= int(m.group(1)) < 3 + 2 * len(keep)}
-        if not found:
+        rejected = [(keep[(int(m.group(1)) - 3) // 2], m.group(2)) for m in _TRITON_ERR_RE.finditer(diagnostics)
+                    if 3 <= int(m.group(1)) < 3 + 2 * len(keep)]
+        if not rejected:
             break
-        for m in _TRITON_ERR_RE.finditer(diagnostics):
-            if 3 <= int(m.group(1)) < 3 + 2 * len(keep):
-                errors.setdefault(keep[(int(m.group(1)) - 3) // 2], m.group(2))
-        keep = [k for k in keep if k not in found]
+        for k, message in rejected:
+            errors.setdefault(k, message)
+        keep = [k for k in keep if k not in errors]
     raise ToolchainError(f"Triton's assembler failed: {_first_error(diagnostics)}")
 
 
