@@ -13,7 +13,7 @@ per process. Runs in a process pool (--jobs); exit 0 iff every object is `same`.
     python benchmarks/production/assembler_backends.py --set kernelbench|aiter-gfx942|aiter-gfx950
         [--jobs N] [--limit N]
 
-Record: assembler_backends-SET[-limitN].txt beside this script (benchmarks/record.py).
+Record: assembler_backends-{kernelbench,aiter_gfx942,aiter_gfx950}[-limitN].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
