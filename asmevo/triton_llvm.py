@@ -88,7 +88,8 @@ def _link_in_worker(link_hsaco, obj: bytes, args: list[str]) -> bytes:
     with tempfile.TemporaryDirectory(prefix="asmevo-ld-") as tmp:
         src, rsp, out = Path(tmp, "in.o"), Path(tmp, "args.rsp"), Path(tmp, "out.co")
         src.write_bytes(obj)
-        rsp.write_text("\n".join([*args, str(src)]) + "\n")
+        quoted = '"' + str(src).replace("\\", "\\\\").replace('"', '\\"') + '"'  # GNU response-file quoting
+        rsp.write_text("\n".join([*args, quoted]) + "\n")
         link_hsaco(f"@{rsp}", str(out))
         return out.read_bytes()
 
