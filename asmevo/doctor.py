@@ -8,6 +8,7 @@ broken driver cannot take the doctor down.
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import subprocess
 import sys
@@ -73,6 +74,32 @@ def check_llvm_for(processor: str) -> Check:
     return Check(name, True, f"LLVM {tc.major} from {tc.origin}")
 
 
+def check_assembler_for(processor: str) -> Check:
+    """Who assembles and links for `processor` (`asmevo.toolchain.find_assembler`), or why nobody can."""
+    from .toolchain import find_assembler, triton_backend
+    from .triton_llvm import TritonLLVM
+
+    name = f"asm {processor}"
+    try:
+        backend = find_assembler(processor)
+    except AsmEvoError as exc:
+        problem, _, fix = str(exc).rpartition("; ")
+        return Check(name, False, problem or fix, fix if problem else "")
+    if isinstance(backend, TritonLLVM):
+        info = backend.info
+        return Check(name, True, f"Triton {info.triton}'s LLVM {info.major} in a resident worker (assembler "
+                                 f"revision {info.assembler_revision[:12]}, lld {info.linker.split()[0]})")
+    tools = "llvm-mc" if "llvm-mc" in backend.paths else "clang -cc1as"
+    if os.environ.get("ASMEVO_ASSEMBLER") == "tools":
+        why = "ASMEVO_ASSEMBLER=tools"
+    elif os.environ.get("ASMEVO_LLVM_BIN"):
+        why = "ASMEVO_LLVM_BIN is set"
+    else:
+        why = triton_backend()[1] or f"its LLVM is older than {processor} needs"
+    return Check(name, True, f"{tools} + ld.lld of LLVM {backend.major} from {backend.origin}, a process per call "
+                             f"(not Triton's LLVM: {why})")
+
+
 def check_emulator(toolchain) -> Check:
     """Compile SMOKE_SOURCE for gfx942 and run it on the emulator."""
     if toolchain is None:
@@ -134,7 +161,7 @@ def run_checks() -> list[Check]:
     hip_lines, hip_device = check_hip()
     return [Check("python", True, f"{platform.python_version()} ({sys.executable})"),
             Check("asmevo", True, _version("asmevo") or "source checkout"),
-            llvm, check_llvm_for("gfx950"),
+            llvm, check_llvm_for("gfx950"), check_assembler_for("gfx942"), check_assembler_for("gfx950"),
             Check("triton", True, triton or "not installed (optional: compiles the Triton suites' kernels)",
                   "" if triton else "pip install 'asmevo[triton]'"),
             *hip_lines, check_emulator(toolchain), hip_device]

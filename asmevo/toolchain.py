@@ -6,6 +6,11 @@ the PyPI toolchain: `ziglang` (clang's integrated assembler `clang -cc1as` and `
 `zig clang` / `zig ld.lld`) with `rocm-llvm-python`'s libLLVM (`rocm/llvm/librocmllvm.so`, the
 in-process disassembler). `find_toolchain(processor)` takes the first one at least as new as the
 processor's `min_llvm` (`asmevo.target`): LLVM 19 for gfx942, 21 for gfx950.
+
+Assembling and linking (`find_assembler(processor)`) prefer Triton's bundled LLVM in a resident worker
+(`asmevo.triton_llvm`: no process start per call) when ASMEVO_LLVM_BIN is unset, Triton is installed and
+its LLVM is new enough for the processor; else the toolchain's own tools run per call. ASMEVO_ASSEMBLER
+overrides: `tools` (always the toolchain's tools) or `triton` (Triton's LLVM or an error).
 """
 from __future__ import annotations
 
@@ -16,10 +21,12 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from . import triton_llvm
 from .errors import ToolchainError, ToolchainTooOld
 from .target import PROCESSORS
 
@@ -192,3 +199,44 @@ def _min_llvm(processor: str) -> int:
     """The processor's `min_llvm`; MIN_MAJOR for one AsmEvo has no record of (its own check names it)."""
     info = PROCESSORS.get(processor)
     return info.min_llvm if info else MIN_MAJOR
+
+
+ASSEMBLER_CHOICES = ("auto", "tools", "triton")
+
+
+def find_assembler(processor: str) -> Toolchain | triton_llvm.TritonLLVM:
+    """Who assembles and links for `processor`: Triton's LLVM worker, or the toolchain whose tools
+    (llvm-mc or `clang -cc1as`, ld.lld) run per call. See the module docstring for the rule."""
+    choice = os.environ.get("ASMEVO_ASSEMBLER") or "auto"
+    if choice not in ASSEMBLER_CHOICES:
+        raise ToolchainError(f"ASMEVO_ASSEMBLER={choice} is not one of {', '.join(ASSEMBLER_CHOICES)}")
+    if choice == "tools" or (choice == "auto" and os.environ.get("ASMEVO_LLVM_BIN")):
+        return find_toolchain(processor)
+    triton, reason = triton_backend()
+    need = _min_llvm(processor)
+    if triton is not None and triton.info.major >= need:
+        return triton
+    if choice == "triton":
+        why = reason or f"Triton's LLVM {triton.info.major} is older than {processor} needs ({need})"
+        raise ToolchainError(f"ASMEVO_ASSEMBLER=triton: {why}")
+    return find_toolchain(processor)
+
+
+_TRITON_START = threading.Lock()
+
+
+def triton_backend() -> tuple[triton_llvm.TritonLLVM | None, str]:
+    """This process's Triton LLVM worker (a forked child starts its own), or None and why not (Triton
+    absent, or its LLVM failed to start: then the subprocess tools serve every processor)."""
+    with _TRITON_START:
+        return _triton_backend(os.getpid())
+
+
+@functools.lru_cache(maxsize=None)
+def _triton_backend(pid: int) -> tuple[triton_llvm.TritonLLVM | None, str]:
+    if not triton_llvm.installed():
+        return None, "Triton is not installed (pip install 'asmevo[triton]')"
+    try:
+        return triton_llvm.TritonLLVM(), ""
+    except ToolchainError as exc:
+        return None, str(exc)

@@ -56,3 +56,17 @@ def test_without_llvm_the_emulator_is_not_usable(tmp_path):
     assert "has no llvm-mc" in lines["llvm"] and "ASMEVO_LLVM_BIN" in lines["llvm"]
     assert "has no llvm-mc" in lines["llvm gfx950"]
     assert lines["device emu"].startswith("not usable: no LLVM toolchain")
+
+
+def test_the_assembler_lines_name_who_assembles_and_links():
+    """Triton's LLVM worker by default (when installed); the subprocess tools, and why, otherwise."""
+    from asmevo.triton_llvm import installed
+
+    env = {"ASMEVO_LLVM_BIN": "", "ASMEVO_ASSEMBLER": ""}
+    lines = doctor(env)[1]
+    if installed():
+        assert lines["asm gfx942"].startswith("Triton ") and "in a resident worker" in lines["asm gfx942"]
+        assert lines["asm gfx950"].startswith("Triton ")
+    lines = doctor({**env, "ASMEVO_ASSEMBLER": "tools"})[1]
+    assert lines["asm gfx942"].startswith("llvm-mc + ld.lld of LLVM 19")
+    assert lines["asm gfx942"].endswith("a process per call (not Triton's LLVM: ASMEVO_ASSEMBLER=tools)")

@@ -8,6 +8,7 @@ import pytest
 from asmevo.cli import main
 from asmevo.codeobj import CodeObject
 from asmevo import rebuild as rebuild_module
+from asmevo import triton_llvm
 from asmevo.errors import RebuildError
 from asmevo.rebuild import rebuild
 from asmevo.recover import recover
@@ -139,11 +140,20 @@ def test_scratch_without_private_segment_refused(recovered, tmp_path):
         rebuild(src, tmp_path / "k2.co")
 
 
-def test_assembler_error_names_the_line(recovered, tmp_path):
+@pytest.mark.parametrize("assembler", ["tools", "triton"])
+def test_assembler_error_names_the_line(recovered, tmp_path, capsys, monkeypatch, assembler):
+    """Whoever assembles (asmevo.toolchain.find_assembler), the error is one line naming the line."""
+    if assembler == "triton" and not triton_llvm.installed():
+        pytest.skip("Triton is not installed")
+    monkeypatch.setenv("ASMEVO_ASSEMBLER", assembler)
     _, src = recovered
     _edit(src, "add:                          ; kernel\n", "add:                          ; kernel\n\tv_bogus v1\n")
-    with pytest.raises(RebuildError, match=r"hip-O3\.s:\d+:\d+: error: invalid instruction"):
+    line = src.read_text().splitlines().index("\tv_bogus v1") + 1
+    with pytest.raises(RebuildError, match=rf"hip-O3\.s:{line}:\d+: error: invalid instruction"):
         rebuild(src, tmp_path / "k2.co")
+    assert main(["rebuild", str(src), "-o", str(tmp_path / "k2.co")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and f"hip-O3.s:{line}:" in err
 
 
 def test_missing_recovery_json(recovered, tmp_path):

@@ -48,6 +48,29 @@ def elf_sections(data: bytes, path: str = "<bytes>") -> list[dict]:
     return _section_dicts(list(ELFFile(io.BytesIO(data)).iter_sections()), len(data), path)
 
 
+def without_linker_comment(data: bytes) -> bytes:
+    """A canonical form of an ELF file that leaves out its `.comment` section (the linker's name and
+    version, e.g. `Linker: LLD 24.0.0`) and the file offsets it shifts: two links by different lld
+    versions of the same object are equal in this form iff they differ only there. Every other byte is
+    kept: the ELF header (but `e_shoff`), everything before `.comment`, the content of each later
+    section, and every section header (but `sh_offset`)."""
+    sections = elf_sections(data)
+    comment = next((sec for sec in sections if sec["name"] == ".comment"), None)
+    if comment is None:
+        return data
+    later = [data[sec["offset"]:sec["offset"] + sec["size"]] for sec in sections
+             if sec["offset"] > comment["offset"] and sec["type"] != "SHT_NOBITS"]
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    headers = []
+    for sec in sections:  # Elf64_Shdr: 64 bytes, sh_offset at 0x18, sh_size at 0x20
+        header = bytearray(data[shoff + 64 * sec["index"]:shoff + 64 * (sec["index"] + 1)])
+        header[0x18:0x20] = bytes(8)
+        if sec is comment:
+            header[0x20:0x28] = bytes(8)
+        headers.append(bytes(header))
+    return b"".join([data[:0x28], bytes(8), data[0x30:comment["offset"]], *later, *headers])
+
+
 @dataclass
 class Kernel:
     """A kernel: its code symbol, its descriptor and its entry in the metadata."""

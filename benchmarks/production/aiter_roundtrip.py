@@ -3,7 +3,8 @@
 Fetches the pinned wheel (asmevo.calibrate.aiter_wheel: `pip download` into benchmarks/.cache/aiter,
 gitignored, sha256-checked), extracts the code objects whose ELF flags name each processor, round-trips
 them in a process pool (one per CPU, --batch files per task), and prints per processor the toolchain
-that served it, identical / patch-only / failed counts (with the reasons and notes), wall time and
+that served it (disassembly) and who assembled and linked (`asmevo.toolchain.find_assembler`),
+identical / patch-only / failed counts (with the reasons and notes), wall time and
 CPU-seconds (this process, the workers and their LLVM tools). Exit 0 iff none failed.
 
     python benchmarks/production/aiter_roundtrip.py [--processor all|gfx942|gfx950] [--jobs N] [--batch 16]
@@ -32,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 from asmevo.calibrate.aiter_wheel import VERSION, extract, fetch_wheel  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
 from asmevo.roundtrip import roundtrip_many  # noqa: E402
-from asmevo.toolchain import find_toolchain  # noqa: E402
+from asmevo.toolchain import find_assembler, find_toolchain  # noqa: E402
+from asmevo.triton_llvm import TritonLLVM  # noqa: E402
 from benchmarks import record  # noqa: E402
 
 PROCESSORS = ("gfx942", "gfx950")
@@ -65,13 +67,18 @@ def main(argv: list[str] | None = None) -> int:
         try:
             wheel = fetch_wheel()
             toolchain = find_toolchain(processor)
+            assembler = find_assembler(processor)
         except AsmEvoError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         files = extract(wheel, processor)
         if args.limit:
             files = files[:args.limit]
-        print(f"{processor}: LLVM {toolchain.major} from {toolchain.origin}")
+        print(f"{processor}: LLVM {toolchain.major} from {toolchain.origin}; assembled and linked by "
+              + (f"Triton {assembler.info.triton}'s LLVM {assembler.info.major} (a resident worker per process)"
+                 if isinstance(assembler, TritonLLVM) else f"the tools of LLVM {assembler.major} from {assembler.origin}"))
+        if isinstance(assembler, TritonLLVM):
+            print("(CPU-seconds below leave out the Triton LLVM workers: they are never waited for)")
         results = _roundtrip_all(files, args, processor)
         failed += sum(r["status"] == "failed" for r in results)
         if args.json:
