@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def record_path(argv: list[str] | None) -> Path:
+    args = parse_args(argv)
+    return record.default_path(__file__, args.gpu, args.sample and f"sample{args.sample}")
+
+
 if __name__ == "__main__":
-    sys.exit(record.main_recorded(main, lambda argv: record.default_path(
-        __file__, parse_args(argv).gpu, parse_args(argv).sample and f"sample{parse_args(argv).sample}")))
+    sys.exit(record.main_recorded(main, record_path))
