@@ -1,0 +1,77 @@
+"""How far each suite kernel is from what no edit of its code can beat, by the model at its bench shape.
+
+An assembly edit keeps the launch and the results, so it cannot move fewer bytes than the launch's
+distinct buffer bytes (the HBM term) nor run fewer matrix-core passes than its MFMAs take (the same
+instructions), and the launch overhead stays. Their maximum is the kernel's floor; K0's predicted time
+over the floor is the most any edit could gain under the model. A kernel whose ceiling is below 1.01
+cannot be "improved by >= 1 %" by any edit: those bound the suite targets of issue #19.
+
+    python benchmarks/agents/bench_floors.py SUITE [--gpu G] [PROBLEM ...]
+
+Record: floors-SUITE-GPU.txt beside this script (benchmarks/record.py).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from asmevo.codeobj import CodeObject  # noqa: E402
+from asmevo.launches import timing_launch  # noqa: E402
+from asmevo.model.launch import Estimate  # noqa: E402
+from asmevo.suites import load_suite  # noqa: E402
+from asmevo.target.gpus import gpu as gpu_named  # noqa: E402
+from asmevo.timing import model_time  # noqa: E402
+from benchmarks import record  # noqa: E402
+
+AT_FLOOR = 1.01  # issue #19 counts a kernel improved at >= 1 %
+
+
+def floor_cycles(est: Estimate) -> tuple[float, str]:
+    """The launch's floor in cycles and what sets it: the HBM term, or the matrix-core passes of its
+    MFMAs spread over every SIMD (`unit_cycles` is per wave), plus the launch overhead."""
+    g = gpu_named(est.gpu)
+    waves = est.workgroups * est.occupancy.waves_per_workgroup
+    matrix = est.unit_cycles["mfma"] * waves / (g.cus * g.simds_per_cu)
+    hbm = est.terms["hbm_bandwidth"]
+    return max(hbm, matrix) + est.overhead_cycles, "hbm" if hbm >= matrix else "mfma"
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("suite")
+    ap.add_argument("problems", nargs="*", help="default: every problem of the suite")
+    ap.add_argument("--gpu", default="mi300x", help="GPU the model predicts for (default mi300x)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_intermixed_args(argv)
+    suite = load_suite(args.suite)
+    suite.prepare()
+    names = args.problems or [p.name for p in suite.problems]
+    print(f"{'kernel':42} {'bound':14} {'K0 model_us':>12} {'floor':>10} {'set by':>6} {'ceiling':>8}")
+    ceilings = []
+    for name in names:
+        problem = suite.problem(name)
+        launch, _ = timing_launch(problem)
+        _, est = model_time(CodeObject.from_path(problem.code_object), launch, args.gpu)
+        floor, by = floor_cycles(est)
+        ceiling = est.model_cycles / floor
+        ceilings.append(ceiling)
+        print(f"{name:42} {est.bound:14} {est.predicted_us:12.1f} {gpu_named(est.gpu).cycles_to_us(floor):10.1f} "
+              f"{by:>6} {ceiling:8.2f}", flush=True)
+    stuck = sum(c < AT_FLOOR for c in ceilings)
+    geomean = math.exp(sum(math.log(c) for c in ceilings) / len(ceilings))
+    print(f"{len(ceilings)} kernels on {args.gpu}: {stuck} within 1 % of their floor (no edit can improve them "
+          f"by >= 1 %), at most {len(ceilings) - stuck} improvable; geomean ceiling {geomean:.3f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    known = parser().parse_intermixed_args()
+    sys.exit(record.main_recorded(main, record.default_path(__file__, known.suite, known.gpu, stem="floors")))
