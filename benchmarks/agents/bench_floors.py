@@ -1,10 +1,11 @@
 """How far each suite kernel is from what no edit of its code can beat, by the model at its bench shape.
 
-An assembly edit keeps the launch and the results, so it cannot move fewer bytes than the launch's
-distinct buffer bytes (the HBM term) nor run fewer matrix-core passes than its MFMAs take (the same
-instructions), and the launch overhead stays. Their maximum is the kernel's floor; K0's predicted time
-over the floor is the most any edit could gain under the model. A kernel whose ceiling is below 1.01
-cannot be "improved by >= 1 %" by any edit: those bound the suite targets of issue #19.
+An edit that keeps the kernel's memory accesses and MFMAs (every search operator does) cannot go below
+the model's HBM term (per buffer, the smaller of its size and the bytes requested) nor below the
+matrix-core passes of those MFMAs spread over every SIMD, and the launch overhead stays. Their maximum
+is the kernel's floor; K0's predicted time over the floor is the most such an edit can gain under the
+model. A kernel whose ceiling is below 1.01 cannot be "improved by >= 1 %" by such an edit: those
+bound the suite targets of issue #19.
 
     python benchmarks/agents/bench_floors.py SUITE [--gpu G] [PROBLEM ...]
 
