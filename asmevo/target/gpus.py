@@ -42,7 +42,7 @@ class GPU:
     sgpr_alloc_granule: int = 16
     lds_bytes_per_cu: int = 65536
     lds_alloc_granule: int = 512
-    launch_us: float = 2.0
+    launch_us: float = 6.0  # CDNA3's, fitted with the sustained clock (SOURCES["clock"])
 
     def require(self, processor_name: str) -> None:
         """UnsupportedTarget unless code for `processor_name` runs on this GPU."""
@@ -87,8 +87,9 @@ SOURCES = {
               "taken equal to MI300X's (same package; no AMD data sheet in the stored corpus: an assumption). "
               "Achievable HBM 3.2 TB/s: fitted on the fit split of the amd-aiter rows (no public STREAM figure; "
               "with 4 of 8 XCDs fewer requests are in flight).",
-    "clock": "Sustained engine clock under load 1.4 GHz and launch cost 2 us: fitted on the fit split of MI308X's "
-             "amd-aiter rows (benchmarks/calibration/fit_mi308x.txt; the data sheets give the 2.1 GHz peak only, and "
+    "clock": "Sustained engine clock under load 1.4 GHz and launch cost 6 us: fitted on the fit split of MI308X's "
+             "amd-aiter rows (all 90 that run; benchmarks/calibration/fit_model-mi308x.txt; lowest median error, then "
+             "lowest p90; the data sheets give the 2.1 GHz peak only, and "
              "sustained clocks under load are lower, review #1; AMD's community thread 'HSA kernel dispatch "
              "latencies' gives 3.5-7 us, the order of magnitude). MI300X and MI325X take the same values (same CDNA3 "
              "silicon and software: an assumption; no measured rows for them).",

@@ -20,13 +20,15 @@ def test_mi355x_is_cdna4_with_its_published_numbers():
     assert (g.l2_bytes_per_xcd, g.mall_bytes) == (4 << 20, 256 << 20)
 
 
-def test_mi355x_constants_are_its_fit_records_best_point():
+@pytest.mark.parametrize("name, record", [("mi308x", "fit_model-mi308x.txt"),
+                                          ("mi355x", "fit_model-mi355x-sample40.txt")])
+def test_fitted_constants_are_the_fit_records_best_point(name, record):
     """Sustained clock, achievable HBM and launch cost are the grid point of the committed fit record with
-    the lowest median error (then p90) on MI355X's fit rows."""
-    record = Path(__file__).parents[2] / "benchmarks/calibration/fit_model-mi355x-sample40.txt"
-    points = [f for f in map(str.split, record.read_text().splitlines()) if len(f) == 7 and f[3] == "->"]
+    the lowest median error (then p90) on the GPU's fit rows."""
+    path = Path(__file__).parents[2] / "benchmarks/calibration" / record
+    points = [f for f in map(str.split, path.read_text().splitlines()) if len(f) == 7 and f[3] == "->"]
     best = min(points, key=lambda f: (float(f[5]), float(f[6])))
-    g = gpu("mi355x")
+    g = gpu(name)
     assert (round(g.clock_hz / 1e9, 2), round(g.hbm_bytes_per_s / 1e12, 2), g.launch_us) == \
         (float(best[0]), float(best[1]), float(best[2]))
 
