@@ -2,8 +2,8 @@
 
 Triton's K loop ends `MFMA chain; s_cbranch_scc0 exit; next tile's masks, addresses and global loads;
 back edge`. The wave idles while each MFMA waits for the matrix core, and the loads start only after the
-whole chain. The operator sinks the chain's tail (its MFMAs and the `s_waitcnt`s between them) past the
-conditional branch into both successors: the exit path gets a copy of the tail in a new block just before
+whole chain. The operator sinks the chain's tail (its MFMAs after the block's last `s_barrier`/`s_nop`,
+and the `s_waitcnt`s between them) past the conditional branch into both successors: the exit path gets a copy of the tail in a new block just before
 its target, the fall-through path gets the tail interleaved with its own instructions, one MFMA about
 every matrix-core occupancy. Skip branches of the loop are removed first (`remove_skip_branches`), so the
 load section is straight-line.
@@ -148,7 +148,11 @@ def _sunk(body: Body, i: int) -> Body | None:
     side = [p for p in fb.preds if p != blk.index]
     if fb.end - fb.start < 2 or (side and not _side_entry_copyable(body, fb)):
         return None
-    first = next(j for j in range(blk.start, blk.end) if infos[j].family == "mfma")
+    cut = max((j for j in range(blk.start, blk.end - 1) if infos[j].family == "sopp"
+               and ins[j].mnemonic != "s_waitcnt"), default=blk.start - 1)
+    first = next((j for j in range(cut + 1, blk.end) if infos[j].family == "mfma"), None)
+    if first is None:
+        return None
     tail = range(first, blk.end - 1)
     moved = [j for j in tail if infos[j].family == "mfma" or ins[j].mnemonic == "s_waitcnt"]
     mfmas = [j for j in moved if infos[j].family == "mfma"]
