@@ -10,8 +10,9 @@ load section is straight-line.
 
 Legal when:
 
-* the block ends in a conditional branch, its fall-through block has no other predecessor, and nothing
-  falls into the exit target from above (an unconditional transfer precedes it);
+* the block ends in a conditional branch and nothing falls into the exit target from above (an
+  unconditional transfer precedes it); the fall-through block's other predecessors (a rotated loop's
+  preheader jumping into it through its one label) get their own copy of it as it was;
 * what stays above (the tail's SALU/VALU work, e.g. the loop counter and its compare) is independent of
   every MFMA it overtakes and writes no EXEC: the branch decides as before;
 * in the fall-through block an MFMA is only moved below instructions independent of it in registers
@@ -113,11 +114,13 @@ MAX_ENTRY_COPY = 256  # instructions: a side entry's copy of the fall-through bl
 
 def _side_entry_copyable(body: Body, fb) -> bool:
     """The fall-through block, also entered by branches from elsewhere (a rotated loop's preheader), can
-    be copied for them: it is entered there only through its label, it is short enough, and it ends in a
-    branch or falls into a next instruction the copy can jump to."""
+    be copied for them: it is entered there only through its one label, not from itself, it is short
+    enough, and it ends in a branch or falls into a next instruction the copy can jump to."""
     ins = body.instructions
-    labelled = any(it.label for it in body.items[:body.pos[fb.start]][-1:])
-    return labelled and fb.end - fb.start <= MAX_ENTRY_COPY and (fb.end < len(ins) or ins[fb.end - 1].is_branch)
+    names = [name for name, at in body.index[1].items() if at == fb.start]
+    labelled = len(names) == 1 and any(it.label for it in body.items[:body.pos[fb.start]][-1:])
+    return (labelled and fb.index not in fb.preds and fb.end - fb.start <= MAX_ENTRY_COPY
+            and (fb.end < len(ins) or ins[fb.end - 1].is_branch))
 
 
 def _side_entry(body: Body, fb, entry_label: str, after_label: str) -> list[BodyItem]:

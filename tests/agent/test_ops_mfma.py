@@ -74,6 +74,20 @@ def test_sinks_the_chain_and_interleaves_it_with_the_load_work():
     assert lines[exit_copy + 4] in ("s_nop 0", ".Lexit:")
 
 
+def test_a_side_entry_into_the_load_work_gets_its_own_copy_without_the_chain():
+    # a rotated loop: the preheader jumps straight to the load work
+    lines = LOOP[:1] + ["s_branch .Lnext"] + LOOP[1:15] + [".Lnext:"] + LOOP[15:]
+    body = body_of(lines)
+    new = interleave_mfma(body, FIRST_MFMA + 1)
+    assert new is not None and new.no_worse(body)
+    out = code(new)
+    assert out[1] == "s_branch .Lexit_mfma_entry"
+    entry = out.index(".Lexit_mfma_entry:")
+    copy = out[entry + 1:out.index(".Lexit_mfma_exit:")]
+    assert copy == lines[lines.index(".Lnext:") + 1:lines.index(".Lexit:")]  # the load work as it was
+    assert not any(ln.startswith("v_mfma") for ln in copy)
+
+
 def test_refuses_when_staying_work_reads_an_mfma_result():
     lines = LOOP[:11] + ["v_add_f32_e32 v41, v16, v16"] + LOOP[11:]
     assert interleave_mfma(body_of(lines), FIRST_MFMA) is None
