@@ -3,10 +3,10 @@
 Triton's K loop ends `MFMA chain; s_cbranch_scc0 exit; next tile's masks, addresses and global loads;
 back edge`. The wave idles while each MFMA waits for the matrix core, and the loads start only after the
 whole chain. The operator sinks the chain's tail (its MFMAs after the block's last `s_barrier`/`s_nop`,
-and the `s_waitcnt`s between them) past the conditional branch into both successors: the exit path gets a copy of the tail in a new block just before
-its target, the fall-through path gets the tail interleaved with its own instructions, one MFMA about
-every matrix-core occupancy. Skip branches of the loop are removed first (`remove_skip_branches`), so the
-load section is straight-line.
+and the `s_waitcnt`s between them) past the conditional branch into both successors: the exit path gets
+a copy of the tail in a new block just before its target, the fall-through path gets the tail interleaved
+with its own instructions, one MFMA about every matrix-core occupancy. Skip branches of the loop are
+removed first (`remove_skip_branches`), so the load section is straight-line.
 
 Legal when:
 
@@ -19,8 +19,9 @@ Legal when:
   (EXEC aside) and other MFMAs never reorder; EXEC, which an MFMA reads, is the wave's starting EXEC
   both where the chain was and where each MFMA lands (`asmevo.isa.exec_values`: masked regions restored);
 * a moved `s_waitcnt` crosses no instruction counted on a counter it waits on (its count keeps its
-  meaning: no vmcnt/lgkmcnt recount is needed, no memory operation is reordered) and no `s_barrier` (the
-  LDS reads it completes stay before the other waves may overwrite that LDS);
+  meaning: no vmcnt/lgkmcnt recount is needed, no memory operation is reordered), none touching a register
+  a load of the block still pending on those counters writes, and no `s_barrier` (the LDS reads it
+  completes stay before the other waves may overwrite that LDS);
 * every MFMA of the tail can co-execute with VALU work (not FP32/FP64 inputs: the AMD Matrix Instruction
   Calculator's `coexec` is false for them, and the cycle model does not charge that, review finding 11).
 
@@ -52,13 +53,18 @@ def coexecutes(base: str) -> bool:
     return not base.endswith(("_f32", "_f64")) or base.endswith("xf32")
 
 
-def _conflicts(body: Body, p: int, x: int) -> bool:
-    """Instruction x (moved down) may not cross instruction p."""
+def _counted(body: Body, j: int) -> set[str]:
+    return {c for c, _ in instr_info(body.infos[j].base, body.processor).counters}
+
+
+def _conflicts(body: Body, p: int, x: int, block_start: int) -> bool:
+    """Instruction x (moved down from the block starting at `block_start`) may not cross instruction p."""
     infos, ins = body.infos, body.instructions
     if ins[x].mnemonic == "s_waitcnt":
-        waited = decode_waitcnt(ins[x])
-        counted = {c for c, _ in instr_info(infos[p].base, body.processor).counters}
-        return bool(counted & waited.keys()) or infos[p].base == "s_barrier"
+        waited = decode_waitcnt(ins[x]).keys()
+        pending = set().union(*(infos[j].defs for j in range(block_start, x) if _counted(body, j) & waited))
+        return bool(_counted(body, p) & waited or (infos[p].uses | infos[p].defs) & pending
+                    or infos[p].base == "s_barrier")
     a, b = infos[p], infos[x]
     if a.family == "mfma":
         return True
@@ -79,7 +85,8 @@ def _groups(body: Body, moved: list[int]) -> list[list[int]]:
     return groups
 
 
-def _placements(body: Body, groups: list[list[int]], start: int, last: int, exec_ok: list[bool]) -> list[int] | None:
+def _placements(body: Body, groups: list[list[int]], start: int, last: int, exec_ok: list[bool],
+                block_start: int) -> list[int] | None:
     """Per group, the instruction of [start, last] of the fall-through block it is inserted before: each
     MFMA about one matrix-core occupancy after the previous one, never past its first conflict, in order,
     only where EXEC is the starting EXEC."""
@@ -88,7 +95,7 @@ def _placements(body: Body, groups: list[list[int]], start: int, last: int, exec
     limit = last
     for group in reversed(groups):
         for x in group:
-            limit = min(limit, next((p for p in range(start, limit + 1) if _conflicts(body, p, x)), limit))
+            limit = next((p for p in range(start, limit + 1) if _conflicts(body, p, x, block_start)), limit)
         while limit >= start and not exec_ok[limit]:
             limit -= 1
         if limit < start:
@@ -128,14 +135,15 @@ def _side_entry(body: Body, fb, entry_label: str, after_label: str) -> list[Body
     what follows the block unless it ends in an unconditional transfer."""
     ins = body.instructions
     out = [BodyItem(f"{entry_label}:", label=entry_label)]
-    out += [dataclasses.replace(it, ins=copy.copy(it.ins)) for it in body.items[body.pos[fb.start]:body.pos[fb.end - 1] + 1]
-            if it.ins is not None]
+    block = body.items[body.pos[fb.start]:body.pos[fb.end - 1] + 1]
+    out += [dataclasses.replace(it, ins=copy.copy(it.ins)) for it in block if it.ins is not None]
     if ins[fb.end - 1].mnemonic not in _TRANSFERS:
         out.append(make_item(f"s_branch {after_label}"))
     return out
 
 
 def _sunk(body: Body, i: int) -> Body | None:
+    """`interleave_mfma` on a body whose skip branches are gone (instruction i in the chain's block)."""
     cfg, ins, infos = body.cfg, body.instructions, body.infos
     blk = cfg.blocks[cfg.block_of[i]]
     term = ins[blk.end - 1]
@@ -174,7 +182,7 @@ def _sunk(body: Body, i: int) -> Body | None:
     if not exec_ok[first]:
         return None
     groups = _groups(body, moved)
-    where = _placements(body, groups, fb.start, fb.end - 1, exec_ok)
+    where = _placements(body, groups, fb.start, fb.end - 1, exec_ok, blk.start)
     if where is None:
         return None
     exit_label = f"{term.label}_mfma_exit"

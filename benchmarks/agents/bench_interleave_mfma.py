@@ -59,7 +59,8 @@ def run(suite: str, name: str, gpu: str) -> str:
     head = f"{name:36s} {gpu:7s} {k0.cycles:>10.2f} "
     blocks = sorted({body.cfg.block_of[i] for i, info in enumerate(body.infos) if info.family == "mfma"})
     for b in blocks:
-        site = next(i for i in range(body.cfg.blocks[b].start, body.cfg.blocks[b].end) if body.infos[i].family == "mfma")
+        blk = body.cfg.blocks[b]
+        site = next(i for i in range(blk.start, blk.end) if body.infos[i].family == "mfma")
         new = interleave_mfma(body, site)
         if new is None:
             continue

@@ -119,6 +119,16 @@ def test_a_moved_wait_never_crosses_a_load_on_its_counter():
                and n < out.index("s_branch .Lloop"))
 
 
+def test_a_moved_wait_stays_before_a_reader_of_the_load_it_waits_for():
+    # v6 comes from the ds_read the chain's lgkmcnt(0) waits for: the wait (and its MFMA) go before the reader
+    lines = LOOP[:16] + ["v_add_u32_e32 v43, v6, v0"] + LOOP[16:]
+    new = interleave_mfma(body_of(lines), FIRST_MFMA)
+    assert new is not None
+    out = code(new)
+    assert out.index("s_waitcnt lgkmcnt(0)", out.index("s_cbranch_scc0 .Lexit_mfma_exit")) < \
+        out.index("v_add_u32_e32 v43, v6, v0")
+
+
 def test_verified_and_faster_on_the_standard_matmul_loop():
     ev = evaluator("2_Standard_matrix_multiplication_")
     body = ev.body_of(0)
