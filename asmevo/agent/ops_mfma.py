@@ -12,7 +12,8 @@ Legal when:
 
 * the block ends in a conditional branch and nothing falls into the exit target from above (an
   unconditional transfer precedes it); the fall-through block's other predecessors (a rotated loop's
-  preheader jumping into it through its one label) get their own copy of it as it was;
+  preheader jumping into it through its one label) get their own copy, as it was, of the straight code
+  from there to the next unconditional transfer;
 * what stays above (the tail's SALU/VALU work, e.g. the loop counter and its compare) is independent of
   every MFMA it overtakes and writes no EXEC: the branch decides as before;
 * in the fall-through block an MFMA is only moved below instructions independent of it in registers
@@ -116,30 +117,29 @@ def _placements(body: Body, groups: list[list[int]], start: int, last: int, exec
     return out
 
 
-MAX_ENTRY_COPY = 256  # instructions: a side entry's copy of the fall-through block (one-time prologue code)
+MAX_ENTRY_COPY = 256  # instructions: a side entry's copy of the fall-through code (one-time prologue code)
 
 
-def _side_entry_copyable(body: Body, fb) -> bool:
-    """The fall-through block, also entered by branches from elsewhere (a rotated loop's preheader), can
-    be copied for them: it is entered there only through its one label, not from itself, it is short
-    enough, and it ends in a branch or falls into a next instruction the copy can jump to."""
-    ins = body.instructions
-    names = [name for name, at in body.index[1].items() if at == fb.start]
-    labelled = len(names) == 1 and any(it.label for it in body.items[:body.pos[fb.start]][-1:])
-    return (labelled and fb.index not in fb.preds and fb.end - fb.start <= MAX_ENTRY_COPY
-            and (fb.end < len(ins) or ins[fb.end - 1].is_branch))
+def _side_entry_end(body: Body, fb) -> int | None:
+    """For a fall-through block also entered by branches from elsewhere (a rotated loop's preheader): the
+    first unconditional transfer from its start on (the code their copy holds, labels left out: the copy
+    is entered only at its top), when the block is entered there only through its one label, not from
+    itself, and the copy is at most MAX_ENTRY_COPY instructions; else None."""
+    ins, labels = body.instructions, body.index[1]
+    names = [name for name, at in labels.items() if at == fb.start]
+    if len(names) != 1 or not any(it.label for it in body.items[:body.pos[fb.start]][-1:]) or fb.index in fb.preds:
+        return None
+    end = next((j for j in range(fb.end - 1, len(ins)) if ins[j].mnemonic in _TRANSFERS), None)
+    if end is None or end - fb.start >= MAX_ENTRY_COPY:
+        return None
+    return end
 
 
-def _side_entry(body: Body, fb, entry_label: str, after_label: str) -> list[BodyItem]:
-    """A copy of the fall-through block (as it was) for its other predecessors, ending with a jump to
-    what follows the block unless it ends in an unconditional transfer."""
-    ins = body.instructions
-    out = [BodyItem(f"{entry_label}:", label=entry_label)]
-    block = body.items[body.pos[fb.start]:body.pos[fb.end - 1] + 1]
-    out += [dataclasses.replace(it, ins=copy.copy(it.ins)) for it in block if it.ins is not None]
-    if ins[fb.end - 1].mnemonic not in _TRANSFERS:
-        out.append(make_item(f"s_branch {after_label}"))
-    return out
+def _side_entry(body: Body, fb, end: int, entry_label: str) -> list[BodyItem]:
+    """A copy of the fall-through code as it was, from the block's start to its run's transfer `end`."""
+    run = body.items[body.pos[fb.start]:body.pos[end] + 1]
+    return [BodyItem(f"{entry_label}:", label=entry_label),
+            *(dataclasses.replace(it, ins=copy.copy(it.ins)) for it in run if it.ins is not None)]
 
 
 def _sunk(body: Body, i: int) -> Body | None:
@@ -157,7 +157,8 @@ def _sunk(body: Body, i: int) -> Body | None:
         return None
     fb = cfg.blocks[cfg.block_of[f]]
     side = [p for p in fb.preds if p != blk.index]
-    if fb.end - fb.start < 2 or (side and not _side_entry_copyable(body, fb)):
+    side_end = _side_entry_end(body, fb) if side else None
+    if fb.end - fb.start < 2 or (side and side_end is None):
         return None
     cut = max((j for j in range(blk.start, blk.end - 1) if infos[j].family == "sopp"
                and ins[j].mnemonic != "s_waitcnt"), default=blk.start - 1)
@@ -185,10 +186,8 @@ def _sunk(body: Body, i: int) -> Body | None:
     where = _placements(body, groups, fb.start, fb.end - 1, exec_ok, blk.start)
     if where is None:
         return None
-    exit_label = f"{term.label}_mfma_exit"
-    entry_label = f"{term.label}_mfma_entry"
-    after_label = f"{term.label}_mfma_after"
-    if {exit_label, entry_label, after_label} & labels.keys():
+    exit_label, entry_label = f"{term.label}_mfma_exit", f"{term.label}_mfma_entry"
+    if {exit_label, entry_label} & labels.keys():
         return None
     moved_pos = {body.pos[j] for j in moved}
     inserts: dict[int, list[BodyItem]] = {}
@@ -196,7 +195,7 @@ def _sunk(body: Body, i: int) -> Body | None:
         inserts.setdefault(body.pos[p], []).extend(body.items[body.pos[j]] for j in group)
     target_label = next(k for k in range(body.pos[t] - 1, -1, -1) if body.items[k].label == term.label)
     copies = [dataclasses.replace(body.items[body.pos[j]], ins=copy.copy(ins[j])) for j in moved]
-    entry = _side_entry(body, fb, entry_label, after_label) if side else []
+    entry = _side_entry(body, fb, side_end, entry_label) if side else []
     f_label = next((it.label for it in reversed(body.items[:body.pos[fb.start]]) if it.label), None) if side else None
     items: list[BodyItem] = []
     for k, it in enumerate(body.items):
@@ -208,8 +207,6 @@ def _sunk(body: Body, i: int) -> Body | None:
             it = make_item(f"{it.ins.mnemonic} {entry_label}")
         if k == target_label:
             items += [*entry, BodyItem(f"{exit_label}:", label=exit_label), *copies]
-        if side and fb.end < len(ins) and k == body.pos[fb.end]:
-            items.append(BodyItem(f"{after_label}:", label=after_label))
         items += inserts.get(k, [])
         items.append(it)
     new = body.replace(items)
