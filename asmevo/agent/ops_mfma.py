@@ -10,8 +10,8 @@ removed first (`remove_skip_branches`), so the load section is straight-line.
 
 Legal when:
 
-* the block ends in a conditional branch and nothing falls into the exit target from above (an
-  unconditional transfer precedes it); the fall-through block's other predecessors (a rotated loop's
+* the block ends in a conditional branch and nothing else reaches the exit target's code through the
+  new block before it (an unconditional transfer precedes it; the branch's label is its only one); the fall-through block's other predecessors (a rotated loop's
   preheader jumping into it through its one label) get their own copy, as it was, of the straight code
   from there to the next unconditional transfer;
 * what stays above (the tail's SALU/VALU work, e.g. the loop counter and its compare) is independent of
@@ -58,13 +58,32 @@ def _counted(body: Body, j: int) -> set[str]:
     return {c for c, _ in instr_info(body.infos[j].base, body.processor).counters}
 
 
+def _pending(body: Body, block_start: int, x: int) -> set:
+    """Registers written by the block's loads still outstanding, on a counter wait x waits on, just before
+    x: in-order events retire down to each earlier wait's count; an out-of-order one only at count 0."""
+    ins, infos = body.instructions, body.infos
+    out: set = set()
+    for counter, limit in decode_waitcnt(ins[x]).items():
+        queue: list[tuple[frozenset, bool]] = []
+        for j in range(block_start, x):
+            if ins[j].mnemonic == "s_waitcnt" and counter in (waits := decode_waitcnt(ins[j])):
+                cut = max(0, len(queue) - waits[counter])
+                retired, kept = queue[:cut], queue[cut:]
+                queue = [] if not waits[counter] else kept if all(ordered for _, ordered in retired) else queue
+            else:
+                ordered = dict(instr_info(infos[j].base, body.processor).counters).get(counter)
+                if ordered is not None:
+                    queue.append((infos[j].defs, ordered))
+        out |= set().union(*(defs for defs, _ in queue))
+    return out
+
+
 def _conflicts(body: Body, p: int, x: int, block_start: int) -> bool:
     """Instruction x (moved down from the block starting at `block_start`) may not cross instruction p."""
     infos, ins = body.infos, body.instructions
     if ins[x].mnemonic == "s_waitcnt":
         waited = decode_waitcnt(ins[x]).keys()
-        pending = set().union(*(infos[j].defs for j in range(block_start, x) if _counted(body, j) & waited))
-        return bool(_counted(body, p) & waited or (infos[p].uses | infos[p].defs) & pending
+        return bool(_counted(body, p) & waited or (infos[p].uses | infos[p].defs) & _pending(body, block_start, x)
                     or infos[p].base == "s_barrier")
     a, b = infos[p], infos[x]
     if a.family == "mfma":
@@ -153,7 +172,7 @@ def _sunk(body: Body, i: int) -> Body | None:
     t, f = labels.get(term.label or ""), blk.end
     if t is None or f >= len(ins) or t == f or blk.start <= t < blk.end or t == 0:
         return None
-    if ins[t - 1].mnemonic not in _TRANSFERS:
+    if ins[t - 1].mnemonic not in _TRANSFERS or [n for n, at in labels.items() if at == t] != [term.label]:
         return None
     fb = cfg.blocks[cfg.block_of[f]]
     side = [p for p in fb.preds if p != blk.index]
