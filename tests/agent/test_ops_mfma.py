@@ -105,6 +105,9 @@ def test_refuses_when_the_exit_target_is_fallen_into():
     lines = [ln for ln in LOOP if ln != "s_branch .Lloop"]
     lines.insert(lines.index(".Lexit:"), "s_cbranch_scc1 .Lloop")
     assert interleave_mfma(body_of(lines), FIRST_MFMA) is None
+    # another label at the exit code: branches to it must not run the chain's copy
+    aliased = LOOP[:-6] + [".Lalias:"] + LOOP[-6:]
+    assert interleave_mfma(body_of(aliased), FIRST_MFMA) is None
 
 
 def test_a_moved_wait_never_crosses_a_load_on_its_counter():
