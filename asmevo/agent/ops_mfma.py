@@ -15,7 +15,8 @@ Legal when:
   preheader jumping into it through its one label) get their own copy, as it was, of the straight code
   from there to the next unconditional transfer;
 * what stays above (the tail's SALU/VALU work, e.g. the loop counter and its compare) is independent of
-  every MFMA it overtakes and writes no EXEC: the branch decides as before;
+  every MFMA it overtakes, of the loads every wait it overtakes waits for, and writes no EXEC: the branch
+  decides as before;
 * in the fall-through block an MFMA is only moved below instructions independent of it in registers
   (EXEC aside) and other MFMAs never reorder; EXEC, which an MFMA reads, is the wave's starting EXEC
   both where the chain was and where each MFMA lands (`asmevo.isa.exec_values`: masked regions restored);
@@ -197,6 +198,8 @@ def _sunk(body: Body, i: int) -> Body | None:
             return None
         if any((info.defs & infos[m].uses) | (info.uses & infos[m].defs) | (info.defs & infos[m].defs)
                for m in mfmas if m < s):
+            return None
+        if any((info.uses | info.defs) & _pending(body, blk.start, w) for w in moved if w < s and w not in mfmas):
             return None
     exec_ok = launch_exec(ins, infos, cfg, body.start)
     if not exec_ok[first]:

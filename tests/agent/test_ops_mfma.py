@@ -93,6 +93,11 @@ def test_refuses_when_staying_work_reads_an_mfma_result():
     assert interleave_mfma(body_of(lines), FIRST_MFMA) is None
 
 
+def test_refuses_when_staying_work_reads_a_load_a_moved_wait_waits_for():
+    lines = LOOP[:13] + ["v_add_u32_e32 v44, v6, v0"] + LOOP[13:]
+    assert interleave_mfma(body_of(lines), FIRST_MFMA) is None
+
+
 def test_refuses_fp32_mfma_that_cannot_coexecute():
     assert not coexecutes("v_mfma_f32_32x32x2_f32") and coexecutes("v_mfma_f32_16x16x8_xf32")
     lines = [ln.replace("v_mfma_f32_32x32x8_f16 v[16:31], v[2:3], v[4:5]", "v_mfma_f32_32x32x2_f32 v[16:31], v2, v4")
