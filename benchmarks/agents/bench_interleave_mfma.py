@@ -1,4 +1,4 @@
-"""interleave_mfma on the GEMMs: model time at the bench shape before and after the operator, each result
+"""interleave_mfma on the GEMMs (every KernelBench kernel with an MFMA, AITer's latency-bound GEMMs): model time at the bench shape before and after the operator, each result
 through every gate (differential verification on the emulator over the verify shapes, then the held-out
 shape). Per kernel: K0's bound, its MFMA stalls by cause (the operator fills "matrix core busy" stalls, not
 "dependency" ones), and whether the operator applies (first MFMA block where it does).
@@ -29,6 +29,9 @@ KERNELS = (("kernelbench", "2_Standard_matrix_multiplication_", "mi308x"),
            ("kernelbench", "17_Matmul_with_transposed_B", "mi308x"),
            ("kernelbench", "76_Gemm_Add_ReLU", "mi308x"),
            ("kernelbench", "3_Batched_matrix_multiplication", "mi308x"),
+           ("kernelbench", "40_Matmul_Scaling_ResidualAdd", "mi308x"),
+           ("kernelbench", "86_Matmul_Divide_GELU", "mi308x"),
+           ("kernelbench", "9_Tall_skinny_matrix_multiplication_", "mi308x"),
            ("aiter", "a8w8_gemm", "mi300x"),
            ("aiter", "i8gemm", "mi300x"),
            ("aiter", "flatmm_fp8", "mi300x"))
