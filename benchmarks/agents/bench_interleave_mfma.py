@@ -1,7 +1,8 @@
 """interleave_mfma on the GEMMs (every KernelBench kernel with an MFMA, AITer's latency-bound GEMMs): model
 time at the bench shape before and after the operator, each result through every gate (differential
-verification on the emulator over the verify shapes, then the held-out shape). Per kernel: K0's bound, its MFMA stalls by cause (the operator fills "matrix core busy" stalls, not
-"dependency" ones), and whether the operator applies (first MFMA block where it does).
+verification on the emulator over the verify shapes, then the held-out shape). Per kernel: K0's bound,
+its MFMA stalls by cause (the operator fills "matrix core busy" stalls, not "dependency" ones), and
+whether the operator applies (first MFMA block where it does).
 
     python benchmarks/agents/bench_interleave_mfma.py [--only NAME ...]
 
