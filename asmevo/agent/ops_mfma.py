@@ -11,9 +11,9 @@ removed first (`remove_skip_branches`), so the load section is straight-line.
 Legal when:
 
 * the block ends in a conditional branch and nothing else reaches the exit target's code through the
-  new block before it (an unconditional transfer precedes it; the branch's label is its only one); the fall-through block's other predecessors (a rotated loop's
-  preheader jumping into it through its one label) get their own copy, as it was, of the straight code
-  from there to the next unconditional transfer;
+  new block before it (an unconditional transfer precedes it; the branch's label is its only one);
+* the fall-through block's other predecessors (a rotated loop's preheader jumping into it through its
+  one label) get their own copy, as it was, of the code from there to the next unconditional transfer;
 * what stays above (the tail's SALU/VALU work, e.g. the loop counter and its compare) is independent of
   every MFMA it overtakes, of the loads every wait it overtakes waits for, and writes no EXEC: the branch
   decides as before;
