@@ -64,7 +64,7 @@ def _pending(body: Body, block_start: int, x: int) -> set:
     x: in-order events retire down to each earlier wait's count; an out-of-order one only at count 0."""
     ins, infos = body.instructions, body.infos
     out: set = set()
-    for counter, limit in decode_waitcnt(ins[x]).items():
+    for counter in decode_waitcnt(ins[x]):
         queue: list[tuple[frozenset, bool]] = []
         for j in range(block_start, x):
             if ins[j].mnemonic == "s_waitcnt" and counter in (waits := decode_waitcnt(ins[j])):
