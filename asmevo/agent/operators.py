@@ -12,6 +12,7 @@ from .ops_const import constant_key, fuse_constant_fma, hoist_constant
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_lds import merge_lds, merge_lds_block, mergeable
+from .ops_mfma import interleave_mfma
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import pack_f32, pack_f32_block, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
@@ -121,6 +122,9 @@ OPERATORS: tuple[Operator, ...] = (
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),
     Operator("merge_lds_block", mergeable, merge_lds_block, "merge_lds at every LDS access of the block",
              once_per=_block),
+    Operator("interleave_mfma", lambda body, i: body.infos[i].family == "mfma", interleave_mfma,
+             "sink a loop's MFMA chain past its exit branch (a copy on the exit path) and interleave it with the "
+             "next tile's skip-branch-free address and load work", once_per=_block),
 )
 BY_NAME = {op.name: op for op in OPERATORS}
 
