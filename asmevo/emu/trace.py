@@ -2,8 +2,8 @@
 
 Per wave: how many times it took each CFG edge (block -> block; the kernel's entry edge is
 (-1, entry block)), so every wave's own path is known, not only per-instruction totals. Per
-instruction: the global-memory bytes its active lanes moved, the distinct 128-byte lines they
-touched (coalescing), and which buffer they fell in. Waves are numbered by flat workgroup id times
+instruction: the global-memory bytes its active lanes moved, the distinct 128-byte lines each
+wave's lanes touched (coalescing is per wave instruction), and which buffer they fell in. Waves are numbered by flat workgroup id times
 waves per workgroup plus the wave's index in its workgroup, as in `run_kernel`.
 """
 from __future__ import annotations
@@ -59,15 +59,18 @@ class LaunchTrace:
             counts[waves[prev == p]] += 1
         self._last[waves] = block
 
-    def access(self, pc: int, buffers: np.ndarray, offsets: np.ndarray, size: int) -> None:
-        """One execution of a global access at `pc`: the heap offsets of its in-bounds lanes and
-        the buffer index of each."""
+    def access(self, pc: int, buffers: np.ndarray, offsets: np.ndarray, size: int, waves: np.ndarray) -> None:
+        """One execution of a global access at `pc` by a group of waves: the heap offsets of its
+        in-bounds lanes, the buffer index of each and the group row (wave) of each. Lines are
+        distinct per wave: each wave's instruction is coalesced and sent on its own (two waves
+        reading one line make two requests), however the emulator grouped the waves."""
         st = self.memory.get(pc)
         if st is None:
             st = self.memory[pc] = MemoryStats()
         st.executions += 1
         st.bytes += size * len(offsets)
-        st.lines += len(np.unique(offsets // LINE_BYTES))
+        rows = np.asarray(waves, np.int64)
+        st.lines += len(np.unique(offsets // LINE_BYTES * (int(rows.max(initial=0)) + 1) + rows))
         for b, n in zip(*np.unique(buffers, return_counts=True)):
             st.by_buffer[int(b)] = st.by_buffer.get(int(b), 0) + size * int(n)
 

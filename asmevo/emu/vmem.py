@@ -156,8 +156,9 @@ def global_access(m, g, ins, mask, a, size, data):
     sel_off, ok = m.memory.locate(sel_a, size, m.launches_of(g, None if full else mask, full=full))
     all_ok = bool(ok.all())
     if m.trace is not None:
-        inside = sel_off if all_ok else sel_off[ok]
-        m.trace.access(ins.address, m.memory.buffer_index(inside), inside, size)
+        rows = np.repeat(np.arange(mask.shape[0]), mask.shape[1]) if full else np.nonzero(mask)[0]
+        inside, rows = (sel_off, rows) if all_ok else (sel_off[ok], rows[ok])
+        m.trace.access(ins.address, m.memory.buffer_index(inside), inside, size, rows)
     if not all_ok:
         bad = np.nonzero(mask.reshape(-1))[0][np.nonzero(~ok)[0][0]] // 64
         m.find("out_of_bounds", ins.address, g.waves[bad],
