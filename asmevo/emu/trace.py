@@ -3,8 +3,9 @@
 Per wave: how many times it took each CFG edge (block -> block; the kernel's entry edge is
 (-1, entry block)), so every wave's own path is known, not only per-instruction totals. Per
 instruction: the global-memory bytes its active lanes moved, the distinct 128-byte lines each
-wave's lanes touched (coalescing is per wave instruction), and which buffer they fell in. Waves are numbered by flat workgroup id times
-waves per workgroup plus the wave's index in its workgroup, as in `run_kernel`.
+wave's lanes touched (coalescing is per wave instruction), and which buffer they fell in. Waves
+are numbered by flat workgroup id times waves per workgroup plus the wave's index in its
+workgroup, as in `run_kernel`.
 """
 from __future__ import annotations
 
