@@ -60,8 +60,24 @@ def test_four_masked_loads_become_one_for_the_lanes_in_bounds_of_all_four():
     assert c.index(wide) < c.index("s_waitcnt vmcnt(0)")
 
 
+def test_an_address_not_proved_aligned_is_checked_per_lane():
+    lines = "\n".join(LOADS).replace("v[1:2], 2, s[2:3]", "v[1:2], 1, s[2:3]").split("\n")  # 8-byte aligned only
+    b = body_of(lines, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword")
+    new = widen_loads(b, first)
+    c = code(new)
+    [check] = [x for x in c if x.startswith("v_and_b32_e32") and x.endswith(", 15, v4")]
+    temp = check.split()[1].rstrip(",")
+    [cmp_] = [x for x in c if x.startswith("v_cmp_eq_u32_e64") and x.endswith(f", 0, {temp}")]
+    lanes = cmp_.split()[1].rstrip(",")
+    [fmask] = {x.split()[1].rstrip(",") for x in c if x.startswith("s_and_b64") and x.endswith(f", {lanes}")}
+    assert c.index(check) < c.index(cmp_) < c.index(f"s_and_saveexec_b64 {c[c.index(next(x for x in c if x.startswith('global_load_dwordx4'))) - 1].split()[1].rstrip(',')}, {fmask}")
+    assert widen_loads(body_of(LOADS, **POINTER), first) is not None and \
+        not any(x.startswith("v_cmp_eq_u32") for x in code(widen_loads(body_of(LOADS, **POINTER), first)))
+
+
 @pytest.mark.parametrize("change", [
-    ("v_lshl_add_u64 v[4:5], v[1:2], 2, s[2:3]", "v_lshl_add_u64 v[4:5], v[1:2], 1, s[2:3]"),  # 8-byte aligned only
+    ("global_load_dword v10, v[4:5], off", "global_load_dword v10, v[4:5], off offset:16"),  # 4..16: misaligned
     ("s_or_b64 exec, exec, s[8:9]", "global_store_dword v[4:5], v0, off offset:64\n\ts_or_b64 exec, exec, s[8:9]"),
     ("v_or_b32_e32 v3, 2, v1", "v_add_u32_e32 v1, 8, v1\n\tv_or_b32_e32 v3, 2, v1"),       # mask input changes
 ])
@@ -117,6 +133,27 @@ def test_triton_leaky_relu_widened_loads_and_stores_verify_and_touch_fewer_lines
     body1 = ev.body_of(cand.id)
     store = next(i for i, x in enumerate(body1.instructions) if x.mnemonic == "global_store_dword")
     new = widen_stores(body1, store)
+    cand2 = ev.evaluate(cand.id, new.edit(body1, "widen_stores", "x"), body_window(ev, cand.id), agent="test", step=2)
+    assert cand2.status == "verified" and cand2.verdict["kind"] == "equivalent", cand2.summary()
+    lines = lambda c: (c.profile or ev.baseline.profile.estimate).terms["vmem_path"]
+    assert lines(cand2) < lines(cand) < lines(ev.lineage.get(0))
+
+
+def test_cumsum_loop_widened_loads_and_stores_verify_and_touch_fewer_lines():
+    """89_cumsum's loop: four masked loads at v[6:7] offsets -8..4 and four stores at v[8:9], the
+    addresses advanced by 0x1000 per iteration; a row starts wherever rows * cols puts it, so the
+    16-byte alignment is checked per lane."""
+    ev = evaluator("89_cumsum")
+    body = ev.body_of(0)
+    load = next(i for i, x in enumerate(body.instructions) if x.mnemonic == "global_load_dword")
+    new = widen_loads(body, load)
+    assert "global_load_dwordx4 v[18:21], v[6:7], off offset:-8" in code(new)
+    cand = ev.evaluate(0, new.edit(body, "widen_loads", "x"), body_window(ev), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    body1 = ev.body_of(cand.id)
+    store = next(i for i, x in enumerate(body1.instructions) if x.mnemonic == "global_store_dword")
+    new = widen_stores(body1, store)
+    assert any(x.startswith("global_store_dwordx4 v[8:9], v[") and x.endswith("off offset:-8") for x in code(new))
     cand2 = ev.evaluate(cand.id, new.edit(body1, "widen_stores", "x"), body_window(ev, cand.id), agent="test", step=2)
     assert cand2.status == "verified" and cand2.verdict["kind"] == "equivalent", cand2.summary()
     lines = lambda c: (c.profile or ev.baseline.profile.estimate).terms["vmem_path"]
