@@ -15,8 +15,14 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
   between writes them, writes memory, or is a barrier); each narrow access still runs, for the
   lanes of M_k outside F (the region's mask becomes M_k & ~F, for stores `exec &= ~F` around the
   store), so every other lane behaves as before;
-* alignment is proved: the address is a pointer argument plus a multiple of the wide access's size
-  (`asmevo.agent.align`), else the operator refuses;
+* alignment: the wide access's address (the first narrow one's) is a multiple of its size. When
+  `asmevo.agent.align` proves it (a pointer argument plus multiples of the size, through loops
+  too) nothing is added; when it proves the opposite (a known residue) the operator refuses;
+  otherwise F also takes only the lanes whose address is such a multiple, checked where F is
+  computed (`v_and_b32` of the vector address's low dword, `v_cmp_eq_u32` with the offset's
+  residue; a scalar base must be proved aligned): e.g. the rows of a row-major matrix start
+  wherever rows x cols puts them, and the other lanes keep their narrow accesses. A run of K
+  therefore need not start at a multiple of the size relative to the address (89_cumsum's -8..4);
 * loads: each narrow destination's value (its web, `asmevo.agent.webs`) moves to a fresh register
   of a fresh aligned tuple the wide load writes; the wide load issues after every other write of
   those values and before any read. Masks computed after the first region are recomputed before it
@@ -25,8 +31,15 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
   follows the last narrow store in its region with EXEC = F (F is taken within the wave's EXEC).
 
 The regions must run one after another (every path to a later region's entries passes an earlier
-one's) outside any loop; SCC must be dead where a mask operation is inserted. Everything is re-checked by the static checks (`no_worse`) and
-every gate.
+one's). Inside a loop everything above is reasoned on one iteration: the flow graph of the innermost
+loop holding the accesses with the edges into its header removed, paths starting at the header; the
+regions, the point F is computed at and the wide load's point must lie in that loop and on no cycle
+of that graph (not in a nested loop), so all of them run once per iteration, in order. F, the masks
+and the alignment check are recomputed in every iteration before any read (no fresh SGPR is live
+into a loop header; the fresh VGPRs of the recomputation are written under the whole EXEC right
+before their one read); a narrow value read in a later iteration sees it after both writes.
+SCC must be dead where a mask operation is inserted. Everything is re-checked by the static checks
+(`no_worse`) and every gate.
 """
 from __future__ import annotations
 
@@ -419,7 +432,7 @@ def widen_loads(body: Body, i: int) -> Body | None:
     if fresh_v is None or len(pairs) < 4 + len(accesses) or not all(
             _scc_dead_before(body, k) for k in {first, point, *chain}):
         return None
-    quad, temps = fresh_v[0], fresh_v[1:]
+    quad, temps, temp = fresh_v[0], fresh_v[1:-1], fresh_v[-1]
     fmask, saved, spare, lanes = pairs[:4]
     free_masks = pairs[4:]
     prologue, masks = [], []
@@ -430,7 +443,7 @@ def widen_loads(body: Body, i: int) -> Body | None:
         prologue += copied[0]
         masks.append(copied[1])
     size = instr_info(wide, body.processor).access_bytes
-    prologue += [*(_lane_check(instrs[accesses[0]], size, temps.pop(), lanes) if check else []),
+    prologue += [*(_lane_check(instrs[accesses[0]], size, temp, lanes) if check else []),
                  f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
                  *([f"s_and_b64 {fmask}, {fmask}, {lanes}"] if check else [])]
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(targets)})
