@@ -511,7 +511,8 @@ def widen_stores(body: Body, i: int) -> Body | None:
 
 def _described(new: Body, body: Body, accesses: list[int], wide: str) -> Body:
     """`new` with its traffic described for predictions: the wide access touches the lines of the
-    group's first access; the narrow ones, left with the lanes outside F, none (every lane in bounds)."""
+    group's first access; the narrow ones, left with the lanes outside F, none (every lane in bounds
+    and, where checked, aligned)."""
     instrs = new.instructions
     narrow = [n for n, ins in enumerate(instrs) if ins.mnemonic == body.instructions[accesses[0]].mnemonic
               and _key(ins)[1:] == _key(body.instructions[accesses[0]])[1:]]
