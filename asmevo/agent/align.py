@@ -8,6 +8,13 @@ sources of alignment are constants and the pointer arguments a kernel loads from
 segment (`s_load* ..., s[kernarg], offset` at the byte offset of a `global_buffer` argument): a
 launch passes the start of a device allocation there, aligned to `BUFFER_ALIGNMENT`
 (`asmevo.device.base`; `launch_args` refuses any other). Anything else counts as unaligned (0).
+
+A value carried around a loop (a read some of whose definitions depend on that read) is solved as
+an optimistic fixpoint: every read on the cycle starts at the most alignment (64 bits) and is
+re-evaluated from its definitions until nothing changes. The result holds for every definition,
+given the results of its inputs (an induction over the execution: the value entering the loop and
+every update keep that many zeros), so `p = base; loop: p += 0x1000` is as aligned as `base`, an
+unaligned increment gives the increment's alignment and an unknown one 0.
 """
 from __future__ import annotations
 
@@ -38,7 +45,10 @@ class Alignment:
         for i, succ in enumerate(webs.succ):
             for j in succ:
                 self.preds[j].append(i)
-        self._memo: dict[tuple[int, str, int], int] = {}
+        self._memo: dict[tuple[int, str, int], int] = {}  # solved
+        self._guess: dict[tuple[int, str, int], int] = {}  # the fixpoint being solved: earlier rounds
+        self._round: dict[tuple[int, str, int], int] | None = None  # this round (None: not solving)
+        self._open: set[tuple[int, str, int]] = set()  # being evaluated (a read met again is on a cycle)
 
     def operand(self, i: int, op: Operand, depth: int = 0) -> int:
         """Known trailing zero bits of source operand `op` as instruction i reads it (a 32- or
@@ -57,11 +67,34 @@ class Alignment:
     def register(self, i: int, kind: str, reg: int, depth: int = 0) -> int:
         """Known trailing zero bits of 32-bit register `kind``reg` as instruction i reads it."""
         key = (i, kind, reg)
-        if key not in self._memo:
-            self._memo[key] = 0  # a cycle through a loop proves nothing
-            defs = self._reaching(i, kind, reg)
-            self._memo[key] = 0 if not defs or depth > 24 else min(self._written(d, kind, reg, depth) for d in defs)
+        if key in self._memo:
+            return self._memo[key]
+        if self._round is not None:
+            return self._evaluate(key, depth)
+        done = False
+        while not done:  # rounds until every read keeps its value (values only fall: min, +, max)
+            self._round = {}
+            self._evaluate(key, depth)
+            done = all(self._guess.get(k) == v for k, v in self._round.items())
+            self._guess.update(self._round)
+        self._memo.update(self._round)
+        self._round, self._guess = None, {}
         return self._memo[key]
+
+    def _evaluate(self, key: tuple[int, str, int], depth: int) -> int:
+        """One round's value of a read: the minimum over its definitions, a read met again while it is
+        evaluated (a cycle) taking its value from the last round (the most alignment at first)."""
+        if key in self._round:
+            return self._round[key]
+        if key in self._open:
+            return self._guess.get(key, _CAP)
+        self._open.add(key)
+        i, kind, reg = key
+        defs = self._reaching(i, kind, reg)
+        value = 0 if not defs or depth > 24 else min(self._written(d, kind, reg, depth) for d in defs)
+        self._open.discard(key)
+        self._round[key] = value
+        return value
 
     def _reaching(self, i: int, kind: str, reg: int) -> set[int]:
         if kind == "v":

@@ -15,8 +15,14 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
   between writes them, writes memory, or is a barrier); each narrow access still runs, for the
   lanes of M_k outside F (the region's mask becomes M_k & ~F, for stores `exec &= ~F` around the
   store), so every other lane behaves as before;
-* alignment is proved: the address is a pointer argument plus a multiple of the wide access's size
-  (`asmevo.agent.align`), else the operator refuses;
+* alignment: the wide access's address (the first narrow one's) is a multiple of its size. When
+  `asmevo.agent.align` proves it (a pointer argument plus multiples of the size, through loops
+  too) nothing is added; when it proves the opposite (a known residue) the operator refuses;
+  otherwise F also takes only the lanes whose address is such a multiple, checked where F is
+  computed (`v_and_b32` of the vector address's low dword, `v_cmp_eq_u32` with the offset's
+  residue; a scalar base must be proved aligned): e.g. the rows of a row-major matrix start
+  wherever rows x cols puts them, and the other lanes keep their narrow accesses. A run of K
+  therefore need not start at a multiple of the size relative to the address (89_cumsum's -8..4);
 * loads: each narrow destination's value (its web, `asmevo.agent.webs`) moves to a fresh register
   of a fresh aligned tuple the wide load writes; the wide load issues after every other write of
   those values and before any read. Masks computed after the first region are recomputed before it
@@ -25,8 +31,15 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
   follows the last narrow store in its region with EXEC = F (F is taken within the wave's EXEC).
 
 The regions must run one after another (every path to a later region's entries passes an earlier
-one's) outside any loop; SCC must be dead where a mask operation is inserted. Everything is re-checked by the static checks (`no_worse`) and
-every gate.
+one's). Inside a loop everything above is reasoned on one iteration: the flow graph of the innermost
+loop holding the accesses with the edges into its header removed, paths starting at the header; the
+regions, the point F is computed at and the wide load's point must lie in that loop and on no cycle
+of that graph (not in a nested loop), so all of them run once per iteration, in order. F, the masks
+and the alignment check are recomputed in every iteration before any read (no fresh SGPR is live
+into a loop header; the fresh VGPRs of the recomputation are written under the whole EXEC right
+before their one read); a narrow value read in a later iteration sees it after both writes.
+SCC must be dead where a mask operation is inserted. Everything is re-checked by the static checks
+(`no_worse`) and every gate.
 """
 from __future__ import annotations
 
@@ -70,7 +83,7 @@ def _key(ins: Instruction) -> tuple:
 def group(body: Body, i: int) -> tuple[list[int], str] | None:
     """The accesses widened with instruction i (in offset order) and the wide mnemonic: the largest
     run of K accesses of the same kind, address operands and modifiers at consecutive offsets that
-    contains i and starts at a multiple of the wide size (relative to the address)."""
+    contains i, the one starting at a multiple of the wide size (relative to the address) first."""
     instrs = body.instructions
     ins = instrs[i]
     if not any(ins.mnemonic == m for m, _ in _WIDER) or len(ins.operands) < 3:
@@ -88,10 +101,11 @@ def group(body: Body, i: int) -> tuple[list[int], str] | None:
         if wide is None:
             continue
         size = k * width
-        start = _offset(ins) - (_offset(ins) % size)
-        run = [by_offset.get(start + n * width) for n in range(k)]
-        if None not in run:
-            return run, wide
+        aligned = _offset(ins) - (_offset(ins) % size)
+        for start in [aligned, *(_offset(ins) - n * width for n in range(k - 1, -1, -1))]:
+            run = [by_offset.get(start + n * width) for n in range(k)]
+            if None not in run:
+                return run, wide
     return None
 
 
@@ -153,16 +167,20 @@ def region_of(body: Body, webs: VgprWebs, j: int) -> Region | None:
 
 
 class _Flow:
-    """Instruction-level reachability and dominance of a body."""
+    """Instruction-level reachability and dominance of a body, within one iteration of the loop
+    headed at instruction `header` (edges into it removed, paths start there), or of the whole body
+    (`header` None)."""
 
-    def __init__(self, body: Body, webs: VgprWebs):
-        self.body, self.succ = body, webs.succ
+    def __init__(self, body: Body, webs: VgprWebs, header: int | None = None):
+        self.body, self.header = body, header
+        self.succ = [[j for j in s if j != header] for s in webs.succ]
         self.preds: list[list[int]] = [[] for _ in body.instructions]
         for i, s in enumerate(self.succ):
             for j in s:
                 self.preds[j].append(i)
         self.dom = body.cfg.dominators()
-        self.in_loop = {b for loop in body.cfg.loops() for b in loop.blocks}
+        self.scope = None if header is None else next(
+            loop.blocks for loop in body.cfg.loops() if loop.header == body.cfg.block_of[header])
 
     def _reach(self, start: int, edges: list[list[int]]) -> set[int]:
         seen, work = set(), list(edges[start])
@@ -189,11 +207,13 @@ class _Flow:
         return bx in self.dom.get(by, ()) and (bx != by or x <= y)
 
     def looped(self, x: int) -> bool:
-        return self.body.cfg.block_of[x] in self.in_loop
+        """Whether x may run more than once in the iteration: on a cycle of the flow graph, or outside
+        the loop."""
+        return (self.scope is not None and self.body.cfg.block_of[x] not in self.scope) or x in self.reach(x)
 
     def passes(self, xs: tuple[int, ...], y: int) -> bool:
-        """Whether every path from the entry to y passes one of `xs`."""
-        seen, work = set(xs), [0]
+        """Whether every path from the entry (the loop's header) to y passes one of `xs`."""
+        seen, work = set(xs), [self.header or 0]
         while work:
             k = work.pop()
             if k == y:
@@ -230,14 +250,39 @@ def _scc_dead_before(body: Body, k: int) -> bool:
     return _SCC not in body.live_after(k) or _SCC in info.defs
 
 
-def _aligned(body: Body, webs: VgprWebs, accesses: list[int], size: int) -> bool:
+def _alignment(body: Body, webs: VgprWebs, accesses: list[int], size: int) -> bool | None:
+    """Whether the wide access needs its address checked per lane (False: proved aligned); None
+    when it is known misaligned or cannot be checked (a scalar base not proved aligned)."""
     ins = body.instructions[accesses[0]]
     vaddr, saddr = _address(ins)
     need = size.bit_length() - 1
     al = Alignment(body, webs)
-    if _offset(ins) % size:
-        return False
-    return al.operand(accesses[0], vaddr) >= need and (saddr.text == "off" or al.operand(accesses[0], saddr) >= need)
+    if saddr.text != "off" and al.operand(accesses[0], saddr) < need:
+        return None
+    if al.operand(accesses[0], vaddr) >= need:
+        return None if _offset(ins) % size else False
+    return True
+
+
+def _lane_check(narrow: Instruction, size: int, temp: int, pair: str) -> list[str]:
+    """Instructions setting `pair` to the lanes whose wide access address (the narrow group's first)
+    is a multiple of `size`: the vector address's low dword plus the offset (a scalar base is aligned)."""
+    vaddr, _ = _address(narrow)
+    return [f"v_and_b32_e32 v{temp}, {size - 1}, v{vaddr.index}",
+            f"v_cmp_eq_u32_e64 {pair}, {-_offset(narrow) & (size - 1)}, v{temp}"]
+
+
+def _scope(body: Body, j: int) -> int | None:
+    """The first instruction of the innermost loop holding instruction j (None: in no loop)."""
+    cfg = body.cfg
+    loops = [loop for loop in cfg.loops() if cfg.block_of[j] in loop.blocks]
+    return cfg.blocks[min(loops, key=lambda loop: len(loop.blocks)).header].start if loops else None
+
+
+def _dead_at_loop_entries(body: Body, pairs: list[str]) -> bool:
+    """No register of the SGPR `pairs` is live into a loop header (none carries a value around)."""
+    regs = {("s", int(p[2:].split(":")[0]) + k) for p in pairs for k in (0, 1)}
+    return not any(regs & body.live_in[loop.header] for loop in body.cfg.loops())
 
 
 def _checked(body: Body, i: int, want_store: bool):
@@ -252,7 +297,7 @@ def _checked(body: Body, i: int, want_store: bool):
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    flow = _Flow(body, webs)
+    flow = _Flow(body, webs, _scope(body, accesses[0]))
     regions = [region_of(body, webs, j) for j in accesses]
     if None in regions or any(flow.looped(j) for j in accesses) or \
             any(not flow.passes(r.saves, j) or flow.looped(x) for r, j in zip(regions, accesses) for x in r.saves):
@@ -275,14 +320,15 @@ def _checked(body: Body, i: int, want_store: bool):
             return None
         if not want_store and any(not body.instructions[k].is_branch for k in rest):
             return None
-    if not _aligned(body, webs, accesses, instr_info(wide, body.processor).access_bytes):
+    check = _alignment(body, webs, accesses, instr_info(wide, body.processor).access_bytes)
+    if check is None:
         return None
     first = flow.common_dominator([x for r in regions for x in r.saves])
     while first >= 0 and not webs.exec_full[first]:
         first = first - 1 if first and body.cfg.block_of[first - 1] == body.cfg.block_of[first] else -1
-    if first < 0 or (want_store and not _stable(body, flow, accesses, accesses)):
+    if first < 0 or flow.looped(first) or (want_store and not _stable(body, flow, accesses, accesses)):
         return None
-    return webs, flow, accesses, wide, regions, [regions[k] for k in order], first
+    return webs, flow, accesses, wide, regions, [regions[k] for k in order], first, check
 
 
 def _stable(body: Body, flow: _Flow, points: list[int], accesses: list[int]) -> bool:
@@ -295,6 +341,13 @@ def _stable(body: Body, flow: _Flow, points: list[int], accesses: list[int]) -> 
     span = set().union(*(flow.between(x, y) for x in points for y in points if x != y))
     return not any(body.infos[k].defs & address or k not in accesses and (
         _touches_global(body, k) if store else _writes_memory(body, k)) for k in span)
+
+
+def _address_kept(body: Body, flow: _Flow, first: int, points: list[int], accesses: list[int]) -> bool:
+    """Nothing from `first` (included) to any of `points` writes the group's address registers."""
+    vaddr, saddr = _address(body.instructions[accesses[0]])
+    address = operand_regs(vaddr) | operand_regs(saddr)
+    return not any(body.infos[k].defs & address for x in points for k in flow.between(first, x) | {first})
 
 
 def _copy_mask(body: Body, flow: _Flow, at: int, mask: Operand, until: int, fresh_pairs: list[str],
@@ -352,7 +405,7 @@ def widen_loads(body: Body, i: int) -> Body | None:
     found = _checked(body, i, want_store=False)
     if found is None:
         return None
-    webs, flow, accesses, wide, regions, ordered, first = found
+    webs, flow, accesses, wide, regions, ordered, first, check = found
     if any(len(r.saves) != 1 for r in regions):
         return None
     chain = [r.saves[0] for r in ordered]
@@ -366,7 +419,8 @@ def widen_loads(body: Body, i: int) -> Body | None:
         return None
     # the wide load goes before the earliest region entry that follows every other write of the values
     point = next((a for a in chain if all(flow.dominates(d, a) and not flow.reaches(a, d) for d in inits)), None)
-    if point is None or not _stable(body, flow, [*accesses, point], accesses):
+    if point is None or not _stable(body, flow, [*accesses, point], accesses) or \
+            (check and not _address_kept(body, flow, first, [*accesses, point], accesses)):
         return None
     for w, r, j in zip(targets, regions, accesses):  # each read sees the value before both writes or after both
         late = flow.reach(point) | flow.reach(j)
@@ -374,13 +428,13 @@ def widen_loads(body: Body, i: int) -> Body | None:
                for u in w.uses):
             return None
     pairs = free_pairs(body)
-    fresh_v = free_vgprs(body, [len(accesses), 1, 1, 1, 1])
-    if fresh_v is None or len(pairs) < 3 + len(accesses) or not all(
+    fresh_v = free_vgprs(body, [len(accesses), 1, 1, 1, 1, 1])
+    if fresh_v is None or len(pairs) < 4 + len(accesses) or not all(
             _scc_dead_before(body, k) for k in {first, point, *chain}):
         return None
-    quad, temps = fresh_v[0], fresh_v[1:]
-    fmask, saved, spare = pairs[:3]
-    free_masks = pairs[3:]
+    quad, temps, temp = fresh_v[0], fresh_v[1:-1], fresh_v[-1]
+    fmask, saved, spare, lanes = pairs[:4]
+    free_masks = pairs[4:]
     prologue, masks = [], []
     for r in regions:
         copied = _copy_mask(body, flow, first, r.mask, r.saves[0], free_masks, temps)
@@ -388,7 +442,10 @@ def widen_loads(body: Body, i: int) -> Body | None:
             return None
         prologue += copied[0]
         masks.append(copied[1])
-    prologue += [f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:])]
+    size = instr_info(wide, body.processor).access_bytes
+    prologue += [*(_lane_check(instrs[accesses[0]], size, temp, lanes) if check else []),
+                 f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
+                 *([f"s_and_b64 {fmask}, {fmask}, {lanes}"] if check else [])]
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(targets)})
     load = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
     before: dict[int, list[str]] = {first: prologue}
@@ -398,7 +455,9 @@ def widen_loads(body: Body, i: int) -> Body | None:
         before.setdefault(r.saves[0], []).append(f"s_andn2_b64 {spare}, {r.mask.text}, {fmask}")
         replace[r.saves[0]] = f"s_and_saveexec_b64 {r.saved.text}, {spare}"
     new = _splice(moved, before, replace, {})
-    return _described(new, body, accesses, load) if new.no_worse(body) else None
+    if not new.no_worse(body) or not _dead_at_loop_entries(new, pairs[:4 + len(regions)]):
+        return None
+    return _described(new, body, accesses, load)
 
 
 def widen_stores(body: Body, i: int) -> Body | None:
@@ -406,7 +465,7 @@ def widen_stores(body: Body, i: int) -> Body | None:
     found = _checked(body, i, want_store=True)
     if found is None:
         return None
-    webs, flow, accesses, wide, regions, ordered, first = found
+    webs, flow, accesses, wide, regions, ordered, first, check = found
     instrs = body.instructions
     data = instrs[accesses[0]].operands[1]
     if data.kind != "vgpr" or data.count != 1:
@@ -418,21 +477,26 @@ def widen_stores(body: Body, i: int) -> Body | None:
     for r in regions:  # every mask as it is at its region's entries, already at `first`
         if any(body.infos[k].defs & operand_regs(r.mask) for x in r.saves for k in flow.between(first, x) | {first}):
             return None
+    if check and not _address_kept(body, flow, first, accesses, accesses):
+        return None
     end = accesses[regions.index(ordered[-1])]
     if not all(_scc_dead_before(body, k) for k in (first, *accesses)) or not _scc_dead_before(body, end + 1):
         return None
     pairs = free_pairs(body)
-    fresh_v = free_vgprs(body, [len(accesses)])
+    fresh_v = free_vgprs(body, [len(accesses), 1])
     labels = body.index[1]
     skips = [f".Lwiden_store_{accesses[0]}_{k}" for k in range(len(accesses))]
-    if fresh_v is None or not pairs or any(x in labels for x in skips):
+    if fresh_v is None or len(pairs) < 2 or any(x in labels for x in skips):
         return None
-    quad, fmask = fresh_v[0], pairs[0]
+    (quad, temp), (fmask, lanes) = fresh_v, pairs[:2]
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(values)})
     masks = [r.mask.text for r in regions]
+    size = instr_info(wide, body.processor).access_bytes
     store = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
-    before = {first: [f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}"
-                                                                      for m in masks[2:]),
+    before = {first: [*(_lane_check(instrs[accesses[0]], size, temp, lanes) if check else []),
+                      f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}",
+                      *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
+                      *([f"s_and_b64 {fmask}, {fmask}, {lanes}"] if check else []),
                       f"s_and_b64 {fmask}, {fmask}, exec"]}  # within the wave's EXEC, whatever the masks hold
     after: dict[int, list[str]] = {}
     for k, j in enumerate(accesses):  # the narrow store keeps the lanes outside F (skipped when none)
@@ -440,12 +504,15 @@ def widen_stores(body: Body, i: int) -> Body | None:
         after[j] = [f"{skips[k]}:"]
     after[end] += [f"s_mov_b64 exec, {fmask}", store]
     new = _splice(moved, before, {}, after)
-    return _described(new, body, accesses, store) if new.no_worse(body) else None
+    if not new.no_worse(body) or not _dead_at_loop_entries(new, pairs[:2]):
+        return None
+    return _described(new, body, accesses, store)
 
 
 def _described(new: Body, body: Body, accesses: list[int], wide: str) -> Body:
     """`new` with its traffic described for predictions: the wide access touches the lines of the
-    group's first access; the narrow ones, left with the lanes outside F, none (every lane in bounds)."""
+    group's first access; the narrow ones, left with the lanes outside F, none (every lane in bounds
+    and, where checked, aligned)."""
     instrs = new.instructions
     narrow = [n for n, ins in enumerate(instrs) if ins.mnemonic == body.instructions[accesses[0]].mnemonic
               and _key(ins)[1:] == _key(body.instructions[accesses[0]])[1:]]

@@ -60,8 +60,26 @@ def test_four_masked_loads_become_one_for_the_lanes_in_bounds_of_all_four():
     assert c.index(wide) < c.index("s_waitcnt vmcnt(0)")
 
 
+def test_an_address_not_proved_aligned_is_checked_per_lane():
+    lines = "\n".join(LOADS).replace("v[1:2], 2, s[2:3]", "v[1:2], 1, s[2:3]").split("\n")  # 8-byte aligned only
+    b = body_of(lines, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword")
+    c = code(widen_loads(b, first))
+    # the lanes whose address is 16-byte aligned (v4 & 15 == 0) ...
+    [check] = [x for x in c if x.startswith("v_and_b32_e32") and x.endswith(", 15, v4")]
+    [cmp_] = [x for x in c if x.startswith("v_cmp_eq_u32_e64") and x.endswith(f", 0, {check.split()[1].rstrip(',')}")]
+    lanes = cmp_.split()[1].rstrip(",")
+    # ... are part of F, which the wide load runs under
+    [fmask] = {x.split()[1].rstrip(",") for x in c if x.startswith("s_and_b64") and x.endswith(f", {lanes}")}
+    wide = next(n for n, x in enumerate(c) if x.startswith("global_load_dwordx4"))
+    assert c.index(check) < c.index(cmp_) < wide and c[wide - 1].startswith("s_and_saveexec_b64") and \
+        c[wide - 1].endswith(f", {fmask}")
+    # where alignment is proved, nothing is checked
+    assert not any(x.startswith("v_cmp_eq_u32") for x in code(widen_loads(body_of(LOADS, **POINTER), first)))
+
+
 @pytest.mark.parametrize("change", [
-    ("v_lshl_add_u64 v[4:5], v[1:2], 2, s[2:3]", "v_lshl_add_u64 v[4:5], v[1:2], 1, s[2:3]"),  # 8-byte aligned only
+    ("global_load_dword v10, v[4:5], off", "global_load_dword v10, v[4:5], off offset:16"),  # 4..16: misaligned
     ("s_or_b64 exec, exec, s[8:9]", "global_store_dword v[4:5], v0, off offset:64\n\ts_or_b64 exec, exec, s[8:9]"),
     ("v_or_b32_e32 v3, 2, v1", "v_add_u32_e32 v1, 8, v1\n\tv_or_b32_e32 v3, 2, v1"),       # mask input changes
 ])
@@ -121,3 +139,90 @@ def test_triton_leaky_relu_widened_loads_and_stores_verify_and_touch_fewer_lines
     assert cand2.status == "verified" and cand2.verdict["kind"] == "equivalent", cand2.summary()
     lines = lambda c: (c.profile or ev.baseline.profile.estimate).terms["vmem_path"]
     assert lines(cand2) < lines(cand) < lines(ev.lineage.get(0))
+
+
+def test_cumsum_loop_widened_loads_and_stores_verify_and_touch_fewer_lines():
+    """89_cumsum's loop: four masked loads at v[6:7] offsets -8..4 and four stores at v[8:9], the
+    addresses advanced by 0x1000 per iteration; a row starts wherever rows * cols puts it, so the
+    16-byte alignment is checked per lane."""
+    ev = evaluator("89_cumsum")
+    body = ev.body_of(0)
+    load = next(i for i, x in enumerate(body.instructions) if x.mnemonic == "global_load_dword")
+    new = widen_loads(body, load)
+    assert "global_load_dwordx4 v[18:21], v[6:7], off offset:-8" in code(new)
+    cand = ev.evaluate(0, new.edit(body, "widen_loads", "x"), body_window(ev), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    body1 = ev.body_of(cand.id)
+    store = next(i for i, x in enumerate(body1.instructions) if x.mnemonic == "global_store_dword")
+    new = widen_stores(body1, store)
+    assert any(x.startswith("global_store_dwordx4 v[8:9], v[") and x.endswith("off offset:-8") for x in code(new))
+    cand2 = ev.evaluate(cand.id, new.edit(body1, "widen_stores", "x"), body_window(ev, cand.id), agent="test", step=2)
+    assert cand2.status == "verified" and cand2.verdict["kind"] == "equivalent", cand2.summary()
+    lines = lambda c: (c.profile or ev.baseline.profile.estimate).terms["vmem_path"]
+    assert lines(cand2) < lines(cand) < lines(ev.lineage.get(0))
+
+
+def loop_load(k: int) -> list[str]:
+    """Element e + k of the iteration (e = s7 + 4 x lane) loaded into v1`k` (0 outside the bounds)."""
+    mask = "vcc" if k == 0 else f"s[{10 + 2 * k}:{11 + 2 * k}]"
+    cmp_ = ["v_cmp_gt_i32_e32 vcc, s6, v30"] if k == 0 else [f"v_add_u32_e32 v3, {k}, v30",
+                                                            f"v_cmp_gt_i32_e64 {mask}, s6, v3"]
+    return [*cmp_, f"v_mov_b32_e32 v{10 + k}, 0", f"s_and_saveexec_b64 s[8:9], {mask}", f"s_cbranch_execz .Ll{k}",
+            f"global_load_dword v{10 + k}, v[4:5], off" + (f" offset:{4 * k}" if k else ""),
+            f".Ll{k}:", "s_or_b64 exec, exec, s[8:9]"]
+
+
+STEP = "s_mov_b64 s[20:21], 0x400"  # 64 lanes x 16 bytes per iteration
+LOOP = [*PROLOGUE, STEP, "s_mov_b32 s7, 0", "v_mov_b32_e32 v16, 0", ".Lloop:", "v_add_u32_e32 v30, s7, v1",
+        *(x for k in range(4) for x in loop_load(k)), "s_waitcnt vmcnt(0)",
+        "v_add_f32_e32 v14, v10, v11", "v_add_f32_e32 v15, v12, v13", "v_add_f32_e32 v16, v16, v14",
+        "v_add_f32_e32 v16, v16, v15", "v_lshl_add_u64 v[4:5], v[4:5], 0, s[20:21]", "s_addk_i32 s7, 0x100",
+        "s_cmp_lt_i32 s7, s6", "s_cbranch_scc1 .Lloop", "global_store_dword v[4:5], v16, off", "s_endpgm"]
+
+
+def widened_loop(lines: list[str]):
+    b = body_of(lines, **POINTER)
+    return widen_loads(b, next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword"))
+
+
+def test_masked_loads_in_a_loop_widen_within_the_iteration():
+    new = widened_loop(LOOP)
+    assert new is not None and new.no_worse(body_of(LOOP, **POINTER))
+    c = code(new)
+    [wide] = [x for x in c if x.startswith("global_load_dwordx4")]
+    assert c.index(".Lloop:") < c.index(wide) < c.index("s_waitcnt vmcnt(0)")
+    # F is recomputed in every iteration (the compares of the later masks copied before the first region)
+    [fmask] = {x.split()[1].rstrip(",") for x in c if x.startswith("s_and_b64")}
+    assert c.index(".Lloop:") < min(c.index(x) for x in c if x.startswith("s_and_b64"))
+    assert sum(x.startswith("s_andn2_b64") and x.endswith(fmask) for x in c) == 4
+    assert not any(x.startswith("v_cmp_eq_u32") for x in c)  # base and step 16-byte aligned: proved
+
+
+def test_in_a_loop_an_unknown_step_is_checked_per_lane():
+    lines = [x if x != STEP else "s_load_dwordx2 s[20:21], s[0:1], 0x18" for x in LOOP]  # not a buffer
+    c = code(widened_loop(lines))
+    assert "v_and_b32_e32 v" in " ".join(c) and any(x.startswith("v_cmp_eq_u32_e64") and ", 0, v" in x for x in c)
+
+
+@pytest.mark.parametrize("after, insert", [
+    (".Ll1:", "v_lshl_add_u64 v[4:5], v[4:5], 0, 0"),       # the address written inside the iteration
+    (".Ll1:", "global_store_dword v[4:5], v0, off offset:64"),  # a store between two loads
+    (".Ll2:", "s_barrier"),
+    ("global_load_dword v10, v[4:5], off", None),  # offsets 4..16 of a 16-byte aligned address: misaligned
+])
+def test_in_a_loop_it_refuses_what_it_refuses_outside(after, insert):
+    lines = list(LOOP)
+    if insert is None:
+        lines[lines.index(after)] = after + " offset:16"
+    else:
+        lines.insert(lines.index(after) + 2, insert)  # after the region's restore
+    assert widened_loop(lines) is None
+
+
+def test_accesses_of_different_iterations_are_left_alone():
+    region = loop_load(3)
+    lines = [x for x in LOOP if x not in region]  # the fourth load after the loop
+    at = lines.index("global_store_dword v[4:5], v16, off")
+    lines[at:at] = ["v_add_u32_e32 v30, s7, v1", *region, "s_waitcnt vmcnt(0)", "v_add_f32_e32 v16, v16, v13"]
+    lines[lines.index("v_add_f32_e32 v15, v12, v13")] = "v_add_f32_e32 v15, v12, v12"
+    assert widened_loop(lines) is None
