@@ -89,7 +89,6 @@ SURVIVORS = {
     ("29_Softplus", "swap sources of v_sub_f32_e32 v4, v4, v9 at 0x1fac"),
     ("33_BatchNorm", "swap sources of s_andn2_b64 exec, exec, s[14:15] at 0x1998"),
     ("33_BatchNorm", "swap sources of v_cmp_ge_i32_e32 vcc, v0, v10 at 0x19f0"),
-    ("89_cumsum", "delete v_mov_b32_e32 v1, 0 at 0x1718"),
 }
 
 # 19_ReLU's edits with seed 0, as (operator, description): fixed by the (seed, problem) generator
@@ -108,6 +107,9 @@ RELU_SEED0 = [
     ("19_ReLU", 0, 9, {"swap sources of s_andn2_b64 exec, exec, s[8:9] at 0x173c"}),
     ("33_BatchNorm", 1, 9, {"swap sources of v_cmp_ge_i32_e32 vcc, v0, v10 at 0x19f0"}),
     ("94_MSELoss", 0, 10, {"swap sources of v_sub_f32_e32 v5, v5, v13 at 0x1994", "drop s_barrier at 0x1bd8"}),
+    # the deleted `v_mov_b32 v1, 0` at 0x1718 survived while every row length was a multiple of 4; a stale
+    # value then enters a thread's own prefix through rounding (`denormals` set on v_5x1001)
+    ("89_cumsum", 1, 10, set()),
 ])
 def test_seeded_mutants_and_their_verdicts(mutations, problem, seed, count, accepted):
     """A problem's edits come from a generator seeded by (seed, problem), so they and their verdicts are fixed
