@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         if not rows:
             continue
         walls, cpus = [w for w, _, _ in rows], [c for _, c, _ in rows]
-        q = statistics.quantiles(walls, n=10) if len(walls) > 1 else [walls[0]] * 9
+        q = statistics.quantiles(walls, n=10, method="inclusive") if len(walls) > 1 else [walls[0]] * 9
         lines.append(f"{len(rows)} {label}: wall median {statistics.median(walls):.2f} s (p10 {q[0]:.2f}, p90 {q[-1]:.2f}, "
                      f"max {max(walls):.2f}, sum {sum(walls):.1f}); CPU median {statistics.median(cpus):.2f} s "
                      f"(sum {sum(cpus):.1f})")
