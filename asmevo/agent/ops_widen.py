@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..isa.cfg import Loop
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import operand_regs
@@ -167,20 +168,19 @@ def region_of(body: Body, webs: VgprWebs, j: int) -> Region | None:
 
 
 class _Flow:
-    """Instruction-level reachability and dominance of a body, within one iteration of the loop
-    headed at instruction `header` (edges into it removed, paths start there), or of the whole body
-    (`header` None)."""
+    """Instruction-level reachability and dominance of a body, within one iteration of `loop` (the
+    edges into its header removed, paths start there), or of the whole body (`loop` None)."""
 
-    def __init__(self, body: Body, webs: VgprWebs, header: int | None = None):
-        self.body, self.header = body, header
-        self.succ = [[j for j in s if j != header] for s in webs.succ]
+    def __init__(self, body: Body, webs: VgprWebs, loop: Loop | None = None):
+        self.body = body
+        self.header = None if loop is None else body.cfg.blocks[loop.header].start
+        self.scope = None if loop is None else loop.blocks
+        self.succ = [[j for j in s if j != self.header] for s in webs.succ]
         self.preds: list[list[int]] = [[] for _ in body.instructions]
         for i, s in enumerate(self.succ):
             for j in s:
                 self.preds[j].append(i)
         self.dom = body.cfg.dominators()
-        self.scope = None if header is None else next(
-            loop.blocks for loop in body.cfg.loops() if loop.header == body.cfg.block_of[header])
 
     def _reach(self, start: int, edges: list[list[int]]) -> set[int]:
         seen, work = set(), list(edges[start])
@@ -272,11 +272,10 @@ def _lane_check(narrow: Instruction, size: int, temp: int, pair: str) -> list[st
             f"v_cmp_eq_u32_e64 {pair}, {-_offset(narrow) & (size - 1)}, v{temp}"]
 
 
-def _scope(body: Body, j: int) -> int | None:
-    """The first instruction of the innermost loop holding instruction j (None: in no loop)."""
-    cfg = body.cfg
-    loops = [loop for loop in cfg.loops() if cfg.block_of[j] in loop.blocks]
-    return cfg.blocks[min(loops, key=lambda loop: len(loop.blocks)).header].start if loops else None
+def _innermost_loop(body: Body, j: int) -> Loop | None:
+    """The innermost loop holding instruction j (None: in no loop)."""
+    loops = [loop for loop in body.cfg.loops() if body.cfg.block_of[j] in loop.blocks]
+    return min(loops, key=lambda loop: len(loop.blocks)) if loops else None
 
 
 def _dead_at_loop_entries(body: Body, pairs: list[str]) -> bool:
@@ -286,7 +285,8 @@ def _dead_at_loop_entries(body: Body, pairs: list[str]) -> bool:
 
 
 def _checked(body: Body, i: int, want_store: bool):
-    """(webs, flow, accesses, wide mnemonic, regions) when the group at i can widen, else None."""
+    """(webs, flow, accesses, wide mnemonic, regions, regions in execution order, the instruction F
+    is computed before, whether alignment is checked per lane) when the group at i can widen, else None."""
     if want_store != _is_store(body.instructions[i]):
         return None
     found = group(body, i)
@@ -297,7 +297,7 @@ def _checked(body: Body, i: int, want_store: bool):
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    flow = _Flow(body, webs, _scope(body, accesses[0]))
+    flow = _Flow(body, webs, _innermost_loop(body, accesses[0]))
     regions = [region_of(body, webs, j) for j in accesses]
     if None in regions or any(flow.looped(j) for j in accesses) or \
             any(not flow.passes(r.saves, j) or flow.looped(x) for r, j in zip(regions, accesses) for x in r.saves):
