@@ -216,15 +216,15 @@ class Evaluator:
         return CodeObject(cand.data, f"candidate-{cand.id}.co")
 
     def profile(self, cid: int) -> Profile:
-        """The profile of a verified candidate on the timing launch (from the emulator; traced afresh
-        unless the stored estimate kept its trace, which the search's cache-line counts come from)."""
+        """The profile of a verified candidate on the timing launch: its stored estimate's (which keeps
+        the cache lines per execution the search counts), else traced afresh on the emulator."""
         cand = self.lineage.get(cid)
         if not cand.verified:
             raise AsmEvoError(f"candidate #{cid} is not verified; only verified candidates are profiled")
         if cid == 0:
             return self.baseline.profile
         k1 = self._code(cand)
-        if isinstance(cand.profile, Estimate) and cand.profile.traced is not None:
+        if isinstance(cand.profile, Estimate):
             ins = k1.kernel_instructions(self.kernel)
             return Profile(self.kernel, cand.profile, ins, hot_windows(ins, cand.profile))
         return self._profile(k1)

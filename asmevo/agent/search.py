@@ -17,10 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-import numpy as np
-
 from ..errors import AsmEvoError
-from ..isa.cfg import build_cfg
 from ..isa.instruction import Instruction
 from ..isa.table import instr_info
 from ..model import Estimate, ModelError
@@ -61,7 +58,7 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     per_pc = profile.estimate.per_pc
     counts = {id(b): per_pc[a.address].count for a, b in zip(profile.instructions, instrs)}
     cycles = {id(b): per_pc[a.address].cycles for a, b in zip(profile.instructions, instrs)}
-    per_exec = _lines_per_execution(profile)
+    per_exec = profile.estimate.lines_per_execution
     lines = {id(b): per_exec.get(a.address, 0.0) for a, b in zip(profile.instructions, instrs)}
     heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0, 0.0), lines, list(instrs))
     static = _static(body, heat)
@@ -69,21 +66,6 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
         return None
     heat.static = static
     return heat
-
-
-def _lines_per_execution(profile: Profile) -> dict[int, float]:
-    """Address -> mean 128-byte cache lines one execution of that global-memory instruction touched
-    in the traced sample of the timing launch."""
-    run = profile.estimate.traced
-    if run is None:
-        return {}
-    cfg = build_cfg(profile.instructions)
-    block_of = {ins.address: cfg.block_of[n] for n, ins in enumerate(profile.instructions)}
-    executed = np.zeros(len(cfg.blocks))
-    for col, (_, b) in enumerate(run.edges):
-        executed[b] += float(run.counts[:, col].sum())
-    return {pc: lines / executed[block_of[pc]] for pc, (_, lines, _) in run.memory.items()
-            if pc in block_of and executed[block_of[pc]]}
 
 
 def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:

@@ -157,6 +157,7 @@ class Estimate:
     sample: list[int] = field(default_factory=list)
     overhead_cycles: float = 0.0
     load_latency: dict[int, float] = field(default_factory=dict)
+    lines_per_execution: dict[int, float] = field(default_factory=dict)  # pc -> cache lines one execution touched
     traced: TracedLaunch | None = field(default=None, repr=False)  # the trace it was costed from
     unit: str = "model_us"
 
@@ -207,14 +208,15 @@ class Estimate:
                 "compute_floor_us": self.compute_floor_us, "sampled_workgroups": self.sampled_workgroups,
                 "workgroups": self.workgroups, "sampling_error": self.sampling_error, "sample": list(self.sample),
                 "overhead_cycles": self.overhead_cycles, "load_latency": [[pc, v] for pc, v in self.load_latency.items()],
-                "unit": self.unit}
+                "lines_per_execution": [[pc, v] for pc, v in self.lines_per_execution.items()], "unit": self.unit}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Estimate":
         """The Estimate `to_dict` wrote (`traced` None)."""
         return cls(**{**d, "occupancy": Occupancy(**d["occupancy"]),
                       "per_pc": {pc: PcCost(*rest) for pc, *rest in d["per_pc"]},
-                      "load_latency": {pc: v for pc, v in d["load_latency"]}})
+                      "load_latency": {pc: v for pc, v in d["load_latency"]},
+                      "lines_per_execution": {pc: v for pc, v in d["lines_per_execution"]}})
 
 
 def _block_counts(cfg, edges, counts) -> np.ndarray:
@@ -238,14 +240,14 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
 
     requested = np.zeros(len(run.buffer_bytes))
     load_latency: dict[int, float] = {}
+    lines_per_execution: dict[int, float] = {}
     traffic = {"bytes": 0.0, "lines": 0.0}
-    scale_of = {}
     for pc, (nbytes, lines, by_buffer) in run.memory.items():
         b = block_of_pc.get(pc)
         if b is None or not sample_blocks[b]:
             continue
         scale = full_blocks[b] / sample_blocks[b]
-        scale_of[pc] = scale
+        lines_per_execution[pc] = float(lines / sample_blocks[b])
         traffic["bytes"] += nbytes * scale
         traffic["lines"] += lines * scale
         for buf, n in by_buffer.items():
@@ -327,7 +329,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
                     {k: v / max(float(run.weight.sum()), 1.0) for k, v in units.items()}, stalls, per_pc,
                     hbm_bytes, gpu.cycles_to_us(terms["hbm_bandwidth"]), gpu.cycles_to_us(compute_floor),
                     run.sampled_workgroups, run.workgroups, sampling_error(run, wg_ids, wg_cycles, wg_weight),
-                    sorted(run.classes), overhead, load_latency, run)
+                    sorted(run.classes), overhead, load_latency, lines_per_execution, run)
 
 
 def sampling_error(run: TracedLaunch, wg_ids: np.ndarray, wg_cycles: np.ndarray, wg_weight: np.ndarray) -> float:

@@ -7,6 +7,7 @@ import pytest
 
 from asmevo.agent.align import Alignment
 from asmevo.agent.ops_widen import widen_loads, widen_stores
+from asmevo.agent.search import heat_of
 from asmevo.agent.webs import VgprWebs
 from agenttools import body_of, body_window, code, evaluator
 
@@ -139,6 +140,11 @@ def test_triton_leaky_relu_widened_loads_and_stores_verify_and_touch_fewer_lines
     assert cand2.status == "verified" and cand2.verdict["kind"] == "equivalent", cand2.summary()
     lines = lambda c: (c.profile or ev.baseline.profile.estimate).terms["vmem_path"]
     assert lines(cand2) < lines(cand) < lines(ev.lineage.get(0))
+    # The search's next step counts the candidate's cache lines from its stored, traceless estimate.
+    ev._profile = lambda co: pytest.fail("a verified candidate was traced again")
+    heat = heat_of(ev.body_of(cand2.id), ev.profile(cand2.id), cand2.cycles)
+    wide = [id(x) for x in heat.instructions if x.mnemonic.endswith("dwordx4") and x.mnemonic.startswith("global")]
+    assert cand2.profile.traced is None and len(wide) == 2 and all(heat.lines[w] > 0 for w in wide)
 
 
 def test_cumsum_loop_widened_loads_and_stores_verify_and_touch_fewer_lines():

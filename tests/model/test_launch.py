@@ -92,6 +92,27 @@ def test_mfma_bound_kernel_tracks_flops_over_peak():
     assert e.predicted_us >= e.compute_floor_us and e.predicted_us >= e.hbm_floor_us
 
 
+LOAD_LOOP = program("""
+s_mov_b32 s2, 0
+loop:
+global_load_dword v1, v[2:3], off
+s_add_u32 s2, s2, 1
+s_cmp_lt_u32 s2, 10
+s_cbranch_scc1 loop
+s_endpgm
+""")
+
+
+def test_lines_per_execution_divide_a_loads_sampled_lines_by_its_sampled_executions():
+    """Two sampled waves run the loop's load 10 and 3 times over 26 cache lines: 2 per execution,
+    whatever number of grid waves the sample stands for (the search scales it by its own counts)."""
+    load = LOAD_LOOP[1].address
+    run = traced(LOAD_LOOP, [[0] + [1] * 10 + [2], [0] + [1] * 3 + [2]], (304, 1, 1),
+                 memory={load: (13 * 256, 26, {0: 13 * 256})}, buffers=(13 * 256,), weight=50.0)
+    e = estimate(LOAD_LOOP, kernel_with(), run, MI300X)
+    assert e.lines_per_execution == {load: 2.0}
+
+
 def test_a_wave_that_skips_a_load_is_not_charged_its_wait():
     """The merge after an `s_cbranch_execz` skip: each incoming edge is scheduled from its own
     predecessor, so only waves that issued the load wait for it (review finding #25)."""
@@ -196,7 +217,7 @@ def test_estimate_round_trips_through_json_without_its_trace():
 
     problem = load_suite("kernelbench").problem("20_LeakyReLU")
     e = model_spec(CodeObject.from_path(problem.code_object), suite_launches(problem)[0].spec, MI300X)
-    assert e.load_latency and e.per_pc and e.sample  # the fields a search reads, all non-empty here
+    assert e.load_latency and e.per_pc and e.sample and e.lines_per_execution  # the fields a search reads
     text = json.dumps(e.to_dict(), sort_keys=True, allow_nan=False)
     back = Estimate.from_dict(json.loads(text))
     assert back == dataclasses.replace(e, traced=None)
