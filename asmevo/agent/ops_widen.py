@@ -264,12 +264,15 @@ def _alignment(body: Body, webs: VgprWebs, accesses: list[int], size: int) -> bo
     return True
 
 
-def _lane_check(narrow: Instruction, size: int, temp: int, pair: str) -> list[str]:
-    """Instructions setting `pair` to the lanes whose wide access address (the narrow group's first)
-    is a multiple of `size`: the vector address's low dword plus the offset (a scalar base is aligned)."""
+def _lane_check(narrow: Instruction, size: int, temp: list[int], pair: list[str]) -> list[str]:
+    """Instructions setting pair[0] to the lanes whose wide access address (the narrow group's first)
+    is a multiple of `size`: the vector address's low dword plus the offset (a scalar base is aligned);
+    none when no registers were taken for a check (alignment proved)."""
+    if not pair:
+        return []
     vaddr, _ = _address(narrow)
-    return [f"v_and_b32_e32 v{temp}, {size - 1}, v{vaddr.index}",
-            f"v_cmp_eq_u32_e64 {pair}, {-_offset(narrow) & (size - 1)}, v{temp}"]
+    return [f"v_and_b32_e32 v{temp[0]}, {size - 1}, v{vaddr.index}",
+            f"v_cmp_eq_u32_e64 {pair[0]}, {-_offset(narrow) & (size - 1)}, v{temp[0]}"]
 
 
 def _innermost_loop(body: Body, j: int) -> Loop | None:
@@ -428,13 +431,14 @@ def widen_loads(body: Body, i: int) -> Body | None:
                for u in w.uses):
             return None
     pairs = free_pairs(body)
-    fresh_v = free_vgprs(body, [len(accesses), 1, 1, 1, 1, 1])
-    if fresh_v is None or len(pairs) < 4 + len(accesses) or not all(
+    fixed = 4 if check else 3  # F, EXEC saved, a region's new mask[, the per-lane check's lanes]
+    fresh_v = free_vgprs(body, [len(accesses), 1, 1, 1, 1, *([1] if check else [])])
+    if fresh_v is None or len(pairs) < fixed + len(accesses) or not all(
             _scc_dead_before(body, k) for k in {first, point, *chain}):
         return None
-    quad, temps, temp = fresh_v[0], fresh_v[1:-1], fresh_v[-1]
-    fmask, saved, spare, lanes = pairs[:4]
-    free_masks = pairs[4:]
+    quad, temps, temp = fresh_v[0], fresh_v[1:5], fresh_v[5:]
+    fmask, saved, spare, *lanes = pairs[:fixed]
+    free_masks = pairs[fixed:]
     prologue, masks = [], []
     for r in regions:
         copied = _copy_mask(body, flow, first, r.mask, r.saves[0], free_masks, temps)
@@ -443,9 +447,9 @@ def widen_loads(body: Body, i: int) -> Body | None:
         prologue += copied[0]
         masks.append(copied[1])
     size = instr_info(wide, body.processor).access_bytes
-    prologue += [*(_lane_check(instrs[accesses[0]], size, temp, lanes) if check else []),
+    prologue += [*_lane_check(instrs[accesses[0]], size, temp, lanes),
                  f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
-                 *([f"s_and_b64 {fmask}, {fmask}, {lanes}"] if check else [])]
+                 *(f"s_and_b64 {fmask}, {fmask}, {x}" for x in lanes)]
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(targets)})
     load = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
     before: dict[int, list[str]] = {first: prologue}
@@ -455,7 +459,7 @@ def widen_loads(body: Body, i: int) -> Body | None:
         before.setdefault(r.saves[0], []).append(f"s_andn2_b64 {spare}, {r.mask.text}, {fmask}")
         replace[r.saves[0]] = f"s_and_saveexec_b64 {r.saved.text}, {spare}"
     new = _splice(moved, before, replace, {})
-    if not new.no_worse(body) or not _dead_at_loop_entries(new, pairs[:4 + len(regions)]):
+    if not new.no_worse(body) or not _dead_at_loop_entries(new, pairs[:fixed + len(regions)]):
         return None
     return _described(new, body, accesses, load)
 
@@ -483,20 +487,21 @@ def widen_stores(body: Body, i: int) -> Body | None:
     if not all(_scc_dead_before(body, k) for k in (first, *accesses)) or not _scc_dead_before(body, end + 1):
         return None
     pairs = free_pairs(body)
-    fresh_v = free_vgprs(body, [len(accesses), 1])
+    fixed = 2 if check else 1  # F[, the per-lane check's lanes]
+    fresh_v = free_vgprs(body, [len(accesses), *([1] if check else [])])
     labels = body.index[1]
     skips = [f".Lwiden_store_{accesses[0]}_{k}" for k in range(len(accesses))]
-    if fresh_v is None or len(pairs) < 2 or any(x in labels for x in skips):
+    if fresh_v is None or len(pairs) < fixed or any(x in labels for x in skips):
         return None
-    (quad, temp), (fmask, lanes) = fresh_v, pairs[:2]
+    (quad, *temp), (fmask, *lanes) = fresh_v, pairs[:fixed]
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(values)})
     masks = [r.mask.text for r in regions]
     size = instr_info(wide, body.processor).access_bytes
     store = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
-    before = {first: [*(_lane_check(instrs[accesses[0]], size, temp, lanes) if check else []),
+    before = {first: [*_lane_check(instrs[accesses[0]], size, temp, lanes),
                       f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}",
                       *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
-                      *([f"s_and_b64 {fmask}, {fmask}, {lanes}"] if check else []),
+                      *(f"s_and_b64 {fmask}, {fmask}, {x}" for x in lanes),
                       f"s_and_b64 {fmask}, {fmask}, exec"]}  # within the wave's EXEC, whatever the masks hold
     after: dict[int, list[str]] = {}
     for k, j in enumerate(accesses):  # the narrow store keeps the lanes outside F (skipped when none)
@@ -504,7 +509,7 @@ def widen_stores(body: Body, i: int) -> Body | None:
         after[j] = [f"{skips[k]}:"]
     after[end] += [f"s_mov_b64 exec, {fmask}", store]
     new = _splice(moved, before, {}, after)
-    if not new.no_worse(body) or not _dead_at_loop_entries(new, pairs[:2]):
+    if not new.no_worse(body) or not _dead_at_loop_entries(new, pairs[:fixed]):
         return None
     return _described(new, body, accesses, store)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from asmevo.agent.align import Alignment
+from asmevo.agent.body import Body
+from asmevo.agent.ops_rename import free_pairs
 from asmevo.agent.ops_widen import widen_loads, widen_stores
 from asmevo.agent.search import heat_of
 from asmevo.agent.webs import VgprWebs
@@ -145,6 +147,18 @@ def test_triton_leaky_relu_widened_loads_and_stores_verify_and_touch_fewer_lines
     heat = heat_of(ev.body_of(cand2.id), ev.profile(cand2.id), cand2.cycles)
     wide = [id(x) for x in heat.instructions if x.mnemonic.endswith("dwordx4") and x.mnemonic.startswith("global")]
     assert cand2.profile.traced is None and len(wide) == 2 and all(heat.lines[w] > 0 for w in wide)
+
+
+@pytest.mark.parametrize("widen, lines, pairs", [(widen_loads, LOADS, 3 + 4), (widen_stores, STORES, 1)])
+def test_a_proved_alignment_takes_no_registers_for_a_per_lane_check(widen, lines, pairs):
+    """With exactly the SGPR pairs a widening needs left free (loads: F, EXEC saved, a region's mask and
+    a copy of each mask; stores: F) it goes ahead; with one fewer it refuses."""
+    def tight(left: int) -> tuple[Body, int]:
+        free = free_pairs(body_of(lines, **POINTER))
+        b = body_of([f"s_mov_b64 {p}, 0" for p in free[left:]] + lines, **POINTER)
+        return b, next(i for i, x in enumerate(b.instructions) if x.mnemonic.startswith("global_"))
+    assert widen(*tight(pairs)) is not None
+    assert widen(*tight(pairs - 1)) is None
 
 
 def test_cumsum_loop_widened_loads_and_stores_verify_and_touch_fewer_lines():
