@@ -25,7 +25,7 @@ Legal when:
   a load of the block still pending on those counters writes, and no `s_barrier` (the LDS reads it
   completes stay before the other waves may overwrite that LDS);
 * every MFMA of the tail can co-execute with VALU work (not FP32/FP64 inputs: the AMD Matrix Instruction
-  Calculator's `coexec` is false for them, and the cycle model does not charge that, review finding 11).
+  Calculator's `coexec` is false for them; the cycle model holds the VALU under them, review finding 11).
 
 No register is renamed: an MFMA lands before the first instruction that overwrites one of its operands
 (such a write may follow the MFMA at once; only an SrcC overwrite needs wait states, LLVM

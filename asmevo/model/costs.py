@@ -42,6 +42,11 @@ DEFAULT_LATENCIES = Latencies()
 TAKEN_BRANCH_SLOTS = 8
 BARRIER_SLOTS = 8       # a workgroup barrier's release, as a taken branch (assumption: waves arrive together)
 LDS_BYTES_PER_CYCLE = 128  # per CU: 32 banks x 4 B (ROCm Compute Profiler "Pipeline descriptions")
+# An MFMA with FP32 or FP64 inputs (SGEMM, DGEMM: not the XDL pipeline) cannot co-execute with VALU work (AMD
+# Matrix Instruction Calculator, CDNA3 table: `coexec` false for exactly these); its SIMD issues no VALU
+# instruction until its passes + 2 slots after its issue (LLVM PR #233721, getVALUIssueCycle: rules fitted to
+# ATT thread traces on MI308X and MI350X).
+VALU_HOLD_SLOTS = 2
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,8 @@ class Cost:
     nop, barrier, sleep). `issue`: cycles the wave is busy issuing it. `latency`: cycles from issue
     until its register results can be read (memory: until its counter retires it, the memory
     model's). `unit`: cycles it holds the SIMD unit of its class. `counters`: waitcnt counters it
-    increments. `bytes`: bytes per lane (vector memory, LDS) it moves."""
+    increments. `bytes`: bytes per lane (vector memory, LDS) it moves. `holds_valu`: cycles from its
+    issue during which its SIMD issues no VALU instruction (an FP32/FP64 MFMA's, `VALU_HOLD_SLOTS`)."""
 
     cls: str
     issue: float
@@ -60,6 +66,7 @@ class Cost:
     unit: float
     counters: tuple[str, ...] = ()
     bytes: int = 0
+    holds_valu: float = 0.0
 
 
 def _memory_cost(info: InstrInfo, ins: Instruction, lat: Latencies) -> Cost:
@@ -84,8 +91,10 @@ def cost(ins: Instruction, lat: Latencies = DEFAULT_LATENCIES, processor: str = 
         # the table's passes are an f8f6f4 MFMA's with an 8-bit operand; with fp4/fp6 A and B it takes
         # half (LLVM SISchedule.td PredIsF8_MFMA_SCALE; MI355X data sheet: 10 PFLOPS dense MXFP4/MXFP6
         # against 5 PFLOPS dense FP8)
-        fewer = info.mfma.passes - instruction_passes(ins, processor)
-        return Cost("mfma", SLOT, SLOT * (info.latency - fewer), SLOT * (info.throughput - fewer))
+        passes = instruction_passes(ins, processor)
+        fewer = info.mfma.passes - passes
+        hold = 0.0 if info.mfma.xdl else SLOT * (passes + VALU_HOLD_SLOTS)
+        return Cost("mfma", SLOT, SLOT * (info.latency - fewer), SLOT * (info.throughput - fewer), holds_valu=hold)
     if info.counters and info.family in ("flat", "mubuf", "ds", "smem"):
         return _memory_cost(info, ins, lat)
     if base == "s_waitcnt":

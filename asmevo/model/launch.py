@@ -298,6 +298,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
             unit = _UNIT_OF.get(c.cls)
             if unit:
                 units[unit] += n * c.unit
+            units["valu"] += n * c.holds_valu  # the SIMD's VALU idles under an FP32/FP64 MFMA
             lds_volume += n * lds_bytes(c, wave_size)
     for ins in instructions:
         per_pc.setdefault(ins.address, PcCost(0.0, cost(ins, latencies, processor).cls, 0.0, 0.0, ""))

@@ -41,18 +41,21 @@ class WaveState:
     in-order LDS retire in order: a later one never retires before an earlier one); `ready`: when
     each register's value can be read; `chain`: when an MFMA's accumulator result can feed the next
     MFMA as SrcC (back to back, CDNA3 hazard table / rocRoller XDLWrite94x: no wait states);
-    `xdl_free`: when the matrix core is free."""
+    `xdl_free`: when the matrix core is free; `valu_free`: when a VALU instruction may issue after an
+    FP32/FP64 MFMA (`Cost.holds_valu`)."""
 
     pending: dict[str, list[tuple[float, str]]] = field(default_factory=lambda: {"vmcnt": [], "lgkmcnt": []})
     ready: dict[Reg, float] = field(default_factory=dict)
     chain: dict[Reg, float] = field(default_factory=dict)
     xdl_free: float = 0.0
+    valu_free: float = 0.0
 
     def shifted(self, dt: float) -> "WaveState":
         """The same state seen `dt` cycles later (finished work dropped)."""
         return WaveState({k: [(t - dt, c) for t, c in v if t > dt] for k, v in self.pending.items()},
                          {r: t - dt for r, t in self.ready.items() if t > dt},
-                         {r: t - dt for r, t in self.chain.items() if t > dt}, max(0.0, self.xdl_free - dt))
+                         {r: t - dt for r, t in self.chain.items() if t > dt}, max(0.0, self.xdl_free - dt),
+                         max(0.0, self.valu_free - dt))
 
     def drain(self) -> float:
         """Cycles until every counted operation has retired (stores included)."""
@@ -106,6 +109,8 @@ def schedule_block(instructions: list[Instruction], entry: WaveState | None, cos
             ready, cause = _wait(st, ins, ready, cause)
         if chained and st.xdl_free > ready:
             ready, cause = st.xdl_free, "matrix core busy"
+        if c.cls in ("valu", "trans") and st.valu_free > ready:
+            ready, cause = st.valu_free, "no VALU co-execution"
         at = max(t, ready)
         stall = at - start
         for counter in c.counters:
@@ -116,6 +121,7 @@ def schedule_block(instructions: list[Instruction], entry: WaveState | None, cos
             queue.append((done, c.cls))
         if chained:
             st.xdl_free = at + c.unit
+            st.valu_free = max(st.valu_free, at + c.holds_valu)
             for r in info.defs:
                 st.chain[r] = at + c.unit
         if not c.counters:  # counted results are the waitcnt's business

@@ -156,6 +156,38 @@ def test_dependent_mfma_chain_issues_back_to_back():
     assert schedule_block(read, None, cost).slots[1].stall == 4 * (8 + 4) - 4  # a VALU read waits the result
 
 
+@pytest.mark.parametrize("mfma, passes, held", [
+    ("v_mfma_f32_32x32x2_f32 v[0:15], v32, v33, v[0:15]", 16, True),        # SGEMM: coexec false
+    ("v_mfma_f64_16x16x4_f64 v[0:7], v[32:33], v[34:35], v[0:7]", 8, True),  # DGEMM: coexec false
+    ("v_mfma_f32_32x32x4_xf32 v[0:15], v[32:33], v[34:35], v[0:15]", 8, False),
+    ("v_mfma_f32_32x32x8_f16 v[0:15], v[32:33], v[34:35], v[0:15]", 8, False),
+])
+def test_an_fp32_or_fp64_mfma_holds_independent_valu_work_for_its_passes_plus_two_slots(mfma, passes, held):
+    """AMD Matrix Instruction Calculator (CDNA3: `coexec` false only for FP32/FP64 inputs) and LLVM PR
+    #233721 (SGEMM and DGEMM hold every VALU until NumPasses + 2 slots): an independent VALU instruction
+    waits; scalar work does not; an XDL MFMA lets it issue in the next slot."""
+    slots = schedule_block(program(f"{mfma}\nv_add_f32_e32 v40, v41, v42\ns_add_u32 s2, s2, 1"), None, cost).slots
+    assert slots[1].stall == (4 * (passes + 2) - 4 if held else 0)
+    assert slots[2].stall == 0
+    assert (slots[1].cause == "no VALU co-execution") == held
+
+
+def test_the_valu_issue_term_counts_the_cycles_fp32_mfmas_hold_it():
+    """A loop of one 16-pass SGEMM and 8 independent VALU instructions: the SIMD issues 18 slots of held
+    VALU and 8 of VALU work per iteration (they cannot overlap); the f16 MFMA of the same passes (16-pass
+    32x32x4_2b) lets the VALU work overlap, so MFMA's 16 slots bind."""
+    def issue_cycles(mfma: str) -> float:
+        loop = program("s_mov_b32 s2, 0\nloop:\n" + mfma + "\n" +
+                       "".join(f"v_add_f32_e32 v{40 + k}, v{60 + k}, v{60 + k}\n" for k in range(8)) +
+                       "s_add_u32 s2, s2, 1\ns_cmp_lt_u32 s2, 100\ns_cbranch_scc1 loop\ns_endpgm")
+        run = traced(loop, [[0] + [1] * 100 + [2]], (304 * 8, 1, 1), weight=304 * 8 * 4)
+        e = estimate(loop, kernel_with(vgprs=128), run, MI300X)
+        return e.terms["simd_issue"] * MI300X.cus * MI300X.simds_per_cu / (304 * 8 * 4 * 100)
+    assert issue_cycles("v_mfma_f32_32x32x2_f32 v[0:15], v32, v33, v[0:15]") == pytest.approx(4 * (18 + 8), rel=1e-3)
+    assert issue_cycles("v_mfma_f32_32x32x4_2b_f16 v[0:31], v[32:33], v[34:35], v[0:31]") == \
+        pytest.approx(4 * 16, rel=1e-3)
+
+
 def test_instruction_level_constants():
     assert cost(parse_instruction("s_nop 7")).issue == 4 * 8      # N+1 wait states of one slot each
     assert cost(parse_instruction("s_nop 0")).issue == 4
