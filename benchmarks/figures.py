@@ -15,6 +15,7 @@ e-notation (`6.7e7`), or a size in MiB or kB. Numbers in code spans and fenced c
 """
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -198,8 +199,14 @@ def default_files() -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    problems = check_files([Path(a).resolve() for a in args] or default_files())
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", type=Path, help="Markdown files (default: README.md and docs/*.md)")
+    files = [f.resolve() for f in ap.parse_args(argv).files]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        print(f"figures.py: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    problems = check_files(files or default_files())
     for p in problems:
         print(p)
     return 1 if problems else 0
