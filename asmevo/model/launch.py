@@ -39,6 +39,15 @@ _UNIT_OF = {"valu": "valu", "trans": "valu", "mfma": "mfma", "salu": "salu", "sm
             "vmem_load": "vmem", "vmem_store": "vmem", "lds": "lds"}
 
 
+def _add_units(units: dict[str, float], c: Cost, n: float) -> None:
+    """Add `n` executions of an instruction costing `c` to the SIMD unit cycles of the classes `units`
+    counts (an FP32/FP64 MFMA also holds the VALU: `Cost.holds_valu`)."""
+    unit = _UNIT_OF.get(c.cls)
+    if unit in units:
+        units[unit] += n * c.unit
+    units["valu"] += n * c.holds_valu
+
+
 class ModelError(AsmEvoError):
     """The timing model cannot cost this launch."""
 
@@ -295,10 +304,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
             if slot.stall:
                 pc.cause = pc.cause or slot.cause
                 stalls[slot.cause] = stalls.get(slot.cause, 0.0) + n * slot.stall
-            unit = _UNIT_OF.get(c.cls)
-            if unit:
-                units[unit] += n * c.unit
-            units["valu"] += n * c.holds_valu  # the SIMD's VALU idles under an FP32/FP64 MFMA
+            _add_units(units, c, n)
             lds_volume += n * lds_bytes(c, wave_size)
     for ins in instructions:
         per_pc.setdefault(ins.address, PcCost(0.0, cost(ins, latencies, processor).cls, 0.0, 0.0, ""))
@@ -400,8 +406,6 @@ def static_cost(instructions: list[Instruction], pc_counts: dict[int, float], la
     for b, n in zip(cfg.blocks, counts):
         for ins in instructions[b.start:b.end]:
             c = cost_of(ins)
-            unit = _UNIT_OF.get(c.cls)
-            if unit in units:
-                units[unit] += n * c.unit
+            _add_units(units, c, n)
             lds += n * lds_bytes(c, wave_size)
     return total, units, lds

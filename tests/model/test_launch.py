@@ -9,7 +9,7 @@ from asmevo.codeobj import CodeObject
 from asmevo.isa.cfg import build_cfg
 from asmevo.isa.instruction import parse_instruction
 from asmevo.model import DEFAULT_LATENCIES, ModelError, estimate, occupancy
-from asmevo.model.launch import resident
+from asmevo.model.launch import resident, static_cost
 from asmevo.model.costs import cost
 from asmevo.model.schedule import schedule_block
 from asmevo.target import gpu
@@ -182,6 +182,8 @@ def test_the_valu_issue_term_counts_the_cycles_fp32_mfmas_hold_it():
                        "s_add_u32 s2, s2, 1\ns_cmp_lt_u32 s2, 100\ns_cbranch_scc1 loop\ns_endpgm")
         run = traced(loop, [[0] + [1] * 100 + [2]], (304 * 8, 1, 1), weight=304 * 8 * 4)
         e = estimate(loop, kernel_with(vgprs=128), run, MI300X)
+        _, units, _ = static_cost(loop, {pc: c.count for pc, c in e.per_pc.items()})  # what the search predicts from
+        assert units["valu"] == pytest.approx(e.unit_cycles["valu"] * 304 * 8 * 4)
         return e.terms["simd_issue"] * MI300X.cus * MI300X.simds_per_cu / (304 * 8 * 4 * 100)
     assert issue_cycles("v_mfma_f32_32x32x2_f32 v[0:15], v32, v33, v[0:15]") == pytest.approx(4 * (18 + 8), rel=1e-3)
     assert issue_cycles("v_mfma_f32_32x32x4_2b_f16 v[0:31], v[32:33], v[34:35], v[0:31]") == \
