@@ -8,14 +8,15 @@ the checks enforce and the model charges:
 - hazards: `isa.hazards.FIXED_WAITS` (the CDNA3 ISA guide's manually inserted wait states and LLVM's
   GCNHazardRecognizer, gfx940 and gfx950) and `isa.hazards.mfma_result_wait` for the processor;
 - MFMA register layouts of the MFMAs the kernel issues: `emu.mfma` (README_mfma.md derives and checks
-  them), with the shapes and passes of the processor's instruction table.
+  them), with the shapes and passes of the processor's instruction table, and the VALU an FP32/FP64 MFMA
+  holds (`model.costs.VALU_HOLD_SLOTS`).
 """
 from __future__ import annotations
 
 from ..isa.hazards import FIXED_WAITS, mfma_result_wait
 from ..isa.instruction import Instruction
 from ..isa.table import instr_info
-from ..model.costs import DEFAULT_LATENCIES, SLOT
+from ..model.costs import DEFAULT_LATENCIES, SLOT, VALU_HOLD_SLOTS
 from ..target import gpus_of, processor
 
 
@@ -59,6 +60,9 @@ def _mfma_line(mnemonic: str, name: str = "gfx942") -> str:
     head = (f"- {mnemonic}: D[{f.m}x{f.n}] = A[{f.m}x{f.k}] B[{f.k}x{f.n}] + C per block, {f.blocks} block(s), "
             f"{f.passes} passes; its result may be read {mfma_result_wait(mnemonic, processor=name)} wait states "
             f"after issue ({mfma_result_wait(mnemonic, memory=True, processor=name)} by a memory instruction).")
+    if not f.xdl:
+        head += (f" FP32/FP64 inputs: no VALU co-executes, none issues until {f.passes + VALU_HOLD_SLOTS} slots after "
+                 f"it (the cost model charges this).")
     if f.sparse:
         return head
     if f.in_type == "f8f6f4":  # the operand formats, and so the registers per lane, are cbsz / blgp's

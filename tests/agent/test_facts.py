@@ -34,6 +34,16 @@ def test_mfma_layout_formulas_match_the_emulator(mnemonic):
     assert f"may be read {mfma_result_wait(mnemonic)} wait states" in line
 
 
+@pytest.mark.parametrize("mnemonic, slots", [("v_mfma_f32_32x32x2_f32", 18), ("v_mfma_f64_16x16x4_f64", 10),
+                                             ("v_mfma_f32_32x32x8_f16", None), ("v_mfma_f32_16x16x8_xf32", None)])
+def test_fp32_and_fp64_mfma_lines_state_the_valu_they_hold(mnemonic, slots):
+    """The prompt states what the cost model charges: an SGEMM/DGEMM holds the VALU for its passes + 2 slots
+    (LLVM PR #233721); XDL MFMAs co-execute."""
+    line = _mfma_line(mnemonic)
+    assert (f"none issues until {slots} slots after it" in line) == (slots is not None)
+    assert ("co-executes" in line) == (slots is not None)
+
+
 def test_facts_list_every_fixed_hazard_and_only_the_kernels_mfmas():
     from agenttools import evaluator
     text = cdna3_facts(evaluator("19_ReLU").body_of(0).instructions)
