@@ -36,6 +36,7 @@ _STALL_REASON = {"waitcnt vmem_load": "memory-latency bound (vmcnt waits)",
                  "waitcnt vmem_store": "memory-latency bound (vmcnt waits)",
                  "waitcnt smem": "scalar-load latency (lgkmcnt waits)", "waitcnt lds": "LDS latency (lgkmcnt waits)",
                  "dependency": "dependency stalls", "matrix core busy": "MFMA bound",
+                 "no VALU co-execution": "MFMA bound (FP32/FP64 MFMAs hold the VALU)",
                  "taken branch": "scalar and control overhead"}
 
 
