@@ -45,7 +45,7 @@ LDS_BYTES_PER_CYCLE = 128  # per CU: 32 banks x 4 B (ROCm Compute Profiler "Pipe
 # An MFMA with FP32 or FP64 inputs (SGEMM, DGEMM: not the XDL pipeline) cannot co-execute with VALU work (AMD
 # Matrix Instruction Calculator, CDNA3 table: `coexec` false for exactly these); its SIMD issues no VALU
 # instruction until its passes + 2 slots after its issue (LLVM PR #233721, getVALUIssueCycle: rules fitted to
-# ATT thread traces on MI308X and MI350X).
+# ATT thread traces on MI308X and MI350X), so its SIMD's VALU issue and its passes never overlap.
 VALU_HOLD_SLOTS = 2
 
 

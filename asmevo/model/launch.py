@@ -41,11 +41,13 @@ _UNIT_OF = {"valu": "valu", "trans": "valu", "mfma": "mfma", "salu": "salu", "sm
 
 def _add_units(units: dict[str, float], c: Cost, n: float) -> None:
     """Add `n` executions of an instruction costing `c` to the SIMD unit cycles of the classes `units`
-    counts (an FP32/FP64 MFMA also holds the VALU: `Cost.holds_valu`)."""
+    counts. An FP32/FP64 MFMA (`Cost.holds_valu`) counts as VALU too: no VALU instruction issues while it
+    runs (the 2 slots its hold outlasts it are the wave schedule's, where a VALU instruction follows)."""
     unit = _UNIT_OF.get(c.cls)
     if unit in units:
         units[unit] += n * c.unit
-    units["valu"] += n * c.holds_valu
+    if c.holds_valu:
+        units["valu"] += n * c.unit
 
 
 class ModelError(AsmEvoError):
