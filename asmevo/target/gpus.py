@@ -103,8 +103,10 @@ SOURCES = {
               "160 KiB LDS per CU (CDNA4 ISA guide; LLVM's gfx950 LDS limit 163840 bytes, test "
               "lds-limit-diagnostics-gfx950.ll). Sustained clock 1.37 GHz (0.57 of peak), achievable HBM 5.28 TB/s "
               "(0.66 of peak) and launch cost 6 us: fitted on 37 fit rows of the MI355X amd-aiter tables (an even sample "
-              "of 40; benchmarks/calibration/fit_model-mi355x-sample40.txt; lowest median error, then lowest p90; the "
-              "clock at the grid's lowest point, the launch cost at its highest, within AMD's 3.5-7 us). Wave "
+              "of 40 at d2d739a; lowest median error, then lowest p90; the clock at the grid's lowest point, the launch "
+              "cost at its highest, within AMD's 3.5-7 us; re-run at the current code, "
+              "benchmarks/calibration/fit_model-mi355x-sample40.txt, the rule puts 4.38 TB/s 0.2 points of median "
+              "ahead with a worse p90, not adopted until the held-out records are re-made with it). Wave "
               "slots, register files and allocation granules are CDNA3's: the CDNA4 ISA guide describes the same "
               "512-entry unified VGPR/AGPR file and SGPR file (an assumption for the slot and workgroup limits).",
     "waves": "8 wave slots per SIMD, 512 VGPRs per lane (unified arch+acc file, granule 8), 800 SGPRs per SIMD "
