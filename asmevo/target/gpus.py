@@ -63,7 +63,7 @@ SUSTAINED_CLOCK_HZ = 1.4e9  # fitted on the fit split of MI308X's amd-aiter rows
 # fractions of its data-sheet peaks from benchmarks/calibration/fit_model.py's grid.
 MI355X_PEAK_CLOCK_HZ, MI355X_HBM_PEAK = 2.4e9, 8.0e12
 MI355X_CLOCK_HZ = 1.2 / 2.1 * MI355X_PEAK_CLOCK_HZ
-MI355X_HBM = 3.5 / 5.3 * MI355X_HBM_PEAK
+MI355X_HBM = 2.9 / 5.3 * MI355X_HBM_PEAK
 GPUS: dict[str, GPU] = {g.name: g for g in (
     GPU("mi300x", _GFX942, cus=304, xcds=8, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=5.3e12,
         hbm_bytes_per_s=4.2e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
@@ -101,12 +101,10 @@ SOURCES = {
               "stacks at 8 TB/s peak (AMD MI355X data sheet figure, aiwiki 'AMD Instinct MI355X'); 4 MB L2 per XCD "
               "and 256 MB Infinity Cache (TechPowerUp 'AMD Instinct MI350X Series AI GPU Silicon Detailed', 2025); "
               "160 KiB LDS per CU (CDNA4 ISA guide; LLVM's gfx950 LDS limit 163840 bytes, test "
-              "lds-limit-diagnostics-gfx950.ll). Sustained clock 1.37 GHz (0.57 of peak), achievable HBM 5.28 TB/s "
-              "(0.66 of peak) and launch cost 6 us: fitted on 37 fit rows of the MI355X amd-aiter tables (an even sample "
-              "of 40 at d2d739a; lowest median error, then lowest p90; the clock at the grid's lowest point, the launch "
-              "cost at its highest, within AMD's 3.5-7 us; re-run at the current code, "
-              "benchmarks/calibration/fit_model-mi355x-sample40.txt, the rule puts 4.38 TB/s 0.2 points of median "
-              "ahead with a worse p90, not adopted until the held-out records are re-made with it). Wave "
+              "lds-limit-diagnostics-gfx950.ll). Sustained clock 1.37 GHz (0.57 of peak), achievable HBM 4.38 TB/s "
+              "(0.55 of peak) and launch cost 6 us: fitted on 37 fit rows of the MI355X amd-aiter tables (an even sample "
+              "of 40; benchmarks/calibration/fit_model-mi355x-sample40.txt; lowest median error, then lowest p90; the "
+              "clock at the grid's lowest point, the launch cost at its highest, within AMD's 3.5-7 us). Wave "
               "slots, register files and allocation granules are CDNA3's: the CDNA4 ISA guide describes the same "
               "512-entry unified VGPR/AGPR file and SGPR file (an assumption for the slot and workgroup limits).",
     "waves": "8 wave slots per SIMD, 512 VGPRs per lane (unified arch+acc file, granule 8), 800 SGPRs per SIMD "
