@@ -38,8 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 HEADER_KEYS = ("commit", "command", "machine", "date")
 
 
-# Changes that cannot alter what a benchmark measures: tests, prose, and the records themselves.
-NOT_CODE = (":(exclude)tests", ":(exclude)docs", ":(exclude)*.md", ":(exclude)benchmarks/*.txt")
+# Changes that cannot alter what a benchmark measures: tests, prose, and the records themselves (the text records
+# and the calibration runs' `--json` outputs).
+NOT_CODE = (":(exclude)tests", ":(exclude)docs", ":(exclude)*.md", ":(exclude)benchmarks/*.txt",
+            ":(exclude)benchmarks/calibration/*.json")
 
 
 def commit() -> str:
