@@ -102,7 +102,7 @@ SOURCES = {
               "and 256 MB Infinity Cache (TechPowerUp 'AMD Instinct MI350X Series AI GPU Silicon Detailed', 2025); "
               "160 KiB LDS per CU (CDNA4 ISA guide; LLVM's gfx950 LDS limit 163840 bytes, test "
               "lds-limit-diagnostics-gfx950.ll). Sustained clock 1.37 GHz (0.57 of peak), achievable HBM 4.38 TB/s "
-              "(0.55 of peak) and launch cost 6 us: fitted on 37 fit rows of the MI355X amd-aiter tables (an even sample "
+              "(0.55 of peak) and launch cost 6 us: fitted on 40 fit rows of the MI355X amd-aiter tables (an even sample "
               "of 40; benchmarks/calibration/fit_model-mi355x-sample40.txt; lowest median error, then lowest p90; the "
               "clock at the grid's lowest point, the launch cost at its highest, within AMD's 3.5-7 us). Wave "
               "slots, register files and allocation granules are CDNA3's: the CDNA4 ISA guide describes the same "
