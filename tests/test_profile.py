@@ -62,12 +62,14 @@ def test_missing_recovery_map(tmp_path):
 def test_an_fp32_mfma_loop_is_profiled_with_its_valu_hold_as_a_reason():
     """86_Matmul_Divide_GELU's K loop issues FP32 MFMAs: the VALU work behind them stalls on the hold (a stall
     cause of its own), and the loop's breakdown names it."""
+    import math
+
     from asmevo.launches import suite_launches
     from asmevo.profile import profile_launch
     from asmevo.suites import load_suite
 
     problem = load_suite("kernelbench").problem("86_Matmul_Divide_GELU")
-    launch = min(suite_launches(problem), key=lambda vl: vl.spec.grid[0] * vl.spec.grid[1] * vl.spec.grid[2])
+    launch = min(suite_launches(problem), key=lambda vl: math.prod(vl.spec.grid))  # the smallest
     windows = profile_launch(CodeObject.from_path(problem.code_object), launch.spec, gpu_name="mi308x").windows
     assert windows[0].kind == "loop"
     assert windows[0].breakdown.get("MFMA bound (FP32/FP64 MFMAs hold the VALU)", 0) > 0

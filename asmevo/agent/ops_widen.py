@@ -436,8 +436,8 @@ def widen_loads(body: Body, i: int) -> Body | None:
     if fresh_v is None or len(pairs) < fixed + len(accesses) or not all(
             _scc_dead_before(body, k) for k in {first, point, *chain}):
         return None
-    quad, temps, temp = fresh_v[0], fresh_v[1:5], fresh_v[5:]
-    fmask, saved, spare, *lanes = pairs[:fixed]
+    quad, temps, check_v = fresh_v[0], fresh_v[1:5], fresh_v[5:]  # check_v, check_pair: empty when proved
+    fmask, saved, spare, *check_pair = pairs[:fixed]
     free_masks = pairs[fixed:]
     prologue, masks = [], []
     for r in regions:
@@ -447,9 +447,9 @@ def widen_loads(body: Body, i: int) -> Body | None:
         prologue += copied[0]
         masks.append(copied[1])
     size = instr_info(wide, body.processor).access_bytes
-    prologue += [*_lane_check(instrs[accesses[0]], size, temp, lanes),
+    prologue += [*_lane_check(instrs[accesses[0]], size, check_v, check_pair),
                  f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
-                 *(f"s_and_b64 {fmask}, {fmask}, {x}" for x in lanes)]
+                 *(f"s_and_b64 {fmask}, {fmask}, {x}" for x in check_pair)]
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(targets)})
     load = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
     before: dict[int, list[str]] = {first: prologue}
@@ -493,15 +493,15 @@ def widen_stores(body: Body, i: int) -> Body | None:
     skips = [f".Lwiden_store_{accesses[0]}_{k}" for k in range(len(accesses))]
     if fresh_v is None or len(pairs) < fixed or any(x in labels for x in skips):
         return None
-    (quad, *temp), (fmask, *lanes) = fresh_v, pairs[:fixed]
+    (quad, *check_v), (fmask, *check_pair) = fresh_v, pairs[:fixed]  # check_*: empty when proved
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(values)})
     masks = [r.mask.text for r in regions]
     size = instr_info(wide, body.processor).access_bytes
     store = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
-    before = {first: [*_lane_check(instrs[accesses[0]], size, temp, lanes),
+    before = {first: [*_lane_check(instrs[accesses[0]], size, check_v, check_pair),
                       f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}",
                       *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
-                      *(f"s_and_b64 {fmask}, {fmask}, {x}" for x in lanes),
+                      *(f"s_and_b64 {fmask}, {fmask}, {x}" for x in check_pair),
                       f"s_and_b64 {fmask}, {fmask}, exec"]}  # within the wave's EXEC, whatever the masks hold
     after: dict[int, list[str]] = {}
     for k, j in enumerate(accesses):  # the narrow store keeps the lanes outside F (skipped when none)

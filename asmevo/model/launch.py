@@ -18,7 +18,8 @@ the launch re-reads its buffer (requested bytes / buffer bytes).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import numpy as np
 
@@ -37,6 +38,17 @@ LINE_BYTES = 128
 # HWSALU): a branch does not take a scalar-ALU slot, so deleting branches cannot relieve SALU issue.
 _UNIT_OF = {"valu": "valu", "trans": "valu", "mfma": "mfma", "salu": "salu", "smem": "salu", "branch": "branch",
             "vmem_load": "vmem", "vmem_store": "vmem", "lds": "lds"}
+
+
+def _cost_with(load_latency: dict[int, float], latencies: Latencies, processor: str) -> Callable[[Instruction], Cost]:
+    """`cost` of an instruction of `processor`, with each vector load in `load_latency` (by address) taking
+    that latency."""
+    def cost_of(ins: Instruction) -> Cost:
+        c = cost(ins, latencies, processor)
+        if c.cls == "vmem_load" and ins.address in load_latency:
+            return replace(c, latency=load_latency[ins.address])
+        return c
+    return cost_of
 
 
 def _add_units(units: dict[str, float], c: Cost, n: float) -> None:
@@ -272,12 +284,7 @@ def estimate(instructions: list[Instruction], kernel: Kernel, run: TracedLaunch,
             load_latency[pc] = hit * latencies.l2 + (1 - hit) * latencies.hbm
 
     processor = gpu.processor.name
-
-    def cost_of(ins: Instruction) -> Cost:
-        c = cost(ins, latencies, processor)
-        if c.cls == "vmem_load" and ins.address in load_latency:
-            return Cost(c.cls, c.issue, load_latency[ins.address], c.unit, c.counters, c.bytes)
-        return c
+    cost_of = _cost_with(load_latency, latencies, processor)
 
     taken = {e: float(run.counts[:, col].sum()) for col, e in enumerate(run.edges)}
     schedules = edge_schedules(cfg, taken, cost_of, processor)
@@ -392,14 +399,7 @@ def static_cost(instructions: list[Instruction], pc_counts: dict[int, float], la
     vector-load latencies by address."""
     cfg = build_cfg(instructions)
     counts = [float(pc_counts.get(instructions[b.start].address, 0.0)) for b in cfg.blocks]
-    load_latency = load_latency or {}
-
-    def cost_of(ins: Instruction) -> Cost:
-        c = cost(ins, latencies, processor)
-        if c.cls == "vmem_load" and ins.address in load_latency:
-            return Cost(c.cls, c.issue, load_latency[ins.address], c.unit, c.counters, c.bytes)
-        return c
-
+    cost_of = _cost_with(load_latency or {}, latencies, processor)
     edges = _edge_counts(cfg, counts)
     schedules = edge_schedules(cfg, edges, cost_of, processor)
     total = sum(n * schedules[e].length for e, n in edges.items() if e in schedules)
