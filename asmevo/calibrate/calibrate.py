@@ -91,6 +91,13 @@ def select_rows(rows: list[CalibrationRow], split: str | None = None, sample: in
     return [rows[i * len(rows) // sample] for i in range(sample)]
 
 
+def select_per_family(rows: list[CalibrationRow], split: str, per_family: int) -> list[CalibrationRow]:
+    """`select_rows` applied to each kernel family of `split` on its own: `per_family` rows spread evenly over
+    each family (all of a smaller family), so no family outweighs another by its table's length."""
+    families = dict.fromkeys(r.family for r in rows if r.split == split)
+    return [r for f in families for r in select_rows([r for r in rows if r.family == f], split, per_family)]
+
+
 def calibrate_aiter(gpu_name: str, latencies: Latencies = DEFAULT_LATENCIES,
                     progress: Callable[[str], None] = lambda s: None, split: str | None = None,
                     sample: int | None = None) -> list[dict]:

@@ -12,11 +12,12 @@ Costs every fit row's trace once (`asmevo.calibrate.calibrate.estimate_row`, cac
 
 and prints the fit split's Spearman rank correlation and median / 90th-percentile |predicted/measured - 1|
 per point, best (lowest median error, then lowest p90) last. Held-out rows are not read. `--sample N` fits on N rows
-spread evenly over the fit split (for GPUs whose fit split takes hours to trace).
+spread evenly over the fit split, `--per-family N` on N rows spread evenly over each kernel family's fit rows (all of
+a smaller family), so a long table does not outweigh the others (for GPUs whose fit split takes hours to trace).
 
-    python benchmarks/calibration/fit_model.py [--gpu mi308x] [--sample N]
+    python benchmarks/calibration/fit_model.py [--gpu mi308x] [--sample N | --per-family N]
 
-Record: fit_model-<gpu>[-sampleN].txt beside this script (benchmarks/record.py).
+Record: fit_model-<gpu>[-sampleN | -per_familyN].txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from asmevo.calibrate.aiter_tables import aiter_rows  # noqa: E402
-from asmevo.calibrate.calibrate import estimate_row, select_rows, summary  # noqa: E402
+from asmevo.calibrate.calibrate import estimate_row, select_per_family, select_rows, summary  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
 from asmevo.target import gpu  # noqa: E402
 from benchmarks import record  # noqa: E402
@@ -42,14 +43,20 @@ LAUNCH_US = (2.0, 4.0, 6.0)
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpu", default="mi308x")
-    ap.add_argument("--sample", type=int, help="fit on this many rows spread evenly over the fit split")
+    thin = ap.add_mutually_exclusive_group()
+    thin.add_argument("--sample", type=int, help="fit on this many rows spread evenly over the fit split")
+    thin.add_argument("--per-family", type=int, help="fit on this many rows spread evenly over each family's fit rows")
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     g = gpu(args.gpu)
-    rows = select_rows([r for r in aiter_rows(g.name) if r.launch and not r.reason], "fit", args.sample)
+    runnable = [r for r in aiter_rows(g.name) if r.launch and not r.reason]
+    if args.per_family is not None:
+        rows = select_per_family(runnable, "fit", args.per_family)
+    else:
+        rows = select_rows(runnable, "fit", args.sample)
     costed = []
     for r in rows:
         try:
@@ -71,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def record_path(argv: list[str] | None) -> Path:
     args = parse_args(argv)
-    return record.default_path(__file__, args.gpu, args.sample and f"sample{args.sample}")
+    thinned = (args.sample and f"sample{args.sample}") or (args.per_family and f"per_family{args.per_family}")
+    return record.default_path(__file__, args.gpu, thinned)
 
 
 if __name__ == "__main__":

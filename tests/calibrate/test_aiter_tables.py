@@ -10,7 +10,7 @@ from asmevo.calibrate import aiter_launches as L
 from asmevo.calibrate.aiter_tables import (OLD_A8W8, RACY, STAGE1_MISMATCH, aiter_rows, kernel_objects,
                                            known_findings, run_row, unexpected_findings, written_elements)
 from asmevo.calibrate.aiter_wheel import elf_processor
-from asmevo.calibrate.calibrate import select_rows
+from asmevo.calibrate.calibrate import select_per_family, select_rows
 from asmevo.calibrate.moe_routing import route
 from asmevo.codeobj import CodeObject
 from asmevo.device import get_device
@@ -224,3 +224,15 @@ def test_select_rows_keeps_one_split_spread_evenly(mi355x_rows):
     assert select_rows(mi355x_rows, "heldout", 10 ** 6) == held
     with pytest.raises(AsmEvoError, match="at least 1"):
         select_rows(mi355x_rows, None, 0)
+
+
+def test_select_per_family_balances_the_families(mi355x_rows):
+    fit = [r for r in mi355x_rows if r.split == "fit"]
+    sizes = {f: sum(r.family == f for r in fit) for f in {r.family for r in fit}}
+    smallest = min(sizes.values())
+    assert len(sizes) > 1 and max(sizes.values()) > 2 * smallest
+    picked = select_per_family(mi355x_rows, "fit", smallest)
+    assert {r.split for r in picked} == {"fit"}
+    assert {f: sum(r.family == f for r in picked) for f in sizes} == dict.fromkeys(sizes, smallest)
+    small = next(f for f, n in sizes.items() if n == smallest)
+    assert [r for r in picked if r.family == small] == [r for r in fit if r.family == small]
