@@ -8,7 +8,7 @@ from typing import Callable, Iterator
 from ..errors import AsmEvoError
 from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
-from .ops_const import constant_key, fuse_constant_fma, hoist_constant
+from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_lds import merge_lds, merge_lds_block, mergeable
@@ -96,6 +96,9 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("hoist_constant", lambda body, i: constant_key(body, i) is not None, hoist_constant,
              "define a scalar constant materialised in several places once, in the nearest common dominator",
              once_per=constant_key),
+    Operator("hoist_vector_constant", lambda body, i: vector_constant_key(body, i) is not None,
+             hoist_vector_constant, "write a vector constant moved into VGPRs in several places once, at the wave's "
+             "start, into an unused VGPR its readers read", once_per=vector_constant_key),
     Operator("fuse_constant_fma", lambda body, i: body.instructions[i].mnemonic == "v_mov_b32_e32", fuse_constant_fma,
              "v_mov vD, K0 + v_fmac vD, K1, vX -> v_fmaak vD, K1, vX, K0 (a literal K1 from a VGPR set at the wave's start)"),
     Operator("pipeline_loop", _is_global_load, pipeline_loop,

@@ -3,13 +3,18 @@
 unused SGPR, placed in the nearest block dominating every copy, replaces them all; each copy's
 readers (up to the next write of its register, which must be in its block unless the register is
 dead there) read the new SGPR. The new SGPR is written nowhere else, so it holds the constant on
-every path from the definition."""
+every path from the definition.
+
+A vector constant (`v_mov_b32 v8, 0x7f800000` before each `v_cndmask_b32_e64`, which as VOP3 takes
+no literal) costs a VALU issue slot per copy; `hoist_vector_constant` writes it once at the wave's
+start into an unused VGPR, read by every value web (`asmevo.agent.webs`) that only ever holds it."""
 from __future__ import annotations
 
 from ..isa.exec_bound import exec_within_launch
 from ..isa.operands import Operand
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_sgprs, free_vgprs, needs_literal, rename_scalar
+from .webs import ENTRY, NotAnalysable, webs_of
 
 # Single-SGPR constant definitions; none of them writes SCC, so one can go before a block's branch.
 _CONSTANT_DEFS = ("s_mov_b32", "s_movk_i32", "s_brev_b32")
@@ -119,5 +124,45 @@ def fuse_constant_fma(body: Body, i: int) -> Body | None:
         at = body.pos[body.start]
         items.insert(at, make_item(f"v_mov_b32_e32 {source}, {k1.text}"))
         drop = {p + (p >= at) for p in drop}
+    new = body.replace([it for n, it in enumerate(items) if n not in drop])
+    return new if new.no_worse(body) else None
+
+
+def vector_constant_key(body: Body, i: int) -> str | None:
+    """The constant instruction i (`v_mov_b32_e32 vD, K`) writes into one VGPR, else None."""
+    ins = body.instructions[i]
+    if ins.mnemonic != "v_mov_b32_e32" or ins.modifiers or len(ins.operands) != 2:
+        return None
+    dst, src = ins.operands
+    if dst.kind != "vgpr" or dst.count != 1 or src.kind not in ("imm", "float"):
+        return None
+    return src.text
+
+
+def hoist_vector_constant(body: Body, i: int) -> Body | None:
+    """Write the constant instruction i moves into a VGPR once, at the wave's start, into an unused VGPR;
+    every value web whose writes all move that constant (not pinned: no cross-lane or multi-register
+    read, no value from the wave's start) is read from there and its writes go. Only when EXEC provably
+    never leaves the launch's lanes (isa.exec_bound), so the VGPR holds the constant in every lane that
+    can read it; None when nothing outside the entry block is saved."""
+    key = vector_constant_key(body, i)
+    free = free_vgprs(body, [1])
+    if key is None or free is None or not exec_within_launch(body.instructions, body.infos, body.cfg, body.start):
+        return None
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    chosen = [w for w in webs.webs if w.defs and not w.pinned and not w.entry and ENTRY not in w.defs
+              and all(vector_constant_key(body, d) == key for d in w.defs)]
+    writes = sorted(d for w in chosen for d in w.defs)
+    entry = body.cfg.block_of[body.start]
+    if all(body.cfg.block_of[d] == entry for d in writes):
+        return None
+    renamed = webs.renamed({id(w): free[0] for w in chosen})
+    items: list[BodyItem] = list(renamed.items)
+    at = renamed.pos[renamed.start]
+    items.insert(at, make_item(f"v_mov_b32_e32 v{free[0]}, {key}"))
+    drop = {renamed.pos[d] + (renamed.pos[d] >= at) for d in writes}
     new = body.replace([it for n, it in enumerate(items) if n not in drop])
     return new if new.no_worse(body) else None

@@ -189,3 +189,17 @@ def test_constants_hoisted_and_fused_in_gelu():
     assert ev.lineage.candidates[0].cycles > hoisted.cycles > fused.cycles
     body = ev.body_of(fused.id)
     assert body.preload and body.instructions[body.start].text() == "v_mov_b32_e32 v17, 0xba1345e1"
+
+
+def test_vector_constant_hoisted_in_tanh():
+    """22_Tanh rebuilds +inf (0x7f800000) for a VOP3 select in each of its four elements' blocks. Two of
+    those values are webs of their own; the other two share a web with other values (an else block's
+    writes never kill a value read after the join), so they stay. One write at the wave's start serves
+    the two, verified, one VALU slot fewer per wave."""
+    ev = evaluator("22_Tanh")
+    cand = _apply(ev, 0, "hoist_vector_constant", "v_mov_b32_e32 v10, 0x7f800000")
+    infs = lambda b: [ins.text() for ins in b.instructions if ins.text().endswith("0x7f800000")]
+    body = ev.body_of(cand.id)
+    assert len(infs(ev.body_of(0))) == 4 and len(infs(body)) == 3
+    assert body.instructions[body.start].text() in infs(body)
+    assert cand.cycles < ev.lineage.candidates[0].cycles

@@ -2,7 +2,7 @@
 common dominator, in an SGPR nothing else writes."""
 from __future__ import annotations
 
-from asmevo.agent.ops_const import fuse_constant_fma, hoist_constant
+from asmevo.agent.ops_const import fuse_constant_fma, hoist_constant, hoist_vector_constant
 
 from agenttools import body_of, code
 
@@ -83,3 +83,44 @@ def test_the_search_proposes_the_hoist_once_for_all_copies_of_a_constant():
     proposals = list(propose(b, copies, (BY_NAME["hoist_constant"],)))
     assert len(copies) == 2 and [p.site for p in proposals] == copies[:1]
     assert proposals[0].body.same_code(hoist_constant(b, copies[1]))
+
+
+# Two masked blocks each rebuild 0x7f800000 for a VOP3 select (no literal there).
+SELECTS = ["v_cmp_gt_f32_e32 vcc, 0, v1", "s_and_saveexec_b64 s[4:5], vcc", "s_cbranch_execz .Lb",
+           "v_mov_b32_e32 v8, 0x7f800000", "v_cndmask_b32_e64 v2, v8, v3, s[6:7]",
+           "global_store_dword v[0:1], v2, off",
+           ".Lb:", "s_or_b64 exec, exec, s[4:5]", "s_and_saveexec_b64 s[4:5], s[10:11]", "s_cbranch_execz .Lc",
+           "v_mov_b32_e32 v9, 0x7f800000", "v_cndmask_b32_e64 v2, v9, v5, s[6:7]",
+           "global_store_dword v[0:1], v2, off offset:4",
+           ".Lc:", "s_endpgm"]
+
+
+def test_vector_constant_copies_become_one_write_at_the_wave_start():
+    b = body_of(["s_load_dwordx2 s[2:3], s[0:1], 0x0", *SELECTS])
+    new = hoist_vector_constant(b, b.instructions.index(next(x for x in b.instructions if x.mnemonic == "v_mov_b32_e32")))
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    assert c[0] == "v_mov_b32_e32 v4, 0x7f800000"  # v4: the first VGPR the body leaves alone
+    assert [x for x in c if x.startswith("v_cndmask")] == ["v_cndmask_b32_e64 v2, v4, v3, s[6:7]",
+                                                         "v_cndmask_b32_e64 v2, v4, v5, s[6:7]"]
+    assert sum(x.startswith("v_mov_b32") for x in c) == 1
+
+
+def test_no_vector_hoist_for_an_accumulated_value_a_wide_exec_or_the_entry_block_alone():
+    mov = lambda b: b.instructions.index(next(x for x in b.instructions if x.mnemonic == "v_mov_b32_e32"))
+    accumulated = body_of(["s_nop 0", "s_branch .La", ".La:", "v_mov_b32_e32 v8, 0x3ba10414",
+                           "v_fmac_f32_e32 v8, 0x3f000001, v3", "global_store_dword v[0:1], v8, off", "s_endpgm"])
+    assert hoist_vector_constant(accumulated, mov(accumulated)) is None
+    whole_wave = body_of(["s_or_saveexec_b64 s[12:13], -1", *SELECTS[:-1], "s_or_b64 exec, exec, s[12:13]", "s_endpgm"])
+    assert hoist_vector_constant(whole_wave, mov(whole_wave)) is None
+    entry_only = body_of(["v_mov_b32_e32 v8, 0x7f800000", "v_cndmask_b32_e64 v2, v8, v3, s[6:7]",
+                          "global_store_dword v[0:1], v2, off", "s_endpgm"])
+    assert hoist_vector_constant(entry_only, 0) is None
+
+
+def test_a_value_read_across_lanes_stays_where_it_is():
+    add = lambda reader: body_of(["s_nop 0", "s_branch .La", ".La:", "v_mov_b32_e32 v8, 0x7f800000", reader,
+                                  "global_store_dword v[0:1], v2, off", "s_endpgm"])
+    assert code(hoist_vector_constant(add("v_add_f32_e32 v2, v8, v3"), 2))[:2] == [
+        "v_mov_b32_e32 v4, 0x7f800000", "s_nop 0"]
+    assert hoist_vector_constant(add("v_add_f32_dpp v2, v8, v3 row_shr:1 bound_ctrl:0"), 2) is None
