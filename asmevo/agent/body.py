@@ -24,6 +24,15 @@ from .source import KernelSource
 
 
 @dataclass(frozen=True)
+class FloatMode:
+    """The float mode waves start with (the kernel descriptor's COMPUTE_PGM_RSRC1): IEEE mode (float
+    min/max quiet signalling NaNs) and the f32 denormal mode (3: kept on input and output; 0: flushed)."""
+
+    ieee: bool = False
+    denorm32: int = 0
+
+
+@dataclass(frozen=True)
 class BodyItem:
     """One body line: an instruction (`ins` set; `raw` when the line is its `.long` words), a label
     definition (`label` set) or other text."""
@@ -45,7 +54,8 @@ class Body:
     hazard rules and waits."""
 
     def __init__(self, items: list[BodyItem], offset: int, xnack: bool = True, kernarg: int | None = None,
-                 preload: bool = False, buffers: frozenset[int] = frozenset(), processor: str = "gfx942"):
+                 preload: bool = False, buffers: frozenset[int] = frozenset(), processor: str = "gfx942",
+                 float_mode: FloatMode = FloatMode()):
         self.items = items
         self.offset = offset
         self.xnack = xnack
@@ -53,13 +63,14 @@ class Body:
         self.kernarg = kernarg  # first SGPR of the kernarg segment pointer, when the kernel has one
         self.preload = preload  # kernarg preloading: hardware starts past the compatibility preamble
         self.buffers = buffers  # kernarg byte offsets of pointer arguments (global buffers)
+        self.float_mode = float_mode
         # Set by an operator on its result: instruction index -> (parent instruction index, factor):
         # its global-memory traffic is the parent instruction's times factor (for predictions only).
         self.traffic: dict[int, tuple[int, float]] = {}
 
     @classmethod
     def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,
-           buffers: frozenset[int] = frozenset(), processor: str = "gfx942") -> "Body":
+           buffers: frozenset[int] = frozenset(), processor: str = "gfx942", float_mode: FloatMode = FloatMode()) -> "Body":
         lo, hi = src.body
         items = []
         for n in range(lo, hi + 1):
@@ -73,10 +84,11 @@ class Body:
                 items.append(BodyItem(raw, parse_line(code)))
             else:
                 items.append(BodyItem(raw))
-        return cls(items, lo, xnack, kernarg, preload, buffers, processor)
+        return cls(items, lo, xnack, kernarg, preload, buffers, processor, float_mode)
 
     def replace(self, items: list[BodyItem]) -> "Body":
-        return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers, self.processor)
+        return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers, self.processor,
+                    self.float_mode)
 
     @cached_property
     def start(self) -> int:

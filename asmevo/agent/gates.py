@@ -25,7 +25,7 @@ from ..profile import Profile, hot_windows, profile_launch
 from ..target import DEFAULT_GPU
 from ..timing import Timing
 from ..verify import sha256, verify
-from .body import Body
+from .body import Body, FloatMode
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
 from .outcome import Evaluations, K0Outcome, LocalEvaluations, Outcome, make_setup
@@ -102,7 +102,8 @@ class Evaluator:
         preload = bool(kernel.descriptor.fields["kernarg_preload_spec_length"])
         buffers = frozenset(a[".offset"] for a in kernel.metadata.get(".args", [])
                             if a.get(".value_kind") == "global_buffer")
-        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers, self.processor)
+        mode = FloatMode(bool(kernel.descriptor.fields["enable_ieee_mode"]), kernel.descriptor.fields["float_denorm_mode_32"])
+        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers, self.processor, mode)
 
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)

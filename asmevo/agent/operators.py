@@ -8,6 +8,7 @@ from typing import Callable, Iterator
 from ..errors import AsmEvoError
 from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
+from .ops_canon import CANONICALIZES, remove_canonicalize, remove_canonicalizes
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
@@ -116,6 +117,11 @@ OPERATORS: tuple[Operator, ...] = (
              "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
+    Operator("remove_canonicalize", lambda body, i: body.instructions[i].mnemonic in CANONICALIZES, remove_canonicalize,
+             "delete a v_max_f32 vD, vS, vS (fcanonicalize) of a value no write can make a signalling NaN (or, "
+             "flushing, a denormal)"),
+    Operator("remove_canonicalizes", lambda body, i: body.instructions[i].mnemonic in CANONICALIZES,
+             remove_canonicalizes, "remove_canonicalize at every canonicalize of the block", once_per=_block),
     Operator("pack_f32", packable, pack_f32,
              "two independent f32 adds, multiplies or FMAs into an aligned VGPR pair -> one v_pk_*_f32 (one issue "
              "slot for both)"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ..isa.regs import reads_destination
 from .body import Body, make_item
 
 _PURE_FAMILIES = ("salu", "valu", "vopc")
@@ -38,7 +39,8 @@ def _single_reg(text: str) -> str | None:
 def propagate_move(body: Body, i: int) -> Body | None:
     """For `v_mov_b32 vA, vB` (or `s_mov_b32 sA, sB`): rewrite the reads of vA that follow in the
     same block (same EXEC, neither register redefined in between, no cross-lane readers) to read vB,
-    then delete the move when vA is dead afterwards."""
+    then delete the move when vA is dead afterwards: nothing reads it later, or a later instruction of
+    the block rewrites all of it under the same EXEC (every lane the move wrote)."""
     ins = body.instructions[i]
     if ins.mnemonic not in ("v_mov_b32_e32", "v_mov_b32", "s_mov_b32") or len(ins.operands) != 2 or ins.modifiers:
         return None
@@ -64,11 +66,15 @@ def propagate_move(body: Body, i: int) -> Body | None:
             items[body.pos[j]] = make_item(new)
             rewrote, last = True, j
         if d_reg in info.defs or s_reg in info.defs or info.defs & _EXEC:
+            overwritten = (d_reg in info.defs and not info.defs & _EXEC
+                           and not reads_destination(other, body.processor))
             break
+    else:
+        overwritten = False
     if not rewrote:
         return None
     cur = body.replace(items)
-    if d_reg in cur.live_after(last):
+    if not overwritten and d_reg in cur.live_after(last):
         return None
     del items[body.pos[i]]
     return body.replace(items)

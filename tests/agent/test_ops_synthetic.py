@@ -87,6 +87,17 @@ def test_propagate_move_rewrites_reads_and_deletes_the_copy():
     assert propagate_move(b, 0) is None  # v3 is read in a later block
 
 
+def test_propagate_move_deletes_a_copy_its_block_overwrites_under_the_same_exec():
+    tail = ["s_branch .Lx", ".Lx:", "v_add_f32_e32 v5, v3, v3", "s_endpgm"]
+    b = body_of(["v_mov_b32_e32 v3, v2", "v_add_f32_e32 v4, v3, v3", "v_mul_f32_e32 v3, v4, v4", *tail])
+    assert code(propagate_move(b, 0))[:2] == ["v_add_f32_e32 v4, v2, v2", "v_mul_f32_e32 v3, v4, v4"]
+    exec_between = body_of(["v_mov_b32_e32 v3, v2", "v_add_f32_e32 v4, v3, v3", "s_mov_b64 exec, s[8:9]",
+                            "v_mul_f32_e32 v3, v4, v4", *tail])
+    assert propagate_move(exec_between, 0) is None  # the overwrite may miss lanes the copy wrote
+    accumulate = body_of(["v_mov_b32_e32 v3, v2", "v_add_f32_e32 v4, v3, v3", "v_fmac_f32_e32 v3, v4, v4", *tail])
+    assert propagate_move(accumulate, 0) is None  # the fmac reads the copy (not rewritten: it also writes v3)
+
+
 def test_speculate_kernarg_load_into_the_dominator():
     text = ("\t.text\n\t.type k,@function\nk:\n\ts_load_dword s4, s[0:1], 0x0\n\ts_waitcnt lgkmcnt(0)\n\ts_cmp_eq_u32 s4, 0\n"
             "\ts_cbranch_scc1 .Lout\n\ts_load_dwordx2 s[6:7], s[0:1], 0x8\n\ts_waitcnt lgkmcnt(0)\n"

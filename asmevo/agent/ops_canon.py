@@ -1,0 +1,118 @@
+"""Redundant canonicalizes: in IEEE mode a float min/max returns a quieted NaN for a signalling NaN
+operand, so compiled code canonicalizes every operand of an fmaxnum/fminnum that might be one, with
+`v_max_f32 vD, vS, vS` (LLVM's lowering of fcanonicalize on gfx9). Online softmax, max reductions and
+pooling re-canonicalize their running maximum on every iteration, though it is already canonical.
+
+The CDNA3 ISA's V_MAX_F32 (and V_MIN_F32) with both operands vS: a signalling NaN is quieted, another
+NaN returns the other operand (itself, bit for bit), any number returns itself (the two zeros compare
+by sign, equal here), and a denormal is flushed when the f32 denormal mode flushes. So on a value that
+is no signalling NaN and, when flushing, no denormal, the instruction is a move (deleted when vD is
+vS). A value is that when every write that may reach it (`asmevo.agent.webs`: a write under part of
+EXEC does not hide the older ones) is a float operation (its result is quieted, and flushed when the mode
+flushes), an integer-to-float conversion, a constant that is neither, or a move or select of such
+values. Refused when the body changes the float mode or the kernel starts outside IEEE mode."""
+from __future__ import annotations
+
+import struct
+
+from ..isa.operands import Operand
+from .body import Body, make_item
+from .ops_cleanup import propagate_move
+from .webs import ENTRY, NotAnalysable, VgprWebs, webs_of
+
+CANONICALIZES = ("v_max_f32_e32", "v_max_f32_e64", "v_min_f32_e32", "v_min_f32_e64")
+# Float operations whose f32 results are quieted (and flushed when the mode flushes).
+_FLOAT_OPS = frozenset({
+    "v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_fma_f32", "v_fmac_f32", "v_fmaak_f32",
+    "v_fmamk_f32", "v_mad_f32", "v_mac_f32", "v_max_f32", "v_min_f32", "v_med3_f32", "v_exp_f32", "v_log_f32",
+    "v_rcp_f32", "v_rsq_f32", "v_sqrt_f32", "v_ldexp_f32", "v_pk_add_f32", "v_pk_mul_f32", "v_pk_fma_f32",
+    "v_cvt_f32_i32", "v_cvt_f32_u32"})
+_COPIES = ("v_mov_b32", "v_cndmask_b32")
+_MODE_WRITERS = ("s_setreg_b32", "s_setreg_imm32_b32", "s_round_mode", "s_denorm_mode")
+
+
+def _bits(op: Operand) -> int:
+    if op.kind == "float":
+        return struct.unpack("<I", struct.pack("<f", op.value))[0]
+    return op.value & 0xFFFFFFFF
+
+
+def _canonical_constant(op: Operand, flushing: bool) -> bool:
+    bits = _bits(op)
+    exponent, mantissa = bits >> 23 & 0xFF, bits & 0x7FFFFF
+    signalling = exponent == 0xFF and mantissa and not mantissa & 0x400000
+    return not signalling and not (flushing and exponent == 0 and mantissa)
+
+
+def _written_canonical(body: Body, webs: VgprWebs, d: int, seen: set[tuple[int, int]]) -> bool:
+    ins, info = body.instructions[d], body.infos[d]
+    if ins.mnemonic.endswith(("_dpp", "_sdwa")):
+        return False
+    if info.base in _FLOAT_OPS:
+        return True
+    if info.base not in _COPIES:
+        return False
+    sources = ins.operands[1:3] if info.base == "v_cndmask_b32" else ins.operands[1:2]
+    flushing = body.float_mode.denorm32 == 0
+    for op in sources:
+        if op.kind in ("imm", "float"):
+            if not _canonical_constant(op, flushing):
+                return False
+        elif op.kind != "vgpr" or op.count != 1 or not _read_canonical(body, webs, d, op.index, seen):
+            return False
+    return True
+
+
+def _read_canonical(body: Body, webs: VgprWebs, i: int, reg: int, seen: set[tuple[int, int]]) -> bool:
+    """Whether VGPR `reg` read at instruction i is canonical: every write that may reach it (a write under
+    part of EXEC leaves the older writes reaching the other lanes) is. A read met again on the way counts
+    as canonical (the writes outside the cycle decide)."""
+    writes = webs.reaching.get((i, reg))
+    if not writes or ENTRY in writes:
+        return False
+    if (i, reg) in seen:
+        return True
+    seen.add((i, reg))
+    return all(_written_canonical(body, webs, d, seen) for d in writes)
+
+
+def remove_canonicalize(body: Body, i: int) -> Body | None:
+    """Instruction i, `v_max_f32 vD, vS, vS` (or v_min) on a canonical vS, deleted (vD = vS) or made a
+    move that `propagate_move` then removes where it can."""
+    ins = body.instructions[i]
+    mode = body.float_mode
+    if ins.mnemonic not in CANONICALIZES or ins.modifiers or len(ins.operands) != 3:
+        return None
+    dst, a, b = ins.operands
+    if a.text != b.text or a.kind != "vgpr" or a.count != 1 or a.abs or a.neg or dst.kind != "vgpr" or dst.count != 1:
+        return None
+    if not mode.ieee or mode.denorm32 not in (0, 3) or any(x.base in _MODE_WRITERS for x in body.infos):
+        return None
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    if not _read_canonical(body, webs, i, a.index, set()):
+        return None
+    items = list(body.items)
+    if dst.index == a.index:
+        del items[body.pos[i]]
+        new = body.replace(items)
+        return new if new.no_worse(body) else None
+    items[body.pos[i]] = make_item(f"v_mov_b32_e32 {dst.text}, {a.text}")
+    moved = body.replace(items)
+    new = propagate_move(moved, i) or moved
+    return new if new.no_worse(body) else None
+
+
+def remove_canonicalizes(body: Body, i: int) -> Body | None:
+    """remove_canonicalize at every canonicalize of instruction i's block, first to last."""
+    b = body.cfg.block_of[i]
+    cur, k, removed = body, body.cfg.blocks[b].start, False
+    while k < cur.cfg.blocks[b].end:
+        new = remove_canonicalize(cur, k) if cur.instructions[k].mnemonic in CANONICALIZES else None
+        if new is not None and len(new.cfg.blocks) == len(cur.cfg.blocks):
+            cur, removed = new, True
+            continue  # instruction k was deleted (or the next one moved up): look at index k again
+        k += 1
+    return cur if removed else None

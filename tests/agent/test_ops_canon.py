@@ -1,0 +1,58 @@
+"""remove_canonicalize: `v_max_f32 vD, vS, vS` goes when every write reaching vS gives a canonical value."""
+from __future__ import annotations
+
+from asmevo.agent.body import FloatMode
+from asmevo.agent.ops_canon import remove_canonicalize, remove_canonicalizes
+
+from agenttools import body_of, code
+
+IEEE = {"float_mode": FloatMode(ieee=True, denorm32=3)}
+FLUSH = {"float_mode": FloatMode(ieee=True, denorm32=0)}
+# A running maximum: an initial constant, then max with a loaded value, re-canonicalized each iteration.
+LOOP = ["v_mov_b32_e32 v6, {init}", ".Lloop:", "global_load_dword v4, v[0:1], off", "v_max_f32_e32 v6, v6, v6",
+        "s_waitcnt vmcnt(0)", "v_max_f32_e32 v4, v4, v4", "v_max_f32_e32 v6, v6, v4", "s_add_u32 s2, s2, -1",
+        "s_cmp_lg_u32 s2, 0", "s_cbranch_scc1 .Lloop", "global_store_dword v[0:1], v6, off", "s_endpgm"]
+
+
+def loop(init: str = "0xff800000", **mode):
+    return body_of([x.format(init=init) for x in LOOP], **(mode or IEEE))
+
+
+def test_the_running_maximum_is_not_canonicalized_again():
+    b = loop()
+    new = remove_canonicalize(b, 2)
+    assert new is not None and new.no_worse(b)
+    assert "v_max_f32_e32 v6, v6, v6" not in code(new) and "v_max_f32_e32 v4, v4, v4" in code(new)
+    assert remove_canonicalize(b, 4) is None  # a loaded value may be a signalling NaN
+
+
+def test_refused_outside_ieee_mode_or_for_a_constant_that_is_no_canonical_value():
+    assert remove_canonicalize(loop(**{"float_mode": FloatMode(ieee=False, denorm32=3)}), 2) is None
+    assert remove_canonicalize(loop("0x7fa00000"), 2) is None            # a signalling NaN
+    assert remove_canonicalize(loop("0x7fc00000"), 2) is not None        # a quiet NaN
+    assert remove_canonicalize(loop("0x00000001", **FLUSH), 2) is None   # a denormal the mode flushes
+    assert remove_canonicalize(loop("0x00000001"), 2) is not None        # denormals kept
+
+
+def test_a_value_from_the_wave_start_or_a_partial_write_is_not_canonical():
+    start = body_of(["v_max_f32_e32 v6, v6, v6", "global_store_dword v[0:1], v6, off", "s_endpgm"], **IEEE)
+    assert remove_canonicalize(start, 0) is None
+    # the add writes the lanes of s[4:5] only; the others keep the loaded value
+    partial = body_of(["global_load_dword v6, v[0:1], off", "s_waitcnt vmcnt(0)", "s_and_saveexec_b64 s[8:9], s[4:5]",
+                       "v_add_f32_e32 v6, 1.0, v6", "s_or_b64 exec, exec, s[8:9]", "v_max_f32_e32 v6, v6, v6",
+                       "global_store_dword v[0:1], v6, off", "s_endpgm"], **IEEE)
+    assert remove_canonicalize(partial, 5) is None
+
+
+def test_a_copy_to_another_register_becomes_a_move_its_readers_see_through():
+    b = body_of(["v_add_f32_e32 v9, v1, v2", "v_max_f32_e32 v10, v9, v9", "v_max_f32_e32 v13, v10, v12",
+                 "v_mul_f32_e32 v10, v13, v13", "global_store_dword v[0:1], v10, off", "s_endpgm"], **IEEE)
+    assert code(remove_canonicalize(b, 1))[:3] == ["v_add_f32_e32 v9, v1, v2", "v_max_f32_e32 v13, v9, v12",
+                                                   "v_mul_f32_e32 v10, v13, v13"]
+
+
+def test_every_canonicalize_of_a_block_at_once():
+    b = body_of(["v_add_f32_e32 v8, v1, v2", "v_add_f32_e32 v9, v1, v3", "v_max_f32_e32 v8, v8, v8",
+                 "v_max_f32_e32 v9, v9, v9", "v_max_f32_e32 v8, v8, v9", "global_store_dword v[0:1], v8, off",
+                 "s_endpgm"], **IEEE)
+    assert not any(x.endswith(("v8, v8", "v9, v9")) for x in code(remove_canonicalizes(b, 2)))
