@@ -70,15 +70,23 @@ def hoist_constant(body: Body, i: int) -> Body | None:
     return new if new.no_worse(body) else None
 
 
-def _mov_fmac(body: Body, i: int) -> tuple[int, Operand] | None:
-    """(j, K1) when instruction i is `v_mov_b32_e32 vD, K0` and the next instruction of its block
-    touching vD is `v_fmac_f32_e32 vD, K1, vX` with constant K1 and vX another VGPR."""
+def vector_constant_key(body: Body, i: int) -> str | None:
+    """The constant instruction i (`v_mov_b32_e32 vD, K`) writes into one VGPR, else None."""
     ins = body.instructions[i]
     if ins.mnemonic != "v_mov_b32_e32" or ins.modifiers or len(ins.operands) != 2:
         return None
-    dst, k0 = ins.operands
-    if dst.kind != "vgpr" or dst.count != 1 or k0.kind not in ("imm", "float"):
+    dst, src = ins.operands
+    if dst.kind != "vgpr" or dst.count != 1 or src.kind not in ("imm", "float"):
         return None
+    return src.text
+
+
+def _mov_fmac(body: Body, i: int) -> tuple[int, Operand] | None:
+    """(j, K1) when instruction i is `v_mov_b32_e32 vD, K0` and the next instruction of its block
+    touching vD is `v_fmac_f32_e32 vD, K1, vX` with constant K1 and vX another VGPR."""
+    if vector_constant_key(body, i) is None:
+        return None
+    dst = body.instructions[i].operands[0]
     reg = ("v", dst.index)
     for j in range(i + 1, body.cfg.blocks[body.cfg.block_of[i]].end):
         if reg in body.infos[j].uses | body.infos[j].defs:
@@ -126,17 +134,6 @@ def fuse_constant_fma(body: Body, i: int) -> Body | None:
         drop = {p + (p >= at) for p in drop}
     new = body.replace([it for n, it in enumerate(items) if n not in drop])
     return new if new.no_worse(body) else None
-
-
-def vector_constant_key(body: Body, i: int) -> str | None:
-    """The constant instruction i (`v_mov_b32_e32 vD, K`) writes into one VGPR, else None."""
-    ins = body.instructions[i]
-    if ins.mnemonic != "v_mov_b32_e32" or ins.modifiers or len(ins.operands) != 2:
-        return None
-    dst, src = ins.operands
-    if dst.kind != "vgpr" or dst.count != 1 or src.kind not in ("imm", "float"):
-        return None
-    return src.text
 
 
 def hoist_vector_constant(body: Body, i: int) -> Body | None:
