@@ -63,7 +63,7 @@ SUSTAINED_CLOCK_HZ = 1.4e9  # fitted on the fit split of MI308X's amd-aiter rows
 # fractions of its data-sheet peaks from benchmarks/calibration/fit_model.py's grid.
 MI355X_PEAK_CLOCK_HZ, MI355X_HBM_PEAK = 2.4e9, 8.0e12
 MI355X_CLOCK_HZ = 1.2 / 2.1 * MI355X_PEAK_CLOCK_HZ
-MI355X_HBM = 2.9 / 5.3 * MI355X_HBM_PEAK
+MI355X_HBM = 4.2 / 5.3 * MI355X_HBM_PEAK
 GPUS: dict[str, GPU] = {g.name: g for g in (
     GPU("mi300x", _GFX942, cus=304, xcds=8, clock_hz=SUSTAINED_CLOCK_HZ, hbm_peak_bytes_per_s=5.3e12,
         hbm_bytes_per_s=4.2e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
@@ -73,7 +73,7 @@ GPUS: dict[str, GPU] = {g.name: g for g in (
         hbm_bytes_per_s=4.8e12, l2_bytes_per_xcd=4 << 20, mall_bytes=256 << 20),
     GPU("mi355x", _GFX950, cus=256, xcds=8, clock_hz=MI355X_CLOCK_HZ, peak_clock_hz=MI355X_PEAK_CLOCK_HZ,
         hbm_peak_bytes_per_s=MI355X_HBM_PEAK, hbm_bytes_per_s=MI355X_HBM, l2_bytes_per_xcd=4 << 20,
-        mall_bytes=256 << 20, lds_bytes_per_cu=160 * 1024, launch_us=6.0),
+        mall_bytes=256 << 20, lds_bytes_per_cu=160 * 1024, launch_us=4.0),
 )}
 DEFAULT_GPU = "mi300x"
 
@@ -101,10 +101,12 @@ SOURCES = {
               "stacks at 8 TB/s peak (AMD MI355X data sheet figure, aiwiki 'AMD Instinct MI355X'); 4 MB L2 per XCD "
               "and 256 MB Infinity Cache (TechPowerUp 'AMD Instinct MI350X Series AI GPU Silicon Detailed', 2025); "
               "160 KiB LDS per CU (CDNA4 ISA guide; LLVM's gfx950 LDS limit 163840 bytes, test "
-              "lds-limit-diagnostics-gfx950.ll). Sustained clock 1.37 GHz (0.57 of peak), achievable HBM 4.38 TB/s "
-              "(0.55 of peak) and launch cost 6 us: fitted on 40 fit rows of the MI355X amd-aiter tables (an even sample "
-              "of 40; benchmarks/calibration/fit_model-mi355x-sample40.txt; lowest median error, then lowest p90; the "
-              "clock at the grid's lowest point, the launch cost at its highest, within AMD's 3.5-7 us). Wave "
+              "lds-limit-diagnostics-gfx950.ll). Sustained clock 1.37 GHz (0.57 of peak), achievable HBM 6.34 TB/s "
+              "(0.79 of peak) and launch cost 4 us: fitted on 80 fit rows of the MI355X amd-aiter tables (27 spread "
+              "evenly over each kernel family's fit rows, all of the smallest; "
+              "benchmarks/calibration/fit_model-mi355x-per_family27.txt; lowest median error, then lowest p90; the "
+              "clock at the grid's lowest point, the HBM fraction at its highest, MI300X's STREAM fraction, within "
+              "AMD's 3.5-7 us launch range). Wave "
               "slots, register files and allocation granules are CDNA3's: the CDNA4 ISA guide describes the same "
               "512-entry unified VGPR/AGPR file and SGPR file (an assumption for the slot and workgroup limits).",
     "waves": "8 wave slots per SIMD, 512 VGPRs per lane (unified arch+acc file, granule 8), 800 SGPRs per SIMD "

@@ -21,7 +21,7 @@ def test_mi355x_is_cdna4_with_its_published_numbers():
 
 
 @pytest.mark.parametrize("name, record", [("mi308x", "fit_model-mi308x.txt"),
-                                          ("mi355x", "fit_model-mi355x-sample40.txt")])
+                                          ("mi355x", "fit_model-mi355x-per_family27.txt")])
 def test_fitted_constants_are_the_fit_records_best_point(name, record):
     """Sustained clock, achievable HBM and launch cost are the grid point of the committed fit record with
     the lowest median error (then p90) on the GPU's fit rows."""
