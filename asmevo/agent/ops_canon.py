@@ -7,8 +7,7 @@ The CDNA3 ISA's V_MAX_F32 (and V_MIN_F32) with both operands vS: a signalling Na
 NaN returns the other operand (itself, bit for bit), any number returns itself (the two zeros compare
 by sign, equal here), and a denormal is flushed when the f32 denormal mode flushes. So on a value that
 is no signalling NaN and, when flushing, no denormal, the instruction is a move (deleted when vD is
-vS). A value is that when every write that may reach it (`asmevo.agent.webs`: a write under part of
-EXEC does not hide the older ones) is a float operation (its result is quieted, and flushed when the mode
+vS). A value is that when every write whose value a lane may see (`asmevo.agent.lanes`) is a float operation (its result is quieted, and flushed when the mode
 flushes), an integer-to-float conversion, a constant that is neither, or a move or select of such
 values. Refused when the body changes the float mode or the kernel starts outside IEEE mode."""
 from __future__ import annotations
@@ -18,6 +17,7 @@ import struct
 from ..isa.operands import Operand
 from .body import Body, make_item
 from .ops_cleanup import propagate_move
+from .lanes import reaching_writes
 from .webs import ENTRY, NotAnalysable, VgprWebs, webs_of
 
 CANONICALIZES = ("v_max_f32_e32", "v_max_f32_e64", "v_min_f32_e32", "v_min_f32_e64")
@@ -64,10 +64,9 @@ def _written_canonical(body: Body, webs: VgprWebs, d: int, seen: set[tuple[int, 
 
 
 def _read_canonical(body: Body, webs: VgprWebs, i: int, reg: int, seen: set[tuple[int, int]]) -> bool:
-    """Whether VGPR `reg` read at instruction i is canonical: every write that may reach it (a write under
-    part of EXEC leaves the older writes reaching the other lanes) is. A read met again on the way counts
-    as canonical (the writes outside the cycle decide)."""
-    writes = webs.reaching.get((i, reg))
+    """Whether VGPR `reg` read at instruction i is canonical: every write whose value a lane may see there
+    is. A read met again on the way counts as canonical (the writes outside the cycle decide)."""
+    writes = reaching_writes(body, webs.succ, i, reg)
     if not writes or ENTRY in writes:
         return False
     if (i, reg) in seen:

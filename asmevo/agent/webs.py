@@ -111,7 +111,6 @@ class VgprWebs:
         self.webs: list[Web] = []
         self.def_web: dict[tuple[int, int], Web] = {}   # (instruction, reg) -> web written there
         self.use_web: dict[tuple[int, int], Web] = {}   # (instruction, reg) -> web read there
-        self.reaching: dict[tuple[int, int], frozenset[int]] = {}  # (instruction, reg) -> writes its read sees
         self._build_webs()
 
     # -- kills -------------------------------------------------------------------------------
@@ -215,7 +214,6 @@ class VgprWebs:
         for i in range(n):
             if self.uses[i] & bit and reach_in[i]:
                 union(reach_in[i])
-                self.reaching[(i, r)] = reach_in[i]
             if self.defs[i] & bit:
                 find(i)
                 if not self.kills[i] & bit:

@@ -215,3 +215,13 @@ def test_running_maximum_canonicalizes_removed_in_logsoftmax():
     canon = lambda b: [x.text() for x in b.instructions if x.mnemonic == "v_max_f32_e32" and x.operands[1].text == x.operands[2].text]
     assert len(canon(ev.body_of(0))) - len(canon(ev.body_of(cand.id))) == 4
     assert cand.cycles <= ev.lineage.candidates[0].cycles
+
+
+def test_pooling_maximum_canonicalize_removed():
+    """42_Max_Pooling_2D sets its running maximum to -inf before its window loops and re-canonicalizes it
+    on every window element, under EXECs the loops narrow from the one it was set under (lanes.py proves
+    the subset), so every value it can hold is canonical; verified."""
+    ev = evaluator("42_Max_Pooling_2D")
+    cand = _apply(ev, 0, "remove_canonicalize", "v_max_f32_e32 v6, v6, v6")
+    assert "v_max_f32_e32 v6, v6, v6" not in [x.text() for x in ev.body_of(cand.id).instructions]
+    assert "v_max_f32_e32 v4, v4, v4" in [x.text() for x in ev.body_of(cand.id).instructions]  # a loaded value

@@ -1,0 +1,114 @@
+"""Which writes a VGPR read may see, lane by lane.
+
+A VGPR write under a partial EXEC leaves the other lanes' older values, so a read may see several
+writes. Walking back from the read, a write *covers* it when EXEC at the read is certainly a subset
+of EXEC at the write: every lane the read sees was written there (or later), so nothing older shows
+through on that path. The subset is proved by a forward dataflow from the write over the masks
+compiled code builds (LLVM `SILowerControlFlow`): an SGPR pair is *within* the write's EXEC when it
+was saved from or compared under such an EXEC, or combined from such pairs; EXEC stays within it
+while it is only narrowed (`s_and_saveexec`, `v_cmpx`, `s_and`/`s_andn2` of EXEC) or restored from
+a pair within it (`s_or_b64 exec, exec, S`). Executing the write again restarts the facts (the read
+sees its latest execution). Everything else that writes EXEC or a pair forgets what was known.
+"""
+from __future__ import annotations
+
+from ..isa.operands import SPECIAL_PAIRS
+from ..isa.regs import reads_destination
+from .body import Body
+from .webs import ENTRY
+
+_EXEC = SPECIAL_PAIRS["exec"]
+_EXEC_REGS = frozenset({("s", _EXEC), ("s", _EXEC + 1)})
+_State = tuple[bool, frozenset]  # (EXEC within the write's EXEC, pairs within it)
+
+
+def _pair(op) -> int | None:
+    span = op.sgpr_range()
+    return span[0] if span is not None and len(span) == 2 and span[0] % 2 == 0 else None
+
+
+def _within(op, state: _State) -> bool:
+    """Whether a 64-bit source operand is within the write's EXEC (the constant 0 is: the empty set)."""
+    exec_within, pairs = state
+    if op.kind == "imm":
+        return op.value == 0
+    p = _pair(op)
+    return p is not None and (exec_within if p == _EXEC else p in pairs)
+
+
+def _step(body: Body, k: int, state: _State) -> _State:
+    """The facts after instruction k, given those before it."""
+    ins, info = body.instructions[k], body.infos[k]
+    exec_within, pairs = state
+    m, ops = ins.mnemonic, ins.operands
+    written = {r for kind, r in info.defs if kind == "s"}
+    kept = frozenset(p for p in pairs if p not in written and p + 1 not in written)
+    if not written:
+        return exec_within, kept
+    dst = _pair(ops[0]) if ops else None
+    new_exec, new_pair = False, False  # what the instruction's result is known to be within
+    if m.startswith("v_cmp"):  # a compare writes 0 for the inactive lanes; v_cmpx narrows EXEC
+        return exec_within, kept | ({dst} if exec_within and dst not in (None, _EXEC) else set())
+    if m.endswith("_saveexec_b64") and len(ops) == 2:
+        new_pair = exec_within  # the saved EXEC
+        src = _within(ops[1], state)
+        new_exec = {"s_and_saveexec_b64": exec_within or src, "s_andn2_saveexec_b64": src,
+                    "s_or_saveexec_b64": exec_within and src}.get(m, False)
+        out = kept | ({dst} if new_pair and dst is not None else set())
+        return new_exec, out
+    if m in ("s_and_b64", "s_andn2_b64", "s_or_b64", "s_xor_b64") and len(ops) == 3:
+        a, b = _within(ops[1], state), _within(ops[2], state)
+        result = {"s_and_b64": a or b, "s_andn2_b64": a, "s_or_b64": a and b, "s_xor_b64": a and b}[m]
+    elif m == "s_mov_b64" and len(ops) == 2:
+        result = _within(ops[1], state)
+    else:
+        result = False
+    if dst == _EXEC:
+        return result, kept
+    if info.defs & _EXEC_REGS:
+        return False, kept
+    return exec_within, kept | ({dst} if result and dst is not None else set())
+
+
+def covers(body: Body, succ: list[list[int]], w: int, r: int) -> bool:
+    """Whether EXEC at read r is within EXEC at write w on every path from w to r (w restarting the facts)."""
+    n = len(body.instructions)
+    state_in: list[_State | None] = [None] * n
+    fresh: _State = (True, frozenset())
+    work = list(succ[w])
+    for j in work:
+        state_in[j] = fresh
+    while work:
+        j = work.pop()
+        out = fresh if j == w else _step(body, j, state_in[j])
+        for s in succ[j]:
+            old = state_in[s]
+            new = out if old is None else (old[0] and out[0], old[1] & out[1])
+            if new != old:
+                state_in[s] = new
+                work.append(s)
+    return state_in[r] is not None and state_in[r][0]
+
+
+def reaching_writes(body: Body, succ: list[list[int]], r: int, reg: int) -> set[int]:
+    """The writes of VGPR `reg` whose values a lane may see at instruction r (ENTRY: the wave's start):
+    walking back from r, every write met, stopping at a whole-register write that covers r."""
+    preds: list[list[int]] = [[] for _ in succ]
+    for i, ss in enumerate(succ):
+        for s in ss:
+            preds[s].append(i)
+    found, seen, work = set(), set(), list(preds[r]) + ([ENTRY] if r == 0 else [])
+    while work:
+        j = work.pop()
+        if j in seen:
+            continue
+        seen.add(j)
+        if j == ENTRY:
+            found.add(ENTRY)
+            continue
+        if ("v", reg) in body.infos[j].defs:
+            found.add(j)
+            if not reads_destination(body.instructions[j], body.processor) and covers(body, succ, j, r):
+                continue
+        work.extend(preds[j] + ([ENTRY] if j == 0 else []))
+    return found
