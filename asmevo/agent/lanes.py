@@ -46,16 +46,13 @@ def _step(body: Body, k: int, state: _State) -> _State:
     if not written:
         return exec_within, kept
     dst = _pair(ops[0]) if ops else None
-    new_exec, new_pair = False, False  # what the instruction's result is known to be within
     if m.startswith("v_cmp"):  # a compare writes 0 for the inactive lanes; v_cmpx narrows EXEC
         return exec_within, kept | ({dst} if exec_within and dst not in (None, _EXEC) else set())
-    if m.endswith("_saveexec_b64") and len(ops) == 2:
-        new_pair = exec_within  # the saved EXEC
+    if m.endswith("_saveexec_b64") and len(ops) == 2:  # the pair keeps the old EXEC
         src = _within(ops[1], state)
         new_exec = {"s_and_saveexec_b64": exec_within or src, "s_andn2_saveexec_b64": src,
                     "s_or_saveexec_b64": exec_within and src}.get(m, False)
-        out = kept | ({dst} if new_pair and dst is not None else set())
-        return new_exec, out
+        return new_exec, kept | ({dst} if exec_within and dst is not None else set())
     if m in ("s_and_b64", "s_andn2_b64", "s_or_b64", "s_xor_b64") and len(ops) == 3:
         a, b = _within(ops[1], state), _within(ops[2], state)
         result = {"s_and_b64": a or b, "s_andn2_b64": a, "s_or_b64": a and b, "s_xor_b64": a and b}[m]
