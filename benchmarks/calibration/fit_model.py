@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from asmevo.calibrate.aiter_tables import aiter_rows  # noqa: E402
 from asmevo.calibrate.calibrate import estimate_row, select_per_family, select_rows, summary  # noqa: E402
 from asmevo.errors import AsmEvoError  # noqa: E402
-from asmevo.target import gpu  # noqa: E402
+from asmevo.target import GPUS, gpu  # noqa: E402
 from benchmarks import record  # noqa: E402
 
 CLOCK_OF_PEAK = tuple(ghz / 2.1 for ghz in (1.2, 1.4, 1.6, 1.8, 2.1))
@@ -40,12 +40,19 @@ HBM_OF_PEAK = tuple(tbps / 5.3 for tbps in (2.6, 2.9, 3.2, 3.5, 4.2))
 LAUNCH_US = (2.0, 4.0, 6.0)
 
 
+def positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu", default="mi308x")
+    ap.add_argument("--gpu", default="mi308x", choices=sorted(GPUS))
     thin = ap.add_mutually_exclusive_group()
-    thin.add_argument("--sample", type=int, help="fit on this many rows spread evenly over the fit split")
-    thin.add_argument("--per-family", type=int, help="fit on this many rows spread evenly over each family's fit rows")
+    thin.add_argument("--sample", type=positive, help="fit on this many rows spread evenly over the fit split")
+    thin.add_argument("--per-family", type=positive, help="fit on this many rows spread evenly over each family's fit rows")
     return ap.parse_args(argv)
 
 
