@@ -23,10 +23,14 @@ from ..source import instruction_line, label_of, parse_line, raw_instruction, st
 from .source import KernelSource
 
 
+FLOAT_MODE_WRITERS = ("s_setreg_b32", "s_setreg_imm32_b32", "s_round_mode", "s_denorm_mode")
+
+
 @dataclass(frozen=True)
 class FloatMode:
     """The float mode waves start with (the kernel descriptor's COMPUTE_PGM_RSRC1): IEEE mode (float
-    min/max quiet signalling NaNs) and the f32 denormal mode (3: kept on input and output; 0: flushed)."""
+    min/max quiet signalling NaNs) and the f32 denormal mode (3: kept on input and output; 0: flushed).
+    The instructions in `FLOAT_MODE_WRITERS` change it at run time."""
 
     ieee: bool = False
     denorm32: int = 0
@@ -234,3 +238,18 @@ class Body:
             live -= {r for r in info.defs if r[0] in ("s", "scc")} - info.uses
             live |= info.uses
         return frozenset(live)
+
+
+def across_block(body: Body, i: int, apply: Callable[[Body, int], "Body | None"]) -> Body | None:
+    """`apply` at every instruction of instruction i's block, first to last; where it applies, the instruction
+    now at that index (the rewritten one, or the next after a deletion) is looked at again. None when it
+    applied nowhere."""
+    b = body.cfg.block_of[i]
+    cur, k, changed = body, body.cfg.blocks[b].start, False
+    while k < cur.cfg.blocks[b].end:
+        new = apply(cur, k)
+        if new is not None and len(new.cfg.blocks) == len(cur.cfg.blocks):
+            cur, changed = new, True
+            continue
+        k += 1
+    return cur if changed else None

@@ -67,45 +67,58 @@ def _step(body: Body, k: int, state: _State) -> _State:
     return exec_within, kept | ({dst} if result and dst is not None else set())
 
 
-def covers(body: Body, succ: list[list[int]], w: int, r: int) -> bool:
-    """Whether EXEC at read r is within EXEC at write w on every path from w to r (w restarting the facts)."""
-    n = len(body.instructions)
-    state_in: list[_State | None] = [None] * n
-    fresh: _State = (True, frozenset())
-    work = list(succ[w])
-    for j in work:
-        state_in[j] = fresh
-    while work:
-        j = work.pop()
-        out = fresh if j == w else _step(body, j, state_in[j])
-        for s in succ[j]:
-            old = state_in[s]
-            new = out if old is None else (old[0] and out[0], old[1] & out[1])
-            if new != old:
-                state_in[s] = new
-                work.append(s)
-    return state_in[r] is not None and state_in[r][0]
+class Lanes:
+    """The question above for one body (`succ`: its instruction successors, `VgprWebs.succ`), each write's
+    facts computed once."""
 
+    def __init__(self, body: Body, succ: list[list[int]]):
+        self.body, self.succ = body, succ
+        self.preds: list[list[int]] = [[] for _ in succ]
+        for i, ss in enumerate(succ):
+            for s in ss:
+                self.preds[s].append(i)
+        self._within: dict[int, list[bool]] = {}
 
-def reaching_writes(body: Body, succ: list[list[int]], r: int, reg: int) -> set[int]:
-    """The writes of VGPR `reg` whose values a lane may see at instruction r (ENTRY: the wave's start):
-    walking back from r, every write met, stopping at a whole-register write that covers r."""
-    preds: list[list[int]] = [[] for _ in succ]
-    for i, ss in enumerate(succ):
-        for s in ss:
-            preds[s].append(i)
-    found, seen, work = set(), set(), list(preds[r]) + ([ENTRY] if r == 0 else [])
-    while work:
-        j = work.pop()
-        if j in seen:
-            continue
-        seen.add(j)
-        if j == ENTRY:
-            found.add(ENTRY)
-            continue
-        if ("v", reg) in body.infos[j].defs:
-            found.add(j)
-            if not reads_destination(body.instructions[j], body.processor) and covers(body, succ, j, r):
+    def covers(self, w: int, r: int) -> bool:
+        """Whether EXEC at read r is within EXEC at write w on every path from w to r (w restarting the facts)."""
+        if w not in self._within:
+            self._within[w] = self._exec_within_after(w)
+        return self._within[w][r]
+
+    def _exec_within_after(self, w: int) -> list[bool]:
+        """Per instruction, whether EXEC before it is within EXEC at w on every path from w."""
+        state_in: list[_State | None] = [None] * len(self.succ)
+        fresh: _State = (True, frozenset())
+        work = list(self.succ[w])
+        for j in work:
+            state_in[j] = fresh
+        while work:
+            j = work.pop()
+            out = fresh if j == w else _step(self.body, j, state_in[j])
+            for s in self.succ[j]:
+                old = state_in[s]
+                new = out if old is None else (old[0] and out[0], old[1] & out[1])
+                if new != old:
+                    state_in[s] = new
+                    work.append(s)
+        return [st is not None and st[0] for st in state_in]
+
+    def reaching_writes(self, r: int, reg: int) -> set[int]:
+        """The writes of VGPR `reg` whose values a lane may see at instruction r (ENTRY: the wave's start):
+        walking back from r, every write met, stopping at a whole-register write that covers r."""
+        body, preds = self.body, self.preds
+        found, seen, work = set(), set(), list(preds[r]) + ([ENTRY] if r == 0 else [])
+        while work:
+            j = work.pop()
+            if j in seen:
                 continue
-        work.extend(preds[j] + ([ENTRY] if j == 0 else []))
-    return found
+            seen.add(j)
+            if j == ENTRY:
+                found.add(ENTRY)
+                continue
+            if ("v", reg) in body.infos[j].defs:
+                found.add(j)
+                if not reads_destination(body.instructions[j], body.processor) and self.covers(j, r):
+                    continue
+            work.extend(preds[j] + ([ENTRY] if j == 0 else []))
+        return found

@@ -1,24 +1,27 @@
 """Redundant canonicalizes: in IEEE mode a float min/max returns a quieted NaN for a signalling NaN
-operand, so compiled code canonicalizes every operand of an fmaxnum/fminnum that might be one, with
-`v_max_f32 vD, vS, vS` (LLVM's lowering of fcanonicalize on gfx9). Online softmax, max reductions and
-pooling re-canonicalize their running maximum on every iteration, though it is already canonical.
+operand, so compiled code canonicalizes every operand of an fmaxnum/fminnum that might be one; in the
+suites' kernels that is `v_max_f32 vD, vS, vS`. Online softmax, max pooling and max reductions
+re-canonicalize their running maximum on every iteration, though it is already canonical.
 
-The CDNA3 ISA's V_MAX_F32 (and V_MIN_F32) with both operands vS: a signalling NaN is quieted, another
-NaN returns the other operand (itself, bit for bit), any number returns itself (the two zeros compare
-by sign, equal here), and a denormal is flushed when the f32 denormal mode flushes. So on a value that
-is no signalling NaN and, when flushing, no denormal, the instruction is a move (deleted when vD is
-vS). A value is that when every write whose value a lane may see (`asmevo.agent.lanes`) is a float operation (its result is quieted, and flushed when the mode
-flushes), an integer-to-float conversion, a constant that is neither, or a move or select of such
-values. Refused when the body changes the float mode or the kernel starts outside IEEE mode."""
+IEEE mode: "floating point opcodes that support exception flag gathering quiet and propagate signaling NaN
+inputs per IEEE 754-2008" (the AMD ISA manual's IEEE bit, quoted in LLVM review D77013). With both
+operands vS, V_MAX_F32 (and V_MIN_F32) returns vS for every number (the two zeros compare by sign, equal
+here), flushes a denormal when the f32 denormal mode flushes, and for a quiet NaN returns a quiet NaN: the
+same bits under IEEE 754-2008 maxNum (a NaN operand yields the other operand, here itself), an assumption
+the emulator cannot check (its max is numpy's fmax). So on a value that is no signalling NaN and, when
+flushing, no denormal, the instruction is a move (deleted when vD is vS). A value is that when every write
+whose value a lane may see (`asmevo.agent.lanes`) is a float operation (its result quieted, and flushed
+when the mode flushes), an integer-to-float conversion, a constant that is neither, or a move or select of
+such values. Refused when the body changes the float mode or the kernel starts outside IEEE mode."""
 from __future__ import annotations
 
 import struct
 
 from ..isa.operands import Operand
-from .body import Body, make_item
+from .body import FLOAT_MODE_WRITERS, Body, across_block, make_item
+from .lanes import Lanes
 from .ops_cleanup import propagate_move
-from .lanes import reaching_writes
-from .webs import ENTRY, NotAnalysable, VgprWebs, webs_of
+from .webs import ENTRY, NotAnalysable, webs_of
 
 CANONICALIZES = ("v_max_f32_e32", "v_max_f32_e64", "v_min_f32_e32", "v_min_f32_e64")
 # Float operations whose f32 results are quieted (and flushed when the mode flushes).
@@ -28,7 +31,6 @@ _FLOAT_OPS = frozenset({
     "v_rcp_f32", "v_rsq_f32", "v_sqrt_f32", "v_ldexp_f32", "v_pk_add_f32", "v_pk_mul_f32", "v_pk_fma_f32",
     "v_cvt_f32_i32", "v_cvt_f32_u32"})
 _COPIES = ("v_mov_b32", "v_cndmask_b32")
-_MODE_WRITERS = ("s_setreg_b32", "s_setreg_imm32_b32", "s_round_mode", "s_denorm_mode")
 
 
 def _bits(op: Operand) -> int:
@@ -44,7 +46,7 @@ def _canonical_constant(op: Operand, flushing: bool) -> bool:
     return not signalling and not (flushing and exponent == 0 and mantissa)
 
 
-def _written_canonical(body: Body, webs: VgprWebs, d: int, seen: set[tuple[int, int]]) -> bool:
+def _written_canonical(body: Body, lanes: Lanes, d: int, seen: set[tuple[int, int]]) -> bool:
     ins, info = body.instructions[d], body.infos[d]
     if ins.mnemonic.endswith(("_dpp", "_sdwa")):
         return False
@@ -58,21 +60,21 @@ def _written_canonical(body: Body, webs: VgprWebs, d: int, seen: set[tuple[int, 
         if op.kind in ("imm", "float"):
             if not _canonical_constant(op, flushing):
                 return False
-        elif op.kind != "vgpr" or op.count != 1 or not _read_canonical(body, webs, d, op.index, seen):
+        elif op.kind != "vgpr" or op.count != 1 or not _read_canonical(body, lanes, d, op.index, seen):
             return False
     return True
 
 
-def _read_canonical(body: Body, webs: VgprWebs, i: int, reg: int, seen: set[tuple[int, int]]) -> bool:
+def _read_canonical(body: Body, lanes: Lanes, i: int, reg: int, seen: set[tuple[int, int]]) -> bool:
     """Whether VGPR `reg` read at instruction i is canonical: every write whose value a lane may see there
     is. A read met again on the way counts as canonical (the writes outside the cycle decide)."""
-    writes = reaching_writes(body, webs.succ, i, reg)
+    writes = lanes.reaching_writes(i, reg)
     if not writes or ENTRY in writes:
         return False
     if (i, reg) in seen:
         return True
     seen.add((i, reg))
-    return all(_written_canonical(body, webs, d, seen) for d in writes)
+    return all(_written_canonical(body, lanes, d, seen) for d in writes)
 
 
 def remove_canonicalize(body: Body, i: int) -> Body | None:
@@ -85,13 +87,13 @@ def remove_canonicalize(body: Body, i: int) -> Body | None:
     dst, a, b = ins.operands
     if a.text != b.text or a.kind != "vgpr" or a.count != 1 or a.abs or a.neg or dst.kind != "vgpr" or dst.count != 1:
         return None
-    if not mode.ieee or mode.denorm32 not in (0, 3) or any(x.base in _MODE_WRITERS for x in body.infos):
+    if not mode.ieee or mode.denorm32 not in (0, 3) or any(x.base in FLOAT_MODE_WRITERS for x in body.infos):
         return None
     try:
-        webs = webs_of(body)
+        lanes = Lanes(body, webs_of(body).succ)
     except NotAnalysable:
         return None
-    if not _read_canonical(body, webs, i, a.index, set()):
+    if not _read_canonical(body, lanes, i, a.index, set()):
         return None
     items = list(body.items)
     if dst.index == a.index:
@@ -106,12 +108,4 @@ def remove_canonicalize(body: Body, i: int) -> Body | None:
 
 def remove_canonicalizes(body: Body, i: int) -> Body | None:
     """remove_canonicalize at every canonicalize of instruction i's block, first to last."""
-    b = body.cfg.block_of[i]
-    cur, k, removed = body, body.cfg.blocks[b].start, False
-    while k < cur.cfg.blocks[b].end:
-        new = remove_canonicalize(cur, k) if cur.instructions[k].mnemonic in CANONICALIZES else None
-        if new is not None and len(new.cfg.blocks) == len(cur.cfg.blocks):
-            cur, removed = new, True
-            continue  # instruction k was deleted (or the next one moved up): look at index k again
-        k += 1
-    return cur if removed else None
+    return across_block(body, i, remove_canonicalize)

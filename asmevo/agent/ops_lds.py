@@ -34,7 +34,7 @@ from ..isa.instruction import Instruction
 from ..isa.regs import is_lds_dma
 from ..isa.table import instr_info
 from ..isa.waitcnt import COUNTER_MAX, decode_waitcnt
-from .body import Body, make_item
+from .body import Body, across_block, make_item
 from .ops_waitcnt import wait_text
 
 MERGED = {"ds_read_b32": "ds_read2_b32", "ds_read_b64": "ds_read2_b64",
@@ -205,11 +205,5 @@ def merge_lds(body: Body, i: int) -> Body | None:
 
 def merge_lds_block(body: Body, i: int) -> Body | None:
     """merge_lds at every access of instruction i's block, first to last."""
-    b = body.cfg.block_of[i]
-    cur, k, merged = body, body.cfg.blocks[b].start, False
-    while k < cur.cfg.blocks[b].end:
-        new = _merge(cur, k) if mergeable(cur, k) else None
-        if new is not None:
-            cur, merged = new, True
-        k += 1
-    return cur if merged and cur.no_worse(body, full=False) else None
+    new = across_block(body, i, lambda cur, k: _merge(cur, k) if mergeable(cur, k) else None)
+    return new if new is not None and new.no_worse(body, full=False) else None

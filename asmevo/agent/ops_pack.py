@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
-from .body import Body, make_item
+from .body import FLOAT_MODE_WRITERS, Body, across_block, make_item
 
 PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
           "v_fmac_f32": "v_pk_fma_f32"}
 _WINDOW = 32  # instructions after the first of a pair searched for its partner
-_MODE_WRITERS = ("s_setreg_b32", "s_setreg_imm32_b32", "s_round_mode", "s_denorm_mode")
 
 
 def _sources(ins: Instruction, base: str) -> list[Operand] | None:
@@ -71,7 +70,7 @@ def _movable_to(body: Body, i: int, j: int) -> bool:
     info = body.infos[j]
     for k in range(i, j):
         other = body.infos[k]
-        if other.defs & (info.uses | info.defs) or other.base in _MODE_WRITERS:
+        if other.defs & (info.uses | info.defs) or other.base in FLOAT_MODE_WRITERS:
             return False
         if k > i and other.uses & info.defs:
             return False
@@ -107,11 +106,4 @@ def pack_f32(body: Body, i: int) -> Body | None:
 
 def pack_f32_block(body: Body, i: int) -> Body | None:
     """pack_f32 at every instruction of instruction i's block, first to last."""
-    b = body.cfg.block_of[i]
-    cur, k, packed = body, body.cfg.blocks[b].start, False
-    while k < cur.cfg.blocks[b].end:
-        new = pack_f32(cur, k)
-        if new is not None:
-            cur, packed = new, True
-        k += 1
-    return cur if packed else None
+    return across_block(body, i, pack_f32)

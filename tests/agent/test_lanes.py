@@ -1,8 +1,8 @@
-"""lanes.reaching_writes: the writes of a VGPR a read may see, stopping at a write whose EXEC holds every
+"""Lanes.reaching_writes: the writes of a VGPR a read may see, stopping at a write whose EXEC holds every
 lane the read runs."""
 from __future__ import annotations
 
-from asmevo.agent.lanes import reaching_writes
+from asmevo.agent.lanes import Lanes
 from asmevo.agent.webs import ENTRY, webs_of
 
 from agenttools import body_of
@@ -11,7 +11,7 @@ from agenttools import body_of
 def seen(lines: list[str], read: str, reg: int) -> set[str]:
     b = body_of(lines)
     r = next(i for i, x in enumerate(b.instructions) if x.text() == read)
-    return {"ENTRY" if w == ENTRY else b.instructions[w].text() for w in reaching_writes(b, webs_of(b).succ, r, reg)}
+    return {"ENTRY" if w == ENTRY else b.instructions[w].text() for w in Lanes(b, webs_of(b).succ).reaching_writes(r, reg)}
 
 
 IF = ["s_and_saveexec_b64 s[4:5], vcc", "s_cbranch_execz .Lend"]
