@@ -1,7 +1,7 @@
 """Redundant canonicalizes: in IEEE mode a float min/max returns a quieted NaN for a signalling NaN
 operand, so compiled code canonicalizes every operand of an fmaxnum/fminnum that might be one; in the
-suites' kernels that is `v_max_f32 vD, vS, vS`. Online softmax, max pooling and max reductions
-re-canonicalize their running maximum on every iteration, though it is already canonical.
+suites' kernels that is `v_max_f32 vD, vS, vS`. Online softmax (24_LogSoftmax, 23_Softmax) and max pooling
+(42_Max_Pooling_2D) re-canonicalize their running maximum on every iteration, though it is already canonical.
 
 IEEE mode: "floating point opcodes that support exception flag gathering quiet and propagate signaling NaN
 inputs per IEEE 754-2008" (the AMD ISA manual's IEEE bit, quoted in LLVM review D77013). With both
