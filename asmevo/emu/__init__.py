@@ -16,6 +16,7 @@ from ..errors import AsmEvoError, EmulationError
 from ..target import processor
 from .dispatch import PRELOAD_SKIP, batch_waves, host_buffers, init_batch, waves_per_group
 from .executor import Stats, run_batch
+from .float_mode import check_descriptor
 from .memory import Memory, WideMemory
 from .program import Program, program_for
 from .report import Finding, RunReport
@@ -34,6 +35,7 @@ class _Launch:
 
     prog: Program
     kernel: Kernel
+    float_mode: int  # MODE's float bits at wave start (float_mode.py)
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     lds: int
@@ -59,8 +61,8 @@ def _launch(code_object: CodeObject, kernel: str, grid, block, dynamic_lds: int,
     entry = k.entry_address + (PRELOAD_SKIP if desc.fields["kernarg_preload_spec_length"] else 0)
     nvgpr = max(prog.nvgpr, desc.accum_offset) if prog.indexed else prog.nvgpr
     wpg = waves_per_group(block)
-    return _Launch(prog, k, grid, block, desc.group_segment_fixed_size + int(dynamic_lds), entry, nvgpr, wpg,
-                   batch_waves(k, block, nvgpr, prog.nagpr, checked) // wpg)
+    return _Launch(prog, k, check_descriptor(desc), grid, block, desc.group_segment_fixed_size + int(dynamic_lds),
+                   entry, nvgpr, wpg, batch_waves(k, block, nvgpr, prog.nagpr, checked) // wpg)
 
 
 def _lds_refusal(launch: _Launch) -> RunReport | None:
@@ -77,7 +79,7 @@ def _machine(launch: _Launch, nwaves: int, memory: Memory, checked: bool, faithf
     return Machine(nwaves=nwaves, nvgpr=launch.nvgpr, nagpr=launch.prog.nagpr, waves_per_group=launch.wpg,
                    lds_bytes=launch.lds, scratch_bytes=desc.private_segment_fixed_size, memory=memory,
                    checked=checked, wave_ids=wave_ids, entry=launch.entry, faithful=faithful,
-                   launch_of_wave=launch_of_wave)
+                   launch_of_wave=launch_of_wave, float_mode=launch.float_mode)
 
 
 def _hazards(launch: _Launch, executed: dict[int, int]) -> list[Finding]:

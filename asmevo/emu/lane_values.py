@@ -13,7 +13,8 @@ saved EXEC after a data-dependent branch gives back a known EXEC. Everything els
 AGPRs, hardware registers) makes its destinations unknown. Paths merge to what they agree on.
 
 Kernels that set MODE, index registers or jump indirectly raise `UnsupportedInstruction`: their
-values would need semantics this analysis does not model.
+values would need semantics this analysis does not model. Float instructions run in LLVM's compute default
+MODE (`float_mode.COMPUTE_DEFAULT`, f32 denormals kept), whatever the kernel descriptor says.
 """
 from __future__ import annotations
 

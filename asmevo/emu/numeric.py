@@ -14,9 +14,8 @@ IEEE-mode behaviour of the VALU): f16<->f32 quiets signalling NaNs and keeps sig
 top payload bits; bf16 rounding follows LLVM's gfx942 integer lowering of ``fptrunc``
 (``(x | 0x400000) >> 16`` for NaN).
 
-Denormals: conversions here always honour denormals. The MODE register decides whether an
-instruction flushes them; apply :func:`flush_denorm` to inputs and/or outputs as
-:func:`denorm_mode` says.
+Denormals: conversions here always honour denormals, as the only MODE the emulator runs
+(float_mode.py) keeps them.
 """
 from __future__ import annotations
 
@@ -54,30 +53,6 @@ def unpack_f64(f64) -> tuple[np.ndarray, np.ndarray]:
     """(low dword, high dword) uint32 arrays holding float64 values."""
     b = np.asarray(f64, dtype=np.float64).view(np.uint64)
     return (b & np.uint64(0xFFFFFFFF)).astype(np.uint32), (b >> np.uint64(32)).astype(np.uint32)
-
-
-def denorm_mode(mode: int, fmt: str) -> tuple[bool, bool]:
-    """(allow denormal inputs, allow denormal outputs) from the MODE register.
-
-    MODE[5:4] is FP_DENORM for f32, MODE[7:6] for f64 and f16; in each pair bit 0 allows
-    input denormals and bit 1 output denormals (0 = flush both, 3 = keep both; the HIP
-    default is 3 for both pairs)."""
-    shift = {"f32": 4, "f64": 6, "f16": 6}[fmt]
-    field = (mode >> shift) & 3
-    return bool(field & 1), bool(field & 2)
-
-
-def flush_denorm(bits, fmt: str) -> np.ndarray:
-    """Replace denormals of format `fmt` ("f16", "bf16", "f32", "f64") with a zero of the
-    same sign; other values are returned unchanged."""
-    width, (ebits, mbits) = {"f16": (16, (5, 10)), "bf16": (16, (8, 7)), "f32": (32, (8, 23)),
-                             "f64": (64, (11, 52))}[fmt]
-    dt = {16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
-    b = _uint(bits, dt)
-    sign = dt(1 << (width - 1))
-    exp_mask = dt(((1 << ebits) - 1) << mbits)
-    is_den = ((b & exp_mask) == 0) & ((b & ~sign & ~exp_mask) != 0)
-    return np.where(is_den, b & sign, b)
 
 
 def _round_shift(v: np.ndarray, shift: np.ndarray, rounding: str) -> np.ndarray:

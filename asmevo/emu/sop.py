@@ -9,6 +9,7 @@ from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
 from ..isa.waitcnt import decode_waitcnt
 from .access import scalar_reader, scalar_writer
+from .float_mode import F32_DENORM, check_write
 from .ops import BARRIER, BRANCH, END, JUMP, NORMAL, Context, Op
 from .state import EXEC, M0, VCC
 from .vskip import set_vskip
@@ -196,7 +197,8 @@ def _pc_ops(ins: Instruction, nxt: int) -> Op:
 
 
 def _hwreg(ins: Instruction) -> Op:
-    """MODE-register access: kept per wave; it does not change arithmetic (see README)."""
+    """MODE-register access, kept per wave: of the float bits only the f32 denormal field may change
+    (float_mode.py); VSKIP takes effect (vskip.py)."""
     spec = next((o.text for o in ins.operands if o.text.startswith("hwreg(")), None)
     mm = re.match(r"hwreg\((\w+)(?:,\s*(\d+),\s*(\d+))?\)", spec or "")
     if not mm or mm.group(1) not in ("HW_REG_MODE", "1"):
@@ -213,7 +215,11 @@ def _hwreg(ins: Instruction) -> Op:
 
     def set_(m, g):
         val = (np.asarray(rd(m, g), U32) << U32(off)) & U32(fmask)
-        m.mode[g.sel] = (m.mode[g.sel] & U32(~fmask & M32)) | val
+        before = m.mode[g.sel]
+        after = (before & U32(~fmask & M32)) | val
+        check_write(before, after, ins.mnemonic, ins.address)
+        m.mode[g.sel] = after
+        m.mode_written |= bool(fmask & F32_DENORM)
     return Op(ins, set_)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..target import processor
+from .float_mode import COMPUTE_DEFAULT, DX10_CLAMP, IEEE
 from .memory import Memory
 from .report import Finding
 
@@ -72,7 +73,7 @@ class Machine:
 
     def __init__(self, *, nwaves: int, nvgpr: int, nagpr: int, waves_per_group: int, lds_bytes: int,
                  scratch_bytes: int, memory: Memory, checked: bool, wave_ids: np.ndarray, entry: int,
-                 faithful: bool = False, launch_of_wave: np.ndarray | None = None):
+                 faithful: bool = False, launch_of_wave: np.ndarray | None = None, float_mode: int = COMPUTE_DEFAULT):
         self.W = nwaves
         # Wide runs (several launches of one kernel as one batch, `run_kernel_wide`): the launch of
         # each wave; None for a single launch.
@@ -90,7 +91,13 @@ class Machine:
         self.scc = np.zeros(nwaves, bool)
         self.exec_version = 0
         self.clock = 0
-        self.mode = np.full(nwaves, 0xF0, np.uint32)  # MODE: denormals kept, RNE
+        # the MODE register; its float bits (float_mode.py) start as the kernel descriptor sets them, and only
+        # the f32 denormal field may change (`mode_written` once it has)
+        self.mode = np.full(nwaves, float_mode, np.uint32)
+        self.float_mode = float_mode
+        self.mode_written = False
+        self.ieee = bool(float_mode & IEEE)
+        self.dx10_clamp = bool(float_mode & DX10_CLAMP)
         self.wpg = waves_per_group
         self.nwg = nwaves // waves_per_group
         self.wg_of_wave = np.arange(nwaves) // waves_per_group

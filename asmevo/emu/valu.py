@@ -84,6 +84,32 @@ def fmin(a, b):
     return np.where(z, np.where(np.signbit(a), a, b), r)
 
 
+def _signalling(x) -> np.ndarray:
+    """Signalling NaNs (quiet bit clear) of a float32/float64 array."""
+    x = np.asarray(x)
+    quiet = x.view(U64) & U64(1 << 51) if x.dtype == F64 else x.astype(F32).view(U32) & U32(1 << 22)
+    return np.isnan(x) & (quiet == 0)
+
+
+def _quieted(x) -> np.ndarray:
+    x = np.asarray(x)
+    return (x.view(U64) | U64(1 << 51)).view(F64) if x.dtype == F64 else (x.astype(F32).view(U32) | U32(1 << 22)).view(F32)
+
+
+def _quieting(fn):
+    """`fn`, a min/max of two or three operands, in IEEE mode: a signalling NaN input gives that NaN quieted
+    (the first such input; LLVM SIModeRegisterDefaults.h, IEEE: min/max "quiet and propagate signaling NaN
+    inputs per IEEE 754-2008"); otherwise `fn`'s result."""
+    def ieee(*xs):
+        r = fn(*xs)
+        for x in reversed(xs):
+            s = _signalling(x)
+            if s.any():
+                r = np.where(s, _quieted(x), r)
+        return r
+    return ieee
+
+
 def med3f(a, b, c):
     nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
     med = fmax(fmin(a, b), fmin(fmax(a, b), c))
@@ -436,3 +462,7 @@ TABLE: dict[str, tuple] = {
     "v_lshl_add_u64": ("u64", ("u64", "u32", "u64"), lambda a, b, c: (a << (b & U32(7)).astype(U64)) + c),
     "v_mov_b64": ("u64", ("u64",), lambda a: a),
 }
+# IEEE mode (MODE bit 9): the float min/max family quiets a signalling NaN input (`_quieting`).
+IEEE_TABLE: dict[str, tuple] = {
+    name: (d, s, _quieting(fn)) for name, (d, s, fn) in TABLE.items()
+    if name.startswith(("v_min", "v_max", "v_med3")) and d in ("f16", "f32", "f64")}

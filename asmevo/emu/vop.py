@@ -14,11 +14,12 @@ from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from . import numeric
+from .float_mode import f32_denorm, flush_f32, refuse_flushed
 from .access import (lane_mask_reader, pack_lanes, scalar_reader, scalar_writer, vector_reader,
                      vector_writer)
 from .ops import Context, Op
 from .state import EXEC, VCC
-from .valu import APPROXIMATE_F32, TABLE, faithful, fma32, fma64
+from .valu import APPROXIMATE_F32, IEEE_TABLE, TABLE, faithful, fma32, fma64
 
 U16, U32, U64, I32, I64, F32, F64 = np.uint16, np.uint32, np.uint64, np.int32, np.int64, np.float32, np.float64
 BITS = {"f16": 16, "bf16": 16, "u16": 16, "i16": 16, "f32": 32, "u32": 32, "i32": 32, "f64": 64, "u64": 64,
@@ -62,13 +63,16 @@ def to_typed(raw, t: str):
     raise ValueError(t)
 
 
-def from_typed(val, t: str, clamp: bool = False):
-    """Typed result -> raw bits (uint32, or uint64 for 64-bit types); clamp saturates."""
+def from_typed(val, t: str, clamp: bool = False, nan_to_zero: bool = True):
+    """Typed result -> raw bits (uint32, or uint64 for 64-bit types); clamp saturates (a float NaN to 0 when
+    `nan_to_zero`, MODE.DX10_CLAMP, else it stays NaN)."""
     if t in ("f32", "f16", "f64"):
         dt = {"f32": F32, "f16": F32, "f64": F64}[t]
         v = np.asarray(val, dt)
         if clamp:
-            v = np.where(np.isnan(v), dt(0), np.clip(v, 0, 1)).astype(dt)
+            v = np.clip(v, 0, 1).astype(dt)
+            if nan_to_zero:
+                v = np.where(np.isnan(v), dt(0), v)
         if t == "f32":
             return v.view(U32)
         if t == "f64":
@@ -252,16 +256,24 @@ def _generic(ins: Instruction, base: str, enc: str, spec) -> Op:
     dreg = dst.index
     dfile = dst.kind
     approximate = base in APPROXIMATE_F32
+    ieee_fn = IEEE_TABLE[base][2] if base in IEEE_TABLE else fn
+    f32_in = [i for i, t in enumerate(stypes) if t == "f32"]
+    f32_out = dtype == "f32"
 
     def run(m, g):
         raws, extra = src.read(m, g)
         vals = [to_typed(r, t) for r, t in zip(raws, stypes)]
-        res = fn(*vals)
+        denorm = f32_denorm(m, g) if f32_in or f32_out else 3
+        for i in f32_in:
+            vals[i] = flush_f32(vals[i], denorm, 1)
+        res = (ieee_fn if m.ieee else fn)(*vals)
         if approximate and m.faithful:
             res = faithful(fn, vals[0], res)
         if omod != 1.0:
             res = np.asarray(res) * (F64(omod) if dtype == "f64" else F32(omod))
-        out = from_typed(res, dtype, clamp)
+        if f32_out:
+            res = flush_f32(res, denorm, 2)
+        out = from_typed(res, dtype, clamp, m.dx10_clamp)
         if dst_hi or sdwa_dst is not None:
             old = (m.v if dfile == "vgpr" else m.a)[dreg][g.sel]
             if dst_hi:
@@ -320,10 +332,14 @@ def _vopc(ins: Instruction, base: str, enc: str) -> Op:
     nulldst = dst.kind == "special" and dst.name == "null"
     wr = None if nulldst else scalar_writer(dst, 64)
     raw_class = is_class and typ in ("f32", "f16", "f64")
+    flushed = typ == "f32" and not is_class  # v_cmp_class classifies the bits it is given
 
     def run(m, g):
         raws, extra = src.read(m, g)
         a, b = to_typed(raws[0], stypes[0]), to_typed(raws[1], stypes[1])
+        if flushed:
+            denorm = f32_denorm(m, g)
+            a, b = flush_f32(a, denorm, 1), flush_f32(b, denorm, 1)
         res = f(a, b)
         if raw_class:
             bits = BITS[typ]
@@ -459,6 +475,8 @@ def _div(ins: Instruction, base: str, enc: str) -> Op:
         def scale(m, g):
             raws, _ = src.read(m, g)
             s0, s1, s2 = [np.broadcast_to(to_typed(r, t), (len(g), 64)) for r in raws]
+            if not wide:
+                refuse_flushed(m, g, ins, s0, s1, s2)
             e1, e2 = _exp(s1, wide), _exp(s2, wide)
             q = np.abs(s2.astype(F64) / s1.astype(F64)).astype(ft)
             rc = np.abs(1.0 / s1.astype(F64))
@@ -482,6 +500,8 @@ def _div(ins: Instruction, base: str, enc: str) -> Op:
                 if sets_vcc:
                     vcc |= hit
                 done |= cond
+            if not wide:
+                refuse_flushed(m, g, ins, d)
             write(m, g, d.astype(ft).view(raw_t))
             mask, _, _ = g.exec_info(m)
             cw(m, g, pack_lanes(vcc & mask))
@@ -499,7 +519,10 @@ def _div(ins: Instruction, base: str, enc: str) -> Op:
             r = fma64(a, b, c) if wide else fma32(a, b, c)
             # undo div_scale: a scaled-down denominator (large quotient) or scaled-up numerator
             undo = np.where(_exp(c, wide) > ebias, np.ldexp(r, k), np.ldexp(r, -k)).astype(ft)
-            write(m, g, np.where(vcc(m, g), undo, r).astype(ft).view(raw_t))
+            out = np.where(vcc(m, g), undo, r).astype(ft)
+            if not wide:
+                refuse_flushed(m, g, ins, a, b, c, out)
+            write(m, g, out.view(raw_t))
         return Op(ins, fmas)
 
     def fixup(m, g):
@@ -513,6 +536,8 @@ def _div(ins: Instruction, base: str, enc: str) -> Op:
         out = np.where(((den == 0) & (num == 0)) | (np.isinf(den) & np.isinf(num)), ft(np.nan), out)
         out = np.where(np.isnan(den), den, out)
         out = np.where(np.isnan(num), num, out)
+        if not wide:
+            refuse_flushed(m, g, ins, q, den, num, out)
         write(m, g, np.asarray(out, ft).view(raw_t))
     return Op(ins, fixup)
 

@@ -10,7 +10,8 @@ from ..isa.operands import Operand
 from . import mfma
 from .access import vector_reader, vector_writer
 from .ops import Context, Op
-from .valu import TABLE, fma32
+from .float_mode import f32_denorm, flush_f32
+from .valu import IEEE_TABLE, TABLE, fma32
 from .vop import _modlist, from_typed, split_name, to_typed
 
 U32, U64, I64, F32, F64 = np.uint32, np.uint64, np.int64, np.float32, np.float64
@@ -48,6 +49,7 @@ def _pk16(ins: Instruction, base: str) -> Op:
     if spec is None:
         raise UnsupportedInstruction(ins.mnemonic, ins.address)
     dtype, stypes, fn = spec
+    ieee_fn = IEEE_TABLE[scalar][2] if scalar in IEEE_TABLE else fn
     ops = list(ins.operands)
     dst, srcs = ops[0], ops[1:] + ([ops[0]] if acc else [])
     n = len(srcs)
@@ -62,6 +64,7 @@ def _pk16(ins: Instruction, base: str) -> Op:
 
     def run(m, g):
         raws = [rd(m, g) for rd in readers]
+        f = ieee_fn if m.ieee else fn
         out = []
         for sel, neg in ((opsel, neg_lo), (opsel_hi, neg_hi)):
             vals = []
@@ -70,7 +73,7 @@ def _pk16(ins: Instruction, base: str) -> Op:
                 if neg[i] and isfloat:
                     h = h ^ U32(0x8000)
                 vals.append(to_typed(h, t))
-            out.append(np.asarray(from_typed(fn(*vals), dtype, clamp), U32) & U32(0xFFFF))
+            out.append(np.asarray(from_typed(f(*vals), dtype, clamp, m.dx10_clamp), U32) & U32(0xFFFF))
         write(m, g, out[0] | (out[1] << U32(16)))
     return Op(ins, run)
 
@@ -102,20 +105,21 @@ def _pk_f32(ins: Instruction, base: str) -> Op:
             res = [np.asarray(lo, U32), np.asarray(hi, U32)]
         else:
             res = []
+            denorm = f32_denorm(m, g)
             for sel, neg in ((opsel, neg_lo), (opsel_hi, neg_hi)):
                 vals = []
                 for i, p in enumerate(pairs):
                     raw = np.asarray(p[sel[i]], U32)
                     if neg[i]:
                         raw = raw ^ U32(0x80000000)
-                    vals.append(raw.view(F32))
+                    vals.append(flush_f32(raw.view(F32), denorm, 1))
                 if base == "v_pk_fma_f32":
                     r = fma32(*vals)
                 elif base == "v_pk_mul_f32":
                     r = vals[0] * vals[1]
                 else:
                     r = vals[0] + vals[1]
-                res.append(np.asarray(from_typed(r, "f32", clamp), U32))
+                res.append(np.asarray(from_typed(flush_f32(r, denorm, 2), "f32", clamp, m.dx10_clamp), U32))
         write(m, g, np.asarray(res[0], U64) | (np.asarray(res[1], U64) << U64(32)))
     return Op(ins, run)
 
@@ -133,12 +137,13 @@ def _mix(ins: Instruction, base: str) -> Op:
 
     def run(m, g):
         vals = []
+        denorm = f32_denorm(m, g)
         for i, (rd, o) in enumerate(zip(readers, srcs)):
             raw = rd(m, g)
             if opsel_hi[i]:
                 v = to_typed(_half(raw, opsel[i]), "f16")
             else:
-                v = to_typed(raw, "f32")
+                v = flush_f32(to_typed(raw, "f32"), denorm, 1)
             if o.abs:
                 v = np.abs(v)
             if o.neg:
@@ -146,9 +151,9 @@ def _mix(ins: Instruction, base: str) -> Op:
             vals.append(v)
         r = fma32(*vals) if fused else (vals[0] * vals[1]) + vals[2]
         if out_kind == "f32":
-            write(m, g, from_typed(r, "f32", clamp))
+            write(m, g, from_typed(flush_f32(r, denorm, 2), "f32", clamp, m.dx10_clamp))
             return
-        h = np.asarray(from_typed(r, "f16", clamp), U32)
+        h = np.asarray(from_typed(r, "f16", clamp, m.dx10_clamp), U32)
         old = m.v[dst.index][g.sel]
         write(m, g, (old & U32(0xFFFF)) | (h << U32(16)) if out_kind == "mixhi" else (old & U32(0xFFFF0000)) | h)
     return Op(ins, run)
@@ -186,7 +191,8 @@ def _dot(ins: Instruction, base: str) -> Op:
     def run(m, g):
         a, b, c = [rd(m, g) for rd in readers]
         if kind in ("f16", "bf16"):
-            acc = np.asarray(to_typed(c, "f32"), F64)
+            denorm = f32_denorm(m, g)
+            acc = np.asarray(flush_f32(to_typed(c, "f32"), denorm, 1), F64)
             parts = []
             for raw, i in ((a, 0), (b, 1)):
                 lo, hi = _half(raw, opsel[i]), _half(raw, opsel_hi[i])
@@ -196,7 +202,7 @@ def _dot(ins: Instruction, base: str) -> Op:
                     hi = hi ^ U32(0x8000)
                 parts.append((to_typed(lo, kind).astype(F64), to_typed(hi, kind).astype(F64)))
             r = acc + parts[0][0] * parts[1][0] + parts[0][1] * parts[1][1]
-            write(m, g, from_typed(r.astype(F32), "f32", clamp))
+            write(m, g, from_typed(flush_f32(r.astype(F32), denorm, 2), "f32", clamp, m.dx10_clamp))
             return
         signed = kind == "i"
         xs, ys = _lanes(a, width, signed), _lanes(b, width, signed)

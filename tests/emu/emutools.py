@@ -60,9 +60,10 @@ def hip(source: str, flags: tuple[str, ...] = ()) -> CodeObject:
 
 
 def asm(body: str, *, name: str = "k", vgprs: int = 32, sgprs: int = 32, lds: int = 0, args: int = 4,
-        extra: str = "", agprs: int = 0, scratch: int = 0) -> CodeObject:
+        extra: str = "", agprs: int = 0, scratch: int = 0, denorm32: int = 3) -> CodeObject:
     """Assemble a kernel from an assembly body. s[0:1] = kernarg pointer, s2 = workgroup id x,
-    v0 = work-item id; `args` pointer arguments (8 bytes each) then 8 bytes of scalars."""
+    v0 = work-item id; `args` pointer arguments (8 bytes each) then 8 bytes of scalars. `denorm32` is the
+    f32 FP_DENORM field (llvm-mc's default is 0, flushing; HIP and Triton kernels keep denormals, 3)."""
     tc = find_toolchain()
     arg_meta = "".join(
         f"      - .address_space: global\n        .offset: {8 * i}\n        .size: 8\n"
@@ -88,6 +89,7 @@ def asm(body: str, *, name: str = "k", vgprs: int = 32, sgprs: int = 32, lds: in
   .amdhsa_group_segment_fixed_size {lds}
   .amdhsa_private_segment_fixed_size {scratch}
   .amdhsa_enable_private_segment {1 if scratch else 0}
+  .amdhsa_float_denorm_mode_32 {denorm32}
   {extra}
 .end_amdhsa_kernel
 .amdgpu_metadata

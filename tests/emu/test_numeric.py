@@ -151,20 +151,6 @@ def test_helpers():
     assert nm.as_u32(np.float32([2.0]))[0] == 0x40000000
 
 
-def test_denorm_mode_and_flush():
-    assert nm.denorm_mode(0xF0, "f32") == (True, True)
-    assert nm.denorm_mode(0x30, "f16") == (False, False)
-    assert nm.denorm_mode(0x90, "f64") == (False, True)
-    assert nm.denorm_mode(0x10, "f32") == (True, False)
-    f32 = np.array([0x00000001, 0x807FFFFF, 0x00800000, 0x80000000, 0x7FC00000], np.uint32)
-    assert nm.flush_denorm(f32, "f32").tolist() == [0, 0x80000000, 0x00800000, 0x80000000,
-                                                    0x7FC00000]
-    f16 = np.array([0x0001, 0x83FF, 0x0400, 0x7C01], np.uint16)
-    assert nm.flush_denorm(f16, "f16").tolist() == [0, 0x8000, 0x0400, 0x7C01]
-    f64 = np.array([1, 0x8000000000000001, 0x0010000000000000], np.uint64)
-    assert nm.flush_denorm(f64, "f64").tolist() == [0, 0x8000000000000000, 0x0010000000000000]
-
-
 def test_rejects_float_input():
     with pytest.raises(TypeError):
         nm.f16_to_f32(np.array([1.0]))
