@@ -9,6 +9,7 @@ from ..errors import AsmEvoError
 from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_canon import CANONICALIZES, remove_canonicalize, remove_canonicalizes
+from .ops_copies import accumulator_copy, remove_redundant_copies
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
@@ -130,6 +131,10 @@ OPERATORS: tuple[Operator, ...] = (
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),
     Operator("merge_lds_block", mergeable, merge_lds_block, "merge_lds at every LDS access of the block",
+             once_per=_block),
+    Operator("remove_redundant_copies", lambda body, i: accumulator_copy(body, i) is not None,
+             remove_redundant_copies, "delete a block's accumulator copies (v_accvgpr_read/write) whose destination "
+             "already holds the source on every path (a loop's AGPR round trip), then the copies out left dead",
              once_per=_block),
     Operator("interleave_mfma", lambda body, i: body.infos[i].family == "mfma", interleave_mfma,
              "sink a loop's MFMA chain past its exit branch (a copy on the exit path) and interleave it with the "
