@@ -10,6 +10,7 @@ from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_canon import CANONICALIZES, remove_canonicalize, remove_canonicalizes
 from .ops_copies import accumulator_copy, remove_redundant_copies
+from .ops_default import default_move, hoist_masked_default, hoist_masked_defaults
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
@@ -132,6 +133,11 @@ OPERATORS: tuple[Operator, ...] = (
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),
     Operator("merge_lds_block", mergeable, merge_lds_block, "merge_lds at every LDS access of the block",
              once_per=_block),
+    Operator("hoist_masked_default", lambda body, i: default_move(body, i) is not None, hoist_masked_default,
+             "move the constant a masked load's masked-off lanes keep (v_mov_b32 vD, 0 before the masked region) "
+             "out of its loop, when the mask is loop-invariant"),
+    Operator("hoist_masked_defaults", lambda body, i: default_move(body, i) is not None, hoist_masked_defaults,
+             "hoist_masked_default at every such constant of the loop"),
     Operator("remove_redundant_copies", lambda body, i: accumulator_copy(body, i) is not None,
              remove_redundant_copies, "delete a block's accumulator copies (v_accvgpr_read/write) whose destination "
              "already holds the source on every path (a loop's AGPR round trip), then the copies out left dead",

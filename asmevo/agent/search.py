@@ -32,6 +32,7 @@ from .memory import START, SearchMemory
 from .operators import OPERATORS, Operator, Proposal, propose
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
+from .ops_default import default_move
 
 
 @dataclass
@@ -285,8 +286,9 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
-    accumulator copy (its loop's round trip can go) and global-memory access (the cache lines it
-    touches are the bandwidth terms' business, not its own cycles)."""
+    accumulator copy (its loop's round trip can go), constant move (a masked load's default can
+    leave its loop) and global-memory access (the cache lines it touches are the bandwidth terms'
+    business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
@@ -296,5 +298,6 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     sites = order + extra[:loads]
     cheap = [i for i in range(len(instrs)) if cyc(i) > 0 and i not in sites
              and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
-                  or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i))]
+                  or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
+                  or default_move(body, i) is not None)]
     return sites + cheap

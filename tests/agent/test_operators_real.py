@@ -237,3 +237,18 @@ def test_accumulator_round_trip_removed_in_tall_skinny_gemm():
                            for x in b.instructions)
     assert copies(ev.body_of(0)) - copies(ev.body_of(cand.id)) == 32
     assert cand.cycles < ev.lineage.candidates[0].cycles
+
+
+def test_masked_load_defaults_hoisted_in_conv1d():
+    """67_conv_standard_1D's input-channel loop zeroes ten weight registers before their masked loads (the
+    output-channel masks never change in the loop); the zeroes move before it, verified."""
+    ev = evaluator("67_conv_standard_1D")
+    cand = _apply(ev, 0, "hoist_masked_defaults", "v_mov_b32_e32 v31, 0")
+    body, k0 = ev.body_of(cand.id), ev.body_of(0)
+    def loop(b):  # the innermost loop around the first weight load
+        at = b.cfg.block_of[next(i for i, x in enumerate(b.instructions) if x.text() == "global_load_dword v32, v[16:17], off")]
+        return min((lp for lp in b.cfg.loops() if at in lp.blocks), key=lambda lp: len(lp.blocks))
+    zeros = lambda b: sum(b.instructions[j].text().endswith(", 0") and b.instructions[j].mnemonic == "v_mov_b32_e32"
+                          for x in loop(b).blocks for j in range(b.cfg.blocks[x].start, b.cfg.blocks[x].end))
+    assert zeros(k0) - zeros(body) == 10
+    assert cand.cycles < ev.lineage.candidates[0].cycles
