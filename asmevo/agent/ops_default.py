@@ -12,7 +12,8 @@ When m is not written in the loop, W only ever writes lanes of m, and writes all
 the lanes of E outside m hold K from M on, and those in m hold W's value after the join: M can run once,
 before the loop, provided (checked) every lane it writes in any iteration is active there (`lanes.Lanes`,
 EXEC at G within EXEC at the hoisted M), nothing in the loop but M and W writes vD, nothing between M and the
-join reads it, and no read sees the value vD had before the loop (it is dead at the preheader's end). One
+join reads it, no read sees the value vD had before the loop (it is dead at the preheader's end), and no
+cross-lane instruction reads it (it could see lanes outside EXEC, which the hoisted move writes). One
 VALU instruction per iteration fewer (67_conv_standard_1D: ten per input-channel iteration)."""
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import operand_regs, reads_destination
 from .body import Body, make_item
 from .lanes import Lanes
-from .webs import NotAnalysable, webs_of
+from .webs import NotAnalysable, cross_lane, webs_of
 
 _EXEC_REGS = {("s", SPECIAL_PAIRS["exec"]), ("s", SPECIAL_PAIRS["exec"] + 1)}
 
@@ -104,6 +105,8 @@ def hoist_masked_default(body: Body, i: int) -> Body | None:
     w = _masked_write(body, i, reg, members)
     if w is None or any(reg in body.infos[j].defs for j in members - {i, w}):
         return None
+    if any(reg in info.uses and cross_lane(ins) for ins, info in zip(body.instructions, body.infos)):
+        return None  # it may read lanes outside EXEC, which the hoisted move writes and M did not
     outside = [p for p in cfg.blocks[loop.header].preds if p not in loop.blocks]
     if len(outside) != 1:
         return None

@@ -30,9 +30,10 @@ def test_refused_when_the_mask_changes_or_the_register_is_read_or_written_elsewh
     varying = body_of(PRE + ["v_cmp_gt_u32_e64 s[8:9], s4, v0"] + REGION + POST)
     read_early = body_of(PRE + ["v_add_f32_e32 v9, v9, v5"] + REGION + POST)  # sees the previous iteration's
     other_write = body_of(PRE + REGION + ["v_mov_b32_e32 v5, 1.0"] + POST)
+    shuffled = body_of(PRE + REGION + POST[:1] + ["v_mov_b32_dpp v10, v5 row_shr:1"] + POST[1:])
     inside = body_of(PRE + REGION[:1] + ["v_add_u32_e32 v2, 4, v2"] + REGION[1:3] + ["v_add_u32_e32 v5, 1, v5"]
                      + REGION[3:] + POST)  # the region reads the default
-    for b in (varying, read_early, other_write, inside):
+    for b in (varying, read_early, other_write, shuffled, inside):
         assert hoist_masked_default(b, at_default(b)) is None
 
 
