@@ -24,7 +24,7 @@ F32_DENORM_SHIFT = 4
 F32_DENORM = 3 << F32_DENORM_SHIFT
 DX10_CLAMP, IEEE = 1 << 8, 1 << 9
 COMPUTE_DEFAULT = 0x3F0  # LLVM's default for compute kernels: nearest even, denormals kept, DX10_CLAMP, IEEE
-_FIXED_MASK, FIXED = 0x0CF, 0x0C0  # FP_ROUND and the f16/f64 FP_DENORM field: nearest even, denormals kept
+_FIXED_MASK, _FIXED = 0x0CF, 0x0C0  # FP_ROUND and the f16/f64 FP_DENORM field: nearest even, denormals kept
 _TINY32 = np.float32(np.finfo(np.float32).tiny)
 
 
@@ -43,7 +43,7 @@ def check_descriptor(desc: KernelDescriptor) -> int:
     """The kernel's initial float MODE bits; raises UnsupportedInstruction for a rounding mode other than
     nearest-even or flushed f16/f64 denormals."""
     mode = descriptor_mode(desc)
-    if mode & _FIXED_MASK != FIXED:
+    if mode & _FIXED_MASK != _FIXED:
         raise _unsupported(mode, "kernel descriptor", None, "the emulator rounds to nearest even and keeps "
                            "f16/f64 denormals only")
     return mode
@@ -79,13 +79,14 @@ def flush_f32(x, field: int | np.ndarray, bit: int) -> np.ndarray:
 
 def refuse_flushed(m, g, ins, *xs) -> None:
     """Raise UnsupportedInstruction when a wave of group g flushes f32 denormals and one of the f32 arrays `xs`
-    (inputs or results of `ins`) holds a denormal: for `ins` the emulator follows the ISA pseudocode, which it
-    has for kept denormals only."""
+    ([G, 64]: inputs or results of `ins`) holds a denormal in an active lane: for `ins` the emulator follows the
+    ISA pseudocode, which it has for kept denormals only."""
     field = f32_denorm(m, g)
     if isinstance(field, int) and field == 3:
         return
+    active, _, _ = g.exec_info(m)
     for x in xs:
-        den = (np.abs(np.asarray(x, np.float32)) < _TINY32) & (np.asarray(x) != 0)
+        den = (np.abs(np.asarray(x, np.float32)) < _TINY32) & (np.asarray(x) != 0) & active
         if not isinstance(field, int):
             den = den & (field != 3)
         if den.any():

@@ -112,3 +112,5 @@ def test_division_pseudocode_refuses_a_denormal_while_flushing():
     assert run(body, lanes(0x3F800000), denorm32=0)[0] == 0x3F800000
     with pytest.raises(UnsupportedInstruction, match="v_div_scale_f32.*denormal f32 operand"):
         run(body, lanes(DENORM), denorm32=0)
+    low_half = np.array([0x3F800000] * 32 + [DENORM] * 32, np.uint32)  # denormals in lanes EXEC leaves out
+    run(f"s_mov_b64 exec, 0xffffffff\n  {body}\n  s_mov_b64 exec, -1", low_half, denorm32=0)
