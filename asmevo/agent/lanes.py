@@ -12,10 +12,12 @@ sees its latest execution). Everything else that writes EXEC or a pair forgets w
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import reads_destination
 from .body import Body
-from .webs import ENTRY
+from .webs import ENTRY, webs_of
 
 _EXEC = SPECIAL_PAIRS["exec"]
 _EXEC_REGS = frozenset({("s", _EXEC), ("s", _EXEC + 1)})
@@ -122,3 +124,9 @@ class Lanes:
                     continue
             work.extend(preds[j] + ([ENTRY] if j == 0 else []))
         return found
+
+
+@lru_cache(maxsize=8)
+def lanes_of(body: Body) -> Lanes:
+    """The (cached, with each write's facts as they are computed) lane analysis of a body; raises NotAnalysable."""
+    return Lanes(body, webs_of(body).succ)

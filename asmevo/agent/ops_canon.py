@@ -19,7 +19,7 @@ import struct
 
 from ..isa.operands import Operand
 from .body import FLOAT_MODE_WRITERS, Body, across_block, make_item
-from .lanes import Lanes
+from .lanes import Lanes, lanes_of
 from .ops_cleanup import propagate_move
 from .webs import ENTRY, NotAnalysable, webs_of
 
@@ -90,7 +90,7 @@ def remove_canonicalize(body: Body, i: int) -> Body | None:
     if not mode.ieee or mode.denorm32 not in (0, 3) or any(x.base in FLOAT_MODE_WRITERS for x in body.infos):
         return None
     try:
-        lanes = Lanes(body, webs_of(body).succ)
+        lanes = lanes_of(body)
     except NotAnalysable:
         return None
     if not _read_canonical(body, lanes, i, a.index, set()):

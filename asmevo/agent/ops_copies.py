@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..isa.regs import operand_regs
 from .body import Body, make_item
-from .lanes import Lanes
+from .lanes import Lanes, lanes_of
 from .webs import ENTRY, NotAnalysable, webs_of
 
 _COPIES = ("v_accvgpr_write_b32", "v_accvgpr_read_b32")
@@ -67,7 +67,7 @@ def remove_redundant_copies(body: Body, i: int) -> Body | None:
     compiled code writes all of an accumulator's registers in a row), then the copies out that fed only
     them; None unless at least the one at i is redundant."""
     try:
-        lanes = Lanes(body, webs_of(body).succ)
+        lanes = lanes_of(body)
     except NotAnalysable:
         return None
     c = accumulator_copy(body, i)

@@ -10,7 +10,7 @@ masked-off lanes keep (`v_mov_b32 vD, 0`) into the destination, on every iterati
 
 When m is not written in the loop, W only ever writes lanes of m, and writes all of E & m each iteration, so
 the lanes of E outside m hold K from M on, and those in m hold W's value after the join: M can run once,
-before the loop, provided (checked) every lane it writes in any iteration is active there (`lanes.Lanes`,
+before the loop, provided (checked) every lane it writes in any iteration is active there (`lanes.lanes_of`,
 EXEC at G within EXEC at the hoisted M), nothing in the loop but M and W writes vD, nothing between M and the
 join reads it, no read sees the value vD had before the loop (it is dead at the preheader's end), and no
 cross-lane instruction reads it (it could see lanes outside EXEC, which the hoisted move writes). One
@@ -21,7 +21,7 @@ from ..isa.cfg import Loop
 from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import operand_regs, reads_destination
 from .body import Body, make_item
-from .lanes import Lanes
+from .lanes import lanes_of
 from .webs import NotAnalysable, cross_lane, webs_of
 
 _EXEC_REGS = {("s", SPECIAL_PAIRS["exec"]), ("s", SPECIAL_PAIRS["exec"] + 1)}
@@ -125,7 +125,7 @@ def hoist_masked_default(body: Body, i: int) -> Body | None:
     k = next(n for n, ins in enumerate(new.instructions) if new.items[new.pos[n]] is hoisted)
     g = next(n for n in range(len(new.instructions)) if new.items[new.pos[n]] is body.items[body.pos[i + 1]])
     try:
-        if not Lanes(new, webs_of(new).succ).covers(k, g):
+        if not lanes_of(new).covers(k, g):
             return None
     except NotAnalysable:
         return None
