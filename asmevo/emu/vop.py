@@ -14,9 +14,9 @@ from ..errors import UnsupportedInstruction
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from . import numeric
-from .float_mode import f32_denorm, flush_f32, refuse_flushed
 from .access import (lane_mask_reader, pack_lanes, scalar_reader, scalar_writer, vector_reader,
                      vector_writer)
+from .float_mode import f32_denorm, flush_f32, refuse_flushed
 from .ops import Context, Op
 from .state import EXEC, VCC
 from .valu import APPROXIMATE_F32, IEEE_TABLE, TABLE, faithful, fma32, fma64
