@@ -6,9 +6,9 @@ A copy `d <- s` is redundant when, on every path reaching it, the last instructi
 copy between them (either direction) whose EXEC covers this one's (`lanes.Lanes.covers`: every lane it
 writes was copied there), with the wave's start never reached first. Then d already holds s in every lane
 it writes: deleting it changes no register. Once its copies back are gone, the copy out may be dead; it goes
-too. Accumulator copies only: VALU results feeding an MFMA, and MFMA results, have
-wait-state rules (the hazard check re-runs on the result, padding with `s_nop` where a deletion brought a
-producer too close)."""
+too. A deletion can bring a hazard's producer closer to its consumer (a VALU write feeding an MFMA, an MFMA
+result read by VALU): the hazard check re-runs on the result, which gets the shortest `s_nop` that restores
+the wait states, or is refused."""
 from __future__ import annotations
 
 from ..isa.regs import operand_regs
@@ -17,7 +17,7 @@ from .lanes import Lanes, lanes_of
 from .webs import ENTRY, NotAnalysable, webs_of
 
 _COPIES = ("v_accvgpr_write_b32", "v_accvgpr_read_b32")
-_MAX_PAD = 5  # the longest VALU/MFMA wait the deletion may have to restore (hazards.MAX_WAIT's VALU rules)
+_MAX_PAD = 5  # the longest `s_nop` tried (VALU rules need at most 5 wait states); longer waits are refused
 
 
 def accumulator_copy(body: Body, i: int) -> tuple[tuple[str, int], tuple[str, int]] | None:

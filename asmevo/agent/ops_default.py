@@ -10,9 +10,10 @@ masked-off lanes keep (`v_mov_b32 vD, 0`) into the destination, on every iterati
 
 When m is not written in the loop, W only ever writes lanes of m, and writes all of E & m each iteration, so
 the lanes of E outside m hold K from M on, and those in m hold W's value after the join: M can run once,
-before the loop, provided (checked) every lane it writes in any iteration is active there (`lanes.lanes_of`,
-EXEC at G within EXEC at the hoisted M), nothing in the loop but M and W writes vD, nothing between M and the
-join reads it, no read sees the value vD had before the loop (it is dead at the preheader's end), and no
+before the loop, provided (checked) every lane it writes in any iteration is active there (`lanes.lanes_of`:
+EXEC after M within EXEC at the hoisted M; between M and G lie only whole masked regions that leave vD alone,
+so EXEC at G is EXEC at M, and nothing in G's region writes EXEC before W), nothing in the loop but M and W
+writes vD, nothing between M and the join reads it, no read sees the value vD had before the loop (it is dead at the preheader's end), and no
 cross-lane instruction reads it (it could see lanes outside EXEC, which the hoisted move writes). One
 VALU instruction per iteration fewer (67_conv_standard_1D: ten per input-channel iteration)."""
 from __future__ import annotations
@@ -81,6 +82,8 @@ def _masked_write(body: Body, i: int, reg: tuple[str, int], members: set[int]) -
         writes = [j for j in range(then.start, then.end) if reg in infos[j].defs]
         if len(writes) != 1 or any(reg in infos[j].uses for j in range(then.start, then.end)):
             return None
+        if any(infos[j].defs & _EXEC_REGS for j in range(then.start, writes[0])):
+            return None  # W must write all of E & m
         if any(operand_regs(body.instructions[g].operands[1]) & infos[j].defs for j in members):
             return None
         w = writes[0]

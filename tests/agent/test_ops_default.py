@@ -37,9 +37,11 @@ def test_refused_when_the_mask_changes_or_the_register_is_read_or_written_elsewh
         assert hoist_masked_default(b, at_default(b)) is None
 
 
-def test_refused_when_exec_changes_between_the_default_and_its_region():
+def test_refused_when_exec_changes_between_the_default_and_its_load():
     narrowed = body_of(PRE + REGION[:1] + ["s_and_b64 exec, exec, s[12:13]"] + REGION[1:] + POST)
-    assert hoist_masked_default(narrowed, at_default(narrowed)) is None
+    nested = body_of(PRE + REGION[:3] + ["s_and_b64 exec, exec, s[12:13]"] + REGION[3:] + POST)  # W misses lanes
+    for b in (narrowed, nested):
+        assert hoist_masked_default(b, at_default(b)) is None
 
 
 def test_every_default_of_the_loop_at_once_past_other_regions():
