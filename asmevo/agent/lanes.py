@@ -12,6 +12,7 @@ sees its latest execution). Everything else that writes EXEC or a pair forgets w
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 from ..isa.operands import SPECIAL_PAIRS
@@ -105,25 +106,27 @@ class Lanes:
                     work.append(s)
         return [st is not None and st[0] for st in state_in]
 
-    def reaching_writes(self, r: int, reg: int) -> set[int]:
-        """The writes of VGPR `reg` whose values a lane may see at instruction r (ENTRY: the wave's start):
-        walking back from r, every write met, stopping at a whole-register write that covers r."""
-        body, preds = self.body, self.preds
-        found, seen, work = set(), set(), list(preds[r]) + ([ENTRY] if r == 0 else [])
+    def walk_back(self, r: int, stops: Callable[[int], bool]) -> Iterator[int]:
+        """The instructions on the paths reaching r (ENTRY: the wave's start), each once, met walking back from r;
+        the walk goes on past one only when `stops` says no for it."""
+        preds, seen, work = self.preds, set(), list(self.preds[r]) + ([ENTRY] if r == 0 else [])
         while work:
             j = work.pop()
             if j in seen:
                 continue
             seen.add(j)
-            if j == ENTRY:
-                found.add(ENTRY)
-                continue
-            if ("v", reg) in body.infos[j].defs:
-                found.add(j)
-                if not reads_destination(body.instructions[j], body.processor) and self.covers(j, r):
-                    continue
-            work.extend(preds[j] + ([ENTRY] if j == 0 else []))
-        return found
+            yield j
+            if j != ENTRY and not stops(j):
+                work.extend(preds[j] + ([ENTRY] if j == 0 else []))
+
+    def reaching_writes(self, r: int, reg: int) -> set[int]:
+        """The writes of VGPR `reg` whose values a lane may see at instruction r (ENTRY: the wave's start):
+        walking back from r, every write met, stopping at a whole-register write that covers r."""
+        body = self.body
+        writes = lambda j: ("v", reg) in body.infos[j].defs
+        covering = lambda j: (writes(j) and not reads_destination(body.instructions[j], body.processor)
+                              and self.covers(j, r))
+        return {j for j in self.walk_back(r, covering) if j == ENTRY or writes(j)}
 
 
 @lru_cache(maxsize=8)

@@ -35,20 +35,14 @@ def accumulator_copy(body: Body, i: int) -> tuple[tuple[str, int], tuple[str, in
 def _holds(body: Body, lanes: Lanes, i: int, d: tuple[str, int], s: tuple[str, int]) -> bool:
     """Whether d equals s in every lane of EXEC at i, on every path reaching i (see the module docstring)."""
     pair = {d, s}
-    seen, work = {i}, list(lanes.preds[i]) + ([ENTRY] if i == 0 else [])
-    while work:
-        j = work.pop()
-        if j in seen:
-            continue
-        seen.add(j)
+    for j in lanes.walk_back(i, lambda j: j == i or bool(pair & body.infos[j].defs)):
         if j == ENTRY:
             return False
-        if pair & body.infos[j].defs:
-            c = accumulator_copy(body, j)
-            if c is None or set(c) != pair or not lanes.covers(j, i):
-                return False
-            continue
-        work.extend(lanes.preds[j] + ([ENTRY] if j == 0 else []))
+        if j == i or not pair & body.infos[j].defs:
+            continue  # i itself: the paths around a loop back to it are the ones already walked
+        c = accumulator_copy(body, j)
+        if c is None or set(c) != pair or not lanes.covers(j, i):
+            return False
     return True
 
 
