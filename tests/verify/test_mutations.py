@@ -130,7 +130,7 @@ def test_seeded_mutants_and_their_verdicts(mutations, problem, seed, count, acce
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed,rejected,breaking,proved", [(0, 188, 193, 6), (1, 194, 197, 2)])
+@pytest.mark.parametrize("seed,rejected,breaking,proved", [(0, 188, 193, 6), (1, 195, 197, 2)])
 def test_full_benchmark(mutations, seed, rejected, breaking, proved):
     """The whole benchmark (as benchmarks/verification/mutations-seed{0,1}.txt records it): its rates, and
     every accepted breaking edit proved or a documented survivor."""
