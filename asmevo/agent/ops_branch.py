@@ -56,9 +56,8 @@ def remove_skip_branches(body: Body, i: int) -> Body | None:
     """`remove_skip_branch` at every `s_cbranch_execz` in the block range of instruction i's
     innermost loop (the whole body outside loops), first to last, each re-checked on the result."""
     cfg = body.cfg
-    b = cfg.block_of[i]
-    loops = [lp for lp in cfg.loops() if b in lp.blocks]
-    blocks = sorted(min(loops, key=lambda lp: len(lp.blocks)).blocks) if loops else range(len(cfg.blocks))
+    loop = cfg.innermost_loop(cfg.block_of[i])
+    blocks = sorted(loop.blocks) if loop else range(len(cfg.blocks))
     targets = [id(body.instructions[j]) for x in blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)
                if body.instructions[j].mnemonic == "s_cbranch_execz"]
     cur, removed = body, 0

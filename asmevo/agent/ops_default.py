@@ -13,12 +13,11 @@ the lanes of E outside m hold K from M on, and those in m hold W's value after t
 before the loop, provided (checked) every lane it writes in any iteration is active there (`lanes.lanes_of`:
 EXEC after M within EXEC at the hoisted M; between M and G lie only whole masked regions that leave vD alone,
 so EXEC at G is EXEC at M, and nothing in G's region writes EXEC before W), nothing in the loop but M and W
-writes vD, nothing between M and the join reads it, no read sees the value vD had before the loop (it is dead at the preheader's end), and no
-cross-lane instruction reads it (it could see lanes outside EXEC, which the hoisted move writes). One
-VALU instruction per iteration fewer (67_conv_standard_1D: ten per input-channel iteration)."""
+writes vD, nothing between M and the join reads it, no read sees the value vD had before the loop (it is
+dead at the preheader's end), and no cross-lane instruction reads it (it could see lanes outside EXEC, which
+the hoisted move writes). One VALU instruction per iteration fewer (67_conv_standard_1D: ten per input-channel iteration)."""
 from __future__ import annotations
 
-from ..isa.cfg import Loop
 from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import operand_regs, reads_destination
 from .body import Body, make_item
@@ -67,7 +66,7 @@ def _masked_write(body: Body, i: int, reg: tuple[str, int], members: set[int]) -
     it (its only access there, masked by a pair the loop never writes); None when the path branches
     otherwise, or reads or writes `reg` or writes EXEC on the way."""
     cfg, infos = body.cfg, body.infos
-    touches = lambda j: bool({reg} & (infos[j].uses | infos[j].defs))
+    touches = lambda j: reg in infos[j].uses | infos[j].defs
     x, start = cfg.block_of[i], i + 1
     while True:
         d = _diamond(body, x)
@@ -90,18 +89,16 @@ def _masked_write(body: Body, i: int, reg: tuple[str, int], members: set[int]) -
         return None if reads_destination(body.instructions[w], body.processor) else w
 
 
-def _innermost_loop(body: Body, i: int) -> Loop | None:
-    b = body.cfg.block_of[i]
-    return min((lp for lp in body.cfg.loops() if b in lp.blocks), key=lambda lp: len(lp.blocks), default=None)
-
-
 def hoist_masked_default(body: Body, i: int) -> Body | None:
     """Move the masked-off lanes' default at i (the module docstring's M) to the end of its innermost loop's
     preheader; None unless every condition there holds."""
     vd = default_move(body, i)
     if vd is None:
         return None
-    cfg, reg, loop = body.cfg, ("v", vd), _innermost_loop(body, i)
+    cfg, reg = body.cfg, ("v", vd)
+    if _diamond(body, cfg.block_of[i]) is None:  # the cheap test first: most constant moves head no region
+        return None
+    loop = cfg.innermost_loop(cfg.block_of[i])
     if loop is None:
         return None
     members = {j for x in loop.blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)}
@@ -110,10 +107,10 @@ def hoist_masked_default(body: Body, i: int) -> Body | None:
         return None
     if any(reg in info.uses and cross_lane(ins) for ins, info in zip(body.instructions, body.infos)):
         return None  # it may read lanes outside EXEC, which the hoisted move writes and M did not
-    outside = [p for p in cfg.blocks[loop.header].preds if p not in loop.blocks]
-    if len(outside) != 1:
+    p = cfg.preheader(loop)
+    if p is None:
         return None
-    pre = cfg.blocks[outside[0]]
+    pre = cfg.blocks[p]
     try:
         if (webs_of(body).live_after[pre.end - 1] >> vd) & 1:
             return None
@@ -141,7 +138,7 @@ def hoist_masked_defaults(body: Body, i: int) -> Body | None:
     new = hoist_masked_default(body, i)
     if new is None:
         return None
-    loop = _innermost_loop(body, i)
+    loop = body.cfg.innermost_loop(body.cfg.block_of[i])
     back = body.items[body.pos[body.cfg.blocks[loop.latches[0]].end - 1]]  # the loop's back branch stays put
     while True:
         cfg = new.cfg

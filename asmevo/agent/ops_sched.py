@@ -169,21 +169,18 @@ def hoist_invariant(body: Body, i: int) -> Body | None:
         return None
     if info.base.startswith(("s_cbranch", "s_setpc", "s_swappc", "s_getpc", "s_set", "s_movrel", "s_cmov")):
         return None
-    b = cfg.block_of[i]
-    loops = [lp for lp in cfg.loops() if b in lp.blocks]
-    if not loops:
+    loop = cfg.innermost_loop(cfg.block_of[i])
+    if loop is None:
         return None
-    loop = min(loops, key=lambda lp: len(lp.blocks))
     members = [j for x in loop.blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)]
     if any(body.infos[j].defs & info.uses for j in members):
         return None
     if any(body.infos[j].defs & info.defs for j in members if j != i):
         return None
-    header = cfg.blocks[loop.header]
-    outside = [p for p in header.preds if p not in loop.blocks]
-    if len(outside) != 1:
+    p = cfg.preheader(loop)
+    if p is None:
         return None
-    pre = cfg.blocks[outside[0]]
+    pre = cfg.blocks[p]
     sgprs = {r for r in info.defs if r[0] == "s"}
     if sgprs & body.live_in[loop.header]:
         return None

@@ -275,12 +275,6 @@ def _lane_check(narrow: Instruction, size: int, temp: list[int], pair: list[str]
             f"v_cmp_eq_u32_e64 {pair[0]}, {-_offset(narrow) & (size - 1)}, v{temp[0]}"]
 
 
-def _innermost_loop(body: Body, j: int) -> Loop | None:
-    """The innermost loop holding instruction j (None: in no loop)."""
-    loops = [loop for loop in body.cfg.loops() if body.cfg.block_of[j] in loop.blocks]
-    return min(loops, key=lambda loop: len(loop.blocks)) if loops else None
-
-
 def _dead_at_loop_entries(body: Body, pairs: list[str]) -> bool:
     """No register of the SGPR `pairs` is live into a loop header (none carries a value around)."""
     regs = {("s", int(p[2:].split(":")[0]) + k) for p in pairs for k in (0, 1)}
@@ -300,7 +294,7 @@ def _checked(body: Body, i: int, want_store: bool):
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    flow = _Flow(body, webs, _innermost_loop(body, accesses[0]))
+    flow = _Flow(body, webs, body.cfg.innermost_loop(body.cfg.block_of[accesses[0]]))
     regions = [region_of(body, webs, j) for j in accesses]
     if None in regions or any(flow.looped(j) for j in accesses) or \
             any(not flow.passes(r.saves, j) or flow.looped(x) for r, j in zip(regions, accesses) for x in r.saves):

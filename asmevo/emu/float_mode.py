@@ -1,8 +1,9 @@
 """The float controls of the MODE register, as the emulator implements them.
 
 MODE[3:0] is FP_ROUND (f32 in [1:0], f16/f64 in [3:2]; 0 rounds to nearest even), MODE[7:4] FP_DENORM (f32
-in [5:4], f16/f64 in [7:6]; in each pair bit 0 keeps input denormals and bit 1 output denormals, so 0
-flushes both and 3 keeps both), bit 8 DX10_CLAMP, bit 9 IEEE (CDNA3 ISA guide, MODE register). A wave
+in [5:4], f16/f64 in [7:6]; 0 flushes input and output denormals, 1 flushes outputs, 2 inputs, 3 neither, so
+bit 0 keeps inputs and bit 1 outputs), bit 8 DX10_CLAMP, bit 9 IEEE (LLVM SIDefines.h: ModeRegisterMasks,
+FP_DENORM_FLUSH_*). A wave
 starts with the kernel descriptor's COMPUTE_PGM_RSRC1 fields (LLVM AMDGPUUsage, compute_pgm_rsrc1).
 Semantics (LLVM SIModeRegisterDefaults.h): with IEEE set, min/max quiet and propagate a signalling NaN
 input; with DX10_CLAMP set, the `clamp` modifier turns NaN into 0, otherwise NaN passes through.
@@ -10,8 +11,9 @@ input; with DX10_CLAMP set, the `clamp` modifier turns NaN into 0, otherwise NaN
 Implemented: round to nearest even only; f16/f64 denormals kept only; the f32 denormal field, IEEE and
 DX10_CLAMP as the descriptor sets them (11 of AITer's 12 gfx942 kernels flush f32 denormals with IEEE and
 DX10_CLAMP clear). A flushed denormal becomes a zero of its sign. `s_setreg` may change the f32 denormal
-field (LLVM's f32 division sequence does, around `v_div_fmas`); any other float setting, from the
-descriptor or from `s_setreg`, raises UnsupportedInstruction."""
+field, the one float setting the emulator tracks per wave (no suite kernel writes it: the one suite
+`s_setreg`, in Triton's per_token_group_quant_fp8, sets FP16_OVFL, bit 23); any other float setting, from
+the descriptor or from `s_setreg`, raises UnsupportedInstruction."""
 from __future__ import annotations
 
 import numpy as np
@@ -65,13 +67,19 @@ def f32_denorm(m, g) -> int | np.ndarray:
     return ((m.mode[g.sel] >> np.uint32(F32_DENORM_SHIFT)) & np.uint32(3))[:, None]
 
 
+def _denormals(x) -> np.ndarray:
+    """Where the f32 values `x` are denormal."""
+    x = np.asarray(x, np.float32)
+    return (np.abs(x) < _TINY32) & (x != 0)
+
+
 def flush_f32(x, field: int | np.ndarray, bit: int) -> np.ndarray:
     """f32 values `x` with denormals replaced by a zero of their sign where FP_DENORM `field` has `bit`
     (1: inputs, 2: outputs) clear."""
     if isinstance(field, int) and field & bit:
         return x
     x = np.asarray(x, np.float32)
-    den = (np.abs(x) < _TINY32) & (x != 0)
+    den = _denormals(x)
     if not isinstance(field, int):
         den = den & ((field & np.uint32(bit)) == 0)
     return np.where(den, np.copysign(np.float32(0), x), x) if den.any() else x
@@ -86,7 +94,7 @@ def refuse_flushed(m, g, ins, *xs) -> None:
         return
     active, _, _ = g.exec_info(m)
     for x in xs:
-        den = (np.abs(np.asarray(x, np.float32)) < _TINY32) & (np.asarray(x) != 0) & active
+        den = _denormals(x) & active
         if not isinstance(field, int):
             den = den & (field != 3)
         if den.any():

@@ -14,8 +14,8 @@ IEEE-mode behaviour of the VALU): f16<->f32 quiets signalling NaNs and keeps sig
 top payload bits; bf16 rounding follows LLVM's gfx942 integer lowering of ``fptrunc``
 (``(x | 0x400000) >> 16`` for NaN).
 
-Denormals: conversions here always honour denormals, as the only MODE the emulator runs
-(float_mode.py) keeps them.
+Denormals: conversions here always honour denormals; VALU instructions flush f32 ones where
+MODE says so (float_mode.py).
 """
 from __future__ import annotations
 

@@ -73,7 +73,8 @@ class Machine:
 
     def __init__(self, *, nwaves: int, nvgpr: int, nagpr: int, waves_per_group: int, lds_bytes: int,
                  scratch_bytes: int, memory: Memory, checked: bool, wave_ids: np.ndarray, entry: int,
-                 faithful: bool = False, launch_of_wave: np.ndarray | None = None, float_mode: int = COMPUTE_DEFAULT):
+                 faithful: bool = False, launch_of_wave: np.ndarray | None = None,
+                 float_mode: int = COMPUTE_DEFAULT):
         self.W = nwaves
         # Wide runs (several launches of one kernel as one batch, `run_kernel_wide`): the launch of
         # each wave; None for a single launch.

@@ -93,7 +93,9 @@ def _signalling(x) -> np.ndarray:
 
 def _quieted(x) -> np.ndarray:
     x = np.asarray(x)
-    return (x.view(U64) | U64(1 << 51)).view(F64) if x.dtype == F64 else (x.astype(F32).view(U32) | U32(1 << 22)).view(F32)
+    if x.dtype == F64:
+        return (x.view(U64) | U64(1 << 51)).view(F64)
+    return (x.astype(F32).view(U32) | U32(1 << 22)).view(F32)
 
 
 def _quieting(fn):

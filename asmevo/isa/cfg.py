@@ -106,6 +106,15 @@ class CFG:
             loops.append(Loop(header, frozenset(body), tuple(sorted(latches))))
         return loops
 
+    def innermost_loop(self, b: int) -> Loop | None:
+        """The smallest natural loop holding block b (None: it is in no loop)."""
+        return min((lp for lp in self.loops() if b in lp.blocks), key=lambda lp: len(lp.blocks), default=None)
+
+    def preheader(self, loop: Loop) -> int | None:
+        """The one block outside `loop` that enters its header (None: several do, or none)."""
+        outside = [p for p in self.blocks[loop.header].preds if p not in loop.blocks]
+        return outside[0] if len(outside) == 1 else None
+
 
 def build_cfg(instructions: list[Instruction], labels: dict[str, int] | None = None) -> CFG:
     """Split `instructions` into basic blocks and connect them."""

@@ -46,8 +46,8 @@ def test_refused_when_exec_changes_between_the_default_and_its_load():
 
 def test_every_default_of_the_loop_at_once_past_other_regions():
     """v6's default sits before v5's region: the path to its own region crosses all of v5's."""
-    second = ["s_and_saveexec_b64 s[10:11], s[8:9]", "s_cbranch_execz .Ljoin2", "global_load_dword v6, v[2:3], off offset:4",
-              ".Ljoin2:", "s_or_b64 exec, exec, s[10:11]"]
+    second = ["s_and_saveexec_b64 s[10:11], s[8:9]", "s_cbranch_execz .Ljoin2",
+              "global_load_dword v6, v[2:3], off offset:4", ".Ljoin2:", "s_or_b64 exec, exec, s[10:11]"]
     b = body_of(PRE + ["v_mov_b32_e32 v6, 0"] + REGION + second + POST[:2] + ["v_add_f32_e32 v9, v9, v6"] + POST[2:])
     lines = code(hoist_masked_defaults(b, at_default(b)))
     head = lines.index(".Lloop:")
