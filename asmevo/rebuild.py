@@ -2,14 +2,14 @@
 
 Before assembling, each kernel's code is rescanned and its register directives and metadata
 counts are regenerated: never below what the code needs, and K0's larger values kept unless
-`shrink`. The ABI is frozen: kernel symbols, kernarg size/alignment/arguments, wavefront size and
+`shrink` (or, for VGPRs, unless the source's `.amdhsa_next_free_vgpr` asks for fewer). The ABI is frozen: kernel symbols, kernarg size/alignment/arguments, wavefront size and
 workgroup limits must match recovery.json, or the rebuild is refused.
 """
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -135,10 +135,11 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
             if use.lds and not desc.group_segment_fixed_size:
                 warnings.append(f"kernel {name} uses LDS but K0 allocates none statically (dynamic LDS?)")
             need = required(use, desc, processor, dispatch_floor=shrink)
-        alloc = choose(need, declared(desc, k["metadata"], processor), shrink, need0)
-        allocations[name] = alloc
         span = blocks[name]
         values = _block_values(lines, span)
+        alloc = choose(need, declared(desc, k["metadata"], processor), shrink, need0)
+        alloc = _asked_vgprs(alloc, need, values.get(".amdhsa_next_free_vgpr"), scanned, f"{origin}: kernel {name}")
+        allocations[name] = alloc
         if values.get(".amdhsa_kernarg_size") != desc.kernarg_size:
             raise AbiChange(f"{origin}: ABI change in kernel {name}: .amdhsa_kernarg_size is "
                                f"{values.get('.amdhsa_kernarg_size')}, K0 has {desc.kernarg_size}")
@@ -168,6 +169,26 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
 _INDIRECT_REGISTERS = ("s_set_gpr_idx", "v_movrel", "s_movrel")
 
 
+def addresses_indirectly(scanned: list[str]) -> bool:
+    """Whether code lines address registers through M0 (so the registers they name are not all they touch)."""
+    return any(line.split(None, 1)[0].startswith(_INDIRECT_REGISTERS) for line in scanned if line.strip())
+
+
+def _asked_vgprs(alloc: Allocation, need: Allocation, asked: int | None, scanned: list[str], where: str) -> Allocation:
+    """`alloc` with fewer VGPRs when the source's `.amdhsa_next_free_vgpr` (`asked`) is below it (a
+    declaration padded past what the code names, e.g. to cap occupancy, released): granted down to what
+    the code needs (AGPRs then start where the code's VGPRs end), and refused when the code addresses
+    registers through M0."""
+    if asked is None or asked >= alloc.next_free_vgpr:
+        return alloc
+    if addresses_indirectly(scanned):
+        raise RebuildError(f"{where}: .amdhsa_next_free_vgpr {asked} is below the declared {alloc.next_free_vgpr}, "
+                           f"but the code addresses registers through M0; keep the declared value")
+    granted = max(asked, need.next_free_vgpr)
+    accum = alloc.accum_offset if alloc.accum_offset + need.agpr_count <= granted else need.accum_offset
+    return replace(alloc, next_free_vgpr=granted, accum_offset=accum)
+
+
 def shrinks(text: str, info: dict) -> bool:
     """Whether `text` should be rebuilt with the `shrink` policy: some kernel's code (with the helper
     functions it may call, all in the object) names fewer VGPRs, AGPRs or SGPRs than K0's code did (a
@@ -182,7 +203,7 @@ def shrinks(text: str, info: dict) -> bool:
         if k["name"] not in src.functions:
             return False
         scanned = scanned_lines(src.instruction_lines(k["name"]), helpers)
-        if any(line.split(None, 1)[0].startswith(_INDIRECT_REGISTERS) for line in scanned if line.strip()):
+        if addresses_indirectly(scanned):
             return False
         need, need0 = required(scan_lines(scanned, processor), _descriptor(k), processor), Allocation(**k["k0_need"])
         fewer |= any(getattr(need, a) < getattr(need0, a) for a in ("next_free_vgpr", "agpr_count", "next_free_sgpr"))

@@ -28,6 +28,7 @@ from ..verify import sha256, verify
 from .body import Body, FloatMode
 from .edit import Edit, Rejection, Window, apply_edit, precheck, unified_diff
 from .lineage import Candidate, Lineage
+from .ops_alloc import release_vgpr_padding
 from .outcome import Evaluations, K0Outcome, LocalEvaluations, Outcome, make_setup
 from .source import KernelSource
 
@@ -115,7 +116,24 @@ class Evaluator:
 
     def evaluate(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
         """Run `edit` of candidate `parent` through every gate; the record is added to the lineage."""
-        cand = self._propose(parent, edit, window, agent, step, "timed")
+        return self._through(self._propose(parent, edit, window, agent, step, "timed"))
+
+    def build(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
+        """Apply `edit` to candidate `parent` and pass the static gates (status `built` or `rejected`)."""
+        return self._propose(parent, edit, window, agent, step, "built")
+
+    def release_padding(self, parent: int, *, agent: str, step: int) -> Candidate | None:
+        """Candidate `parent` declaring only the VGPRs its code needs, through every gate, when its
+        declaration is padded past a level that caps its waves per SIMD (`ops_alloc`); None otherwise.
+        The edit changes the kernel's `.amdhsa_next_free_vgpr` directive, which instruction edits may not."""
+        src = KernelSource(self.lineage.get(parent).source, self.kernel)
+        edit = release_vgpr_padding(src, self.k0.kernel(self.kernel).descriptor, self.processor)
+        if edit is None or self.seen(src.text, edit):
+            return None
+        return self._through(self._propose(parent, edit, None, agent, step, "timed"))
+
+    def _through(self, cand: Candidate) -> Candidate:
+        """A proposed candidate verified and timed as far as its gates let it go."""
         if cand.status == "built":
             self.verify_candidate(cand.id)
         if cand.status == "equivalent":
@@ -124,13 +142,11 @@ class Evaluator:
             self.on_candidate(cand)
         return cand
 
-    def build(self, parent: int, edit: Edit, window: Window, *, agent: str, step: int) -> Candidate:
-        """Apply `edit` to candidate `parent` and pass the static gates (status `built` or `rejected`)."""
-        return self._propose(parent, edit, window, agent, step, "built")
-
-    def _propose(self, parent: int, edit: Edit, window: Window, agent: str, step: int, through: str) -> Candidate:
-        """A new candidate from `edit` of `parent`: the lineage's checks here, then the outcome's static
-        gates (the outcome, evaluated `through` that depth, is kept for the later gates)."""
+    def _propose(self, parent: int, edit: Edit, window: Window | None, agent: str, step: int,
+                 through: str) -> Candidate:
+        """A new candidate from `edit` of `parent`: the lineage's checks here (`precheck` in `window`;
+        no window for the allocation edit, made by `ops_alloc` itself), then the outcome's static gates
+        (the outcome, evaluated `through` that depth, is kept for the later gates)."""
         start = time.perf_counter()
         par = self.lineage.get(parent)
         cand = Candidate(self.lineage.next_id(), parent, agent, step, edit.operator, edit.note, edit.to_json())
@@ -138,7 +154,7 @@ class Evaluator:
         rejection = None
         try:
             src = KernelSource(par.source, self.kernel)
-            rejection = precheck(src, edit, window, self.k0.target)
+            rejection = precheck(src, edit, window, self.k0.target) if window is not None else None
             if rejection is None:
                 cand.source = "\n".join(apply_edit(src.lines, edit)) + "\n"
                 cand.diff = unified_diff(par.source, cand.source, self.name)

@@ -68,8 +68,10 @@ def _compacted(body: Body) -> Body | None:
     except NotAnalysable:
         return None
     target = vgpr_target(_top(body, "v"), _top(body, "a"), body.processor)
+    if target is None:
+        return None
     above = [w for w in webs.webs if w.reg >= target]
-    if target is None or any(w.pinned for w in above):
+    if any(w.pinned for w in above):
         return None
     moves = _assign(webs, target, set(above))
     if moves is None:

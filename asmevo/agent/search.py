@@ -6,8 +6,10 @@ applies every operator at the hottest instructions, and ranks the proposals by a
 shape: the parent's estimate with its latency, issue and LDS terms scaled by a static model of the
 rearranged code under the parent's per-instruction execution counts. Only proposals predicted to be
 faster are sent through the gates (static checks -> verify on every verify shape -> timing); the
-timing that decides is always the measured (or, on the emulator, traced and modelled) one. The final best is re-verified on the
-held-out shape (gates.Evaluator.confirm_heldout).
+timing that decides is always the measured (or, on the emulator, traced and modelled) one. A K0 whose
+VGPR declaration is padded past what its code needs, capping its waves per SIMD, is first tried with the
+padding released (`ops_alloc`). The final best is re-verified on the held-out shape
+(gates.Evaluator.confirm_heldout).
 """
 from __future__ import annotations
 
@@ -211,6 +213,10 @@ def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lam
     def verified_evals() -> int:
         return sum(1 for c in ev.lineage.candidates if c.verdict is not None)
 
+    released = ev.release_padding(0, agent="search", step=1) if config.budget > 0 else None
+    if released is not None:
+        step += 1
+        log(f"step {step}: {released.summary()} (K0's VGPR declaration is padded)")
     while verified_evals() < config.budget and step < config.max_attempts:
         beam = sorted((c for c in ev.lineage.candidates if c.verified), key=lambda c: (c.cycles, c.id))
         parent = next((node(c.id) for c in beam[:config.beam] if node(c.id).queue), None)
