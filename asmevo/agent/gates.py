@@ -122,15 +122,17 @@ class Evaluator:
         """Apply `edit` to candidate `parent` and pass the static gates (status `built` or `rejected`)."""
         return self._propose(parent, edit, window, agent, step, "built")
 
-    def release_padding(self, parent: int, *, agent: str, step: int) -> Candidate | None:
-        """Candidate `parent` declaring only the VGPRs its code needs, through every gate, when its
-        declaration is padded past a level that caps its waves per SIMD (`ops_alloc`); None otherwise.
-        The edit changes the kernel's `.amdhsa_next_free_vgpr` directive, which instruction edits may not."""
+    def release_padding(self, parent: int, *, agent: str, step: int, through: str = "timed") -> Candidate | None:
+        """Candidate `parent` declaring only the VGPRs its code needs, through the gates up to `through`
+        ("built" or "timed"), when its declaration is padded past a level that caps its waves per SIMD
+        (`ops_alloc`); None otherwise. The edit changes the kernel's `.amdhsa_next_free_vgpr` directive,
+        which instruction edits may not."""
         src = KernelSource(self.lineage.get(parent).source, self.kernel)
         edit = release_vgpr_padding(src, self.k0.kernel(self.kernel).descriptor, self.processor)
         if edit is None or self.seen(src.text, edit):
             return None
-        return self._through(self._propose(parent, edit, None, agent, step, "timed"))
+        cand = self._propose(parent, edit, None, agent, step, through)
+        return self._through(cand) if through == "timed" else cand
 
     def _through(self, cand: Candidate) -> Candidate:
         """A proposed candidate verified and timed as far as its gates let it go."""

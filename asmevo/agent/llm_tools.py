@@ -4,7 +4,8 @@
 Besides free-form edits (`propose_edit`), the agent can call the search agent's rewrite operators:
 `list_operators` ranks their proposals for the current candidate exactly as the search does
 (`search.expand`: the cost model's prediction at the bench shape, times the search memory's prior
-when the run has a memory) and `apply_operator` builds one as a candidate."""
+when the run has a memory) and `apply_operator` builds one as a candidate; `release_padding` builds the
+candidate declaring only the VGPRs its code needs when the declaration caps its waves per SIMD."""
 from __future__ import annotations
 
 import json
@@ -41,6 +42,9 @@ TOOLS = [
         "ranked by predicted gain at the bench shape; numbered proposals for apply_operator.", {}, []),
     _fn("apply_operator", "Build operator proposal N from list_operators as a candidate; call verify next.",
         {"proposal": {"type": "integer", "description": "proposal number from list_operators"}}, ["proposal"]),
+    _fn("release_padding", "When the kernel declares more VGPRs than its code names, so that fewer waves fit "
+        "per SIMD than its code allows, build the current candidate declaring only what it needs; call verify next.",
+        {}, []),
     _fn("verify", "Differentially verify a built candidate against K0 on every verify launch; an "
         "equivalent candidate becomes the current one.", _CID, []),
     _fn("time", "Model-cycle timing of an equivalent candidate (speedup vs K0 and vs its parent).", _CID, []),
@@ -209,6 +213,15 @@ class Workbench:
         if cand.status == "rejected":
             return f"candidate #{cand.id} rejected ({cand.reason}): {cand.detail}"
         return f"candidate #{cand.id} ({prop.operator}) built and statically checked; call verify. Diff:\n{_short(cand.diff)}"
+
+    def tool_release_padding(self) -> str:
+        cand = self.ev.release_padding(self.current, agent="llm", step=self.step, through="built")
+        if cand is None:
+            return f"candidate #{self.current} declares no VGPRs beyond the waves per SIMD its code allows (or it was tried)"
+        self.last = cand.id
+        if cand.status == "rejected":
+            return f"candidate #{cand.id} rejected ({cand.reason}): {cand.detail}"
+        return f"candidate #{cand.id} ({cand.note}) built and statically checked; call verify."
 
     def _cid(self, candidate: int | None) -> int:
         cid = (self.current if self.last is None else self.last) if candidate is None else candidate

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from asmevo.agent.gates import Evaluator
+from asmevo.agent.llm_tools import Workbench
 from asmevo.agent.ops_alloc import release_vgpr_padding
 from asmevo.agent.optimize import optimize
 from asmevo.agent.source import KernelSource
@@ -74,18 +76,34 @@ def test_the_rebuild_grants_a_lowered_directive_only_down_to_the_code_and_never_
         rebuild_source(rec.source.replace(".amdhsa_next_free_vgpr 512", ".amdhsa_next_free_vgpr 8"), rec.info)
 
 
+def _launches(workgroups: int):
+    """(a verify launch of 4 workgroups, the bench launch of `workgroups`) of BODY's kernel."""
+    def spec(n: int) -> dict:
+        return {"kernel": "k", "grid": [n, 1, 1], "block": [64, 1, 1],
+                "args": [{"buffer": "out", "dtype": "float32", "shape": [n * 64], "init": "random"},
+                         *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
+                         {"scalar": 0, "dtype": "int64"}]}
+    return launch_from_dict(spec(4), label="v4"), launch_from_dict(spec(workgroups), label="bench")
+
+
 def test_the_search_tries_the_release_first_and_keeps_it_through_every_gate(tmp_path):
     """4096 one-wave workgroups of a latency-bound kernel take fewer rounds of the CUs at eight waves per SIMD
     than at one: the model predicts the gain; the candidate is verified like any other."""
     co = asm(BODY, vgprs=256, agprs=256)
-    spec = {"kernel": "k", "grid": [4096, 1, 1], "block": [64, 1, 1],
-            "args": [{"buffer": "out", "dtype": "float32", "shape": [4096 * 64], "init": "random"},
-                     *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
-                     {"scalar": 0, "dtype": "int64"}]}
-    small = launch_from_dict({**spec, "grid": [4, 1, 1], "args": [{**spec["args"][0], "shape": [256]}, *spec["args"][1:]]},
-                             label="v4")
-    res = optimize(co.path, [small], timing=launch_from_dict(spec, label="bench"), outdir=tmp_path / "out", budget=1)
+    small, bench = _launches(4096)
+    res = optimize(co.path, [small], timing=bench, outdir=tmp_path / "out", budget=1)
     first = res.lineage.candidates[1]
     assert first.operator == "release_vgpr_padding" and first.status == "verified" and first.verdict["kind"] == "equivalent"
     assert res.best.id == first.id and res.speedup > 1.1
     assert _granulated(res.best.data) == 0 and ".amdhsa_next_free_vgpr 8" in res.best.source
+
+
+def test_the_llm_agent_can_release_the_padding_once():
+    co = asm(BODY, vgprs=256, agprs=256)
+    small, bench = _launches(4096)
+    bench_tools = Workbench(Evaluator(co.path, [small], timing=bench))
+    assert "built and statically checked" in bench_tools.call("release_padding", "{}")
+    assert "equivalent" in bench_tools.call("verify", "{}")
+    assert "declares no VGPRs beyond" in bench_tools.call("release_padding", "{}")  # the current one needs none
+    plain = Workbench(Evaluator(asm(BODY, vgprs=8).path, [small], timing=bench))
+    assert "declares no VGPRs beyond" in plain.call("release_padding", "{}")
