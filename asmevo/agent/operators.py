@@ -21,7 +21,8 @@ from .ops_pack import pack_f32, pack_f32_block, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
-from .ops_select import all_or_nothing, fuse_select_and, fuse_select_ands
+from .ops_select import (all_or_nothing, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
+                         remove_scc_roundtrips, scc_roundtrip)
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_widen import widen_loads, widen_stores
@@ -147,6 +148,10 @@ OPERATORS: tuple[Operator, ...] = (
              "s_cselect sX, -1, 0 + s_and sY, Z, sX -> s_cselect sY, Z, 0 (SCC and sX dead after the AND)"),
     Operator("fuse_select_ands", lambda body, i: all_or_nothing(body, i) is not None, fuse_select_ands,
              "fuse_select_and at every such select of the innermost loop"),
+    Operator("remove_scc_roundtrip", scc_roundtrip, remove_scc_roundtrip,
+             "s_cselect_b32 sT, 1, 0 + s_cmp_lg_u32 sT, 1 + s_cbranch_scc1 -> s_cbranch_scc0 (sT dead after)"),
+    Operator("remove_scc_roundtrips", scc_roundtrip, remove_scc_roundtrips,
+             "remove_scc_roundtrip at every such branch of the innermost loop"),
     Operator("interleave_mfma", lambda body, i: body.infos[i].family == "mfma", interleave_mfma,
              "sink a loop's MFMA chain past its exit branch (a copy on the exit path) and interleave it with the "
              "next tile's skip-branch-free address and load work", once_per=_block),

@@ -9,6 +9,16 @@ with a scalar condition by first turning SCC into a mask:
 `s_cselect_b64 sY, 0, Z`; the b32 forms alike). s_cselect writes no SCC, so SCC must be dead after A, and
 sX too (unless A overwrites it): one SALU instruction fewer. 3_Batched_matrix_multiplication's K loop
 does this for the bounds check of each of its eight masked B elements, every iteration.
+
+And a uniform branch on SCC that goes through an SGPR (LLVM's lowering of a branch on an i1):
+
+    s_cselect_b32 sT, 1, 0        <- sT = SCC ? 1 : 0
+    s_cmp_lg_u32 sT, 1            <- SCC' = (sT != 1) = !SCC
+    s_cbranch_scc1 L
+
+is `s_cbranch_scc0 L` (each polarity of the select, the compare and the branch alike), when sT is dead after
+the compare and, if SCC' differs from SCC, SCC is dead after the branch: two SALU instructions fewer.
+vLLM's decode attention (stage 1) has 24 of them.
 """
 from __future__ import annotations
 
@@ -63,16 +73,72 @@ def fuse_select_and(body: Body, i: int) -> Body | None:
 def fuse_select_ands(body: Body, i: int) -> Body | None:
     """`fuse_select_and` at every all-or-nothing `s_cselect` of instruction i's innermost loop (the whole body
     outside loops); None unless the one at i folds."""
+    return _everywhere(body, i, lambda b, j: all_or_nothing(b, j) is not None, fuse_select_and)
+
+
+def _everywhere(body: Body, i: int, site, apply) -> Body | None:
+    """`apply` at instruction i, then at every other `site` of i's innermost loop (the whole body outside loops),
+    each on the result so far; None unless the one at i applies."""
     cfg = body.cfg
     loop = cfg.innermost_loop(cfg.block_of[i])
     blocks = sorted(loop.blocks) if loop else range(len(cfg.blocks))
     targets = [id(body.instructions[j]) for x in blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)
-               if j != i and all_or_nothing(body, j) is not None]
-    cur = fuse_select_and(body, i)
+               if j != i and site(body, j)]
+    cur = apply(body, i)
     if cur is None:
         return None
     for target in targets:
         j = next((n for n, ins in enumerate(cur.instructions) if id(ins) == target), None)
-        new = fuse_select_and(cur, j) if j is not None else None
-        cur = new or cur
+        cur = (apply(cur, j) if j is not None else None) or cur
     return cur
+
+
+def _scc_roundtrip(body: Body, i: int) -> tuple[bool, str] | None:
+    """For `s_cselect_b32 sT, a, b` at i ({a, b} = {0, 1}), `s_cmp_{lg,eq}_u32 sT, c` (c in {0, 1}) and
+    `s_cbranch_scc{k}` after it: (whether SCC' equals SCC, the branch on SCC alone); else None."""
+    ins = body.instructions
+    if i + 2 >= len(ins) or ins[i].mnemonic != "s_cselect_b32" or ins[i].modifiers:
+        return None
+    sel, cmp, br = ins[i], ins[i + 1], ins[i + 2]
+    values = tuple(op.value if op.kind == "imm" else None for op in sel.operands[1:])
+    if values not in ((1, 0), (0, 1)) or cmp.mnemonic not in ("s_cmp_lg_u32", "s_cmp_eq_u32") or cmp.modifiers:
+        return None
+    if cmp.operands[0].text != sel.operands[0].text or cmp.operands[1].kind != "imm" or cmp.operands[1].value not in (0, 1):
+        return None
+    if br.mnemonic not in ("s_cbranch_scc0", "s_cbranch_scc1") or body.cfg.block_of[i] != body.cfg.block_of[i + 2]:
+        return None
+    c, equal = cmp.operands[1].value, cmp.mnemonic == "s_cmp_eq_u32"
+    scc_after = {scc: (values[0] if scc else values[1]) == c if equal else (values[0] if scc else values[1]) != c
+                 for scc in (True, False)}
+    same = scc_after[True]  # SCC' is SCC or its negation
+    taken = int(br.mnemonic[-1])
+    k = taken if same else 1 - taken
+    return same, f"\ts_cbranch_scc{k} {br.operands[0].text}"
+
+
+def remove_scc_roundtrip(body: Body, i: int) -> Body | None:
+    """Branch on SCC directly instead of through a select and a compare (module docstring), at the select at
+    i; None unless every condition there holds."""
+    found = _scc_roundtrip(body, i)
+    if found is None:
+        return None
+    same, branch = found
+    live = body.live_after(i + 1)
+    if operand_regs(body.instructions[i].operands[0]) & live or (not same and SCC in body.live_after(i + 2)):
+        return None
+    items = list(body.items)
+    items[body.pos[i + 2]] = make_item(branch)
+    del items[body.pos[i + 1]]
+    del items[body.pos[i]]
+    return body.replace(items)
+
+
+def scc_roundtrip(body: Body, i: int) -> bool:
+    """Whether instruction i starts a select-compare-branch round trip through an SGPR."""
+    return _scc_roundtrip(body, i) is not None
+
+
+def remove_scc_roundtrips(body: Body, i: int) -> Body | None:
+    """`remove_scc_roundtrip` at every such round trip of instruction i's innermost loop (the whole body outside
+    loops); None unless the one at i goes."""
+    return _everywhere(body, i, scc_roundtrip, remove_scc_roundtrip)

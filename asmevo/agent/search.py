@@ -35,7 +35,7 @@ from .operators import OPERATORS, Operator, Proposal, propose
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
-from .ops_select import all_or_nothing
+from .ops_select import all_or_nothing, scc_roundtrip
 
 
 @dataclass
@@ -294,7 +294,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), constant move (a masked load's default can
-    leave its loop), all-or-nothing scalar select (its AND can take it) and global-memory access (the cache lines it touches are the bandwidth terms'
+    leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and a
+    compare (it can branch on SCC) and global-memory access (the cache lines it touches are the bandwidth terms'
     business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
@@ -306,5 +307,6 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     cheap = [i for i in range(len(instrs)) if cyc(i) > 0 and i not in sites
              and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
-                  or default_move(body, i) is not None or all_or_nothing(body, i) is not None)]
+                  or default_move(body, i) is not None or all_or_nothing(body, i) is not None
+                  or scc_roundtrip(body, i))]
     return sites + cheap

@@ -1,9 +1,13 @@
-"""fuse_select_and: an all-or-nothing `s_cselect` mask folded into the `s_and` that reads it, the cases it must
-refuse, and its result on a real K loop through every gate."""
+"""Scalar selects that only shuffle SCC: an all-or-nothing `s_cselect` mask folded into the `s_and` that reads it
+(`fuse_select_and`), a branch through a select and a compare made a branch on SCC (`remove_scc_roundtrip`); the
+cases each must refuse, and their results through every gate."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from asmevo.agent.edit import Window
-from asmevo.agent.ops_select import fuse_select_and, fuse_select_ands
+from asmevo.agent.ops_select import fuse_select_and, fuse_select_ands, remove_scc_roundtrip, remove_scc_roundtrips
 from agenttools import body_of, code, evaluator
 
 HEAD = ["s_load_dwordx2 s[2:3], s[0:1], 0x0", "s_cmp_lt_i32 s4, s10"]
@@ -44,4 +48,61 @@ def test_a_batched_matmul_k_loop_issues_eight_scalar_instructions_fewer_per_iter
     new = fuse_select_ands(body, site)
     assert new is not None and len(body.instructions) - len(new.instructions) == 8 and new.no_worse(body)
     cand = ev.evaluate(0, new.edit(body, "fuse_select_ands", "test"), Window(*ev.source_of(0).body), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+
+
+def _branch(lines: list[str]):
+    body = body_of(["s_load_dwordx2 s[2:3], s[0:1], 0x0", "s_and_b64 s[28:29], s[84:85], exec", *lines,
+                    "v_mov_b32_e32 v1, 0", ".Lx:", "s_endpgm"])
+    return remove_scc_roundtrip(body, 2)
+
+
+def test_a_branch_through_a_select_and_a_compare_branches_on_scc():
+    assert code(_branch(["s_cselect_b32 s15, 1, 0", "s_cmp_lg_u32 s15, 1", "s_cbranch_scc1 .Lx"]))[2] == "s_cbranch_scc0 .Lx"
+    assert code(_branch(["s_cselect_b32 s15, 1, 0", "s_cmp_eq_u32 s15, 1", "s_cbranch_scc1 .Lx"]))[2] == "s_cbranch_scc1 .Lx"
+    assert code(_branch(["s_cselect_b32 s15, 0, 1", "s_cmp_lg_u32 s15, 0", "s_cbranch_scc0 .Lx"]))[2] == "s_cbranch_scc1 .Lx"
+    # SCC' is SCC here, so SCC may be read after the branch
+    kept = _branch(["s_cselect_b32 s15, 1, 0", "s_cmp_lg_u32 s15, 0", "s_cbranch_scc1 .Lx", "s_cselect_b32 s16, 2, 3"])
+    assert code(kept)[2:4] == ["s_cbranch_scc1 .Lx", "s_cselect_b32 s16, 2, 3"]
+
+
+def test_refused_when_the_select_or_a_negated_scc_is_read_later():
+    assert _branch(["s_cselect_b32 s15, 1, 0", "s_cmp_lg_u32 s15, 1", "s_cbranch_scc1 .Lx", "s_add_u32 s16, s15, 1"]) is None
+    assert _branch(["s_cselect_b32 s15, 1, 0", "s_cmp_lg_u32 s15, 1", "s_cbranch_scc1 .Lx", "s_cselect_b32 s16, 2, 3"]) is None
+    assert _branch(["s_cselect_b32 s15, 1, 0", "s_cmp_lg_u32 s15, 2", "s_cbranch_scc1 .Lx"]) is None
+    assert _branch(["s_cselect_b32 s15, 1, 0", "s_cmp_lt_u32 s15, 1", "s_cbranch_scc1 .Lx"]) is None
+
+
+def test_the_uniform_branch_rewrite_is_equivalent_on_both_paths(tmp_path):
+    """A kernel that stores only when its scalar argument is below 5, launched with 3 and with 7: the
+    rewritten branch goes through every gate and is verified on both."""
+    from asmevo.agent.gates import Evaluator
+    from asmevo.launches import launch_from_dict
+    sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
+    from emutools import asm
+    co = asm("""  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x20
+  v_lshlrev_b32_e32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  s_cmp_lt_u32 s6, 5
+  s_cselect_b32 s7, 1, 0
+  s_cmp_lg_u32 s7, 1
+  s_cbranch_scc1 .Lskip
+  v_mov_b32_e32 v2, 1.0
+  global_store_dword v1, v2, s[4:5]
+.Lskip:
+  s_endpgm""")
+
+    def launch(n: int):
+        return launch_from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [64, 1, 1], "args": [
+            {"buffer": "out", "dtype": "float32", "shape": [64], "init": "zeros"},
+            *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
+            {"scalar": n, "dtype": "int64"}]}, label=f"n{n}")
+    ev = Evaluator(co.path, [launch(3), launch(7)])
+    body = ev.body_of(0)
+    site = next(i for i, ins in enumerate(body.instructions) if ins.mnemonic == "s_cselect_b32")
+    new = remove_scc_roundtrips(body, site)
+    assert any(c.startswith("s_cbranch_scc0 ") for c in code(new)) and len(body.instructions) - len(new.instructions) == 2
+    cand = ev.evaluate(0, new.edit(body, "remove_scc_roundtrips", "test"), Window(*ev.source_of(0).body),
+                       agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
