@@ -13,7 +13,9 @@ does this for the bounds check of each of its eight masked B elements, every ite
 And a uniform branch on SCC that goes through an SGPR (LLVM's lowering of a branch on an i1):
 
     s_cselect_b32 sT, 1, 0        <- sT = SCC ? 1 : 0
+    ...                           (nothing touches sT or SCC)
     s_cmp_lg_u32 sT, 1            <- SCC' = (sT != 1) = !SCC
+    ...                           (nothing touches SCC, no branch)
     s_cbranch_scc1 L
 
 is `s_cbranch_scc0 L` (each polarity of the select, the compare and the branch alike), when sT is dead after
@@ -93,27 +95,34 @@ def _everywhere(body: Body, i: int, site, apply) -> Body | None:
     return cur
 
 
-def _scc_roundtrip(body: Body, i: int) -> tuple[bool, str] | None:
-    """For `s_cselect_b32 sT, a, b` at i ({a, b} = {0, 1}), `s_cmp_{lg,eq}_u32 sT, c` (c in {0, 1}) and
-    `s_cbranch_scc{k}` after it: (whether SCC' equals SCC, the branch on SCC alone); else None."""
-    ins = body.instructions
-    if i + 2 >= len(ins) or ins[i].mnemonic != "s_cselect_b32" or ins[i].modifiers:
+def _scc_roundtrip(body: Body, i: int) -> tuple[bool, int, int, str] | None:
+    """For `s_cselect_b32 sT, a, b` at i ({a, b} = {0, 1}), then the block's next instruction touching sT or
+    SCC being `s_cmp_{lg,eq}_u32 sT, c` (c in {0, 1}) at j, and the next one after it touching SCC (or
+    branching) being `s_cbranch_scc{k}` at b: (whether SCC' equals SCC, j, b, the branch on SCC alone);
+    else None."""
+    ins, infos = body.instructions, body.infos
+    sel = ins[i]
+    if sel.mnemonic != "s_cselect_b32" or sel.modifiers:
         return None
-    sel, cmp, br = ins[i], ins[i + 1], ins[i + 2]
     values = tuple(op.value if op.kind == "imm" else None for op in sel.operands[1:])
-    if values not in ((1, 0), (0, 1)) or cmp.mnemonic not in ("s_cmp_lg_u32", "s_cmp_eq_u32") or cmp.modifiers:
+    if values not in ((1, 0), (0, 1)):
         return None
+    t, end = operand_regs(sel.operands[0]), body.cfg.blocks[body.cfg.block_of[i]].end
+    j = next((n for n in range(i + 1, end) if t & (infos[n].uses | infos[n].defs) or SCC in infos[n].defs), None)
+    if j is None or ins[j].mnemonic not in ("s_cmp_lg_u32", "s_cmp_eq_u32") or ins[j].modifiers:
+        return None
+    cmp = ins[j]
     if cmp.operands[0].text != sel.operands[0].text or cmp.operands[1].kind != "imm" or cmp.operands[1].value not in (0, 1):
         return None
-    if br.mnemonic not in ("s_cbranch_scc0", "s_cbranch_scc1") or body.cfg.block_of[i] != body.cfg.block_of[i + 2]:
+    b = next((n for n in range(j + 1, end) if SCC in infos[n].uses | infos[n].defs or ins[n].is_branch), None)
+    if b is None or ins[b].mnemonic not in ("s_cbranch_scc0", "s_cbranch_scc1"):
         return None
     c, equal = cmp.operands[1].value, cmp.mnemonic == "s_cmp_eq_u32"
     scc_after = {scc: (values[0] if scc else values[1]) == c if equal else (values[0] if scc else values[1]) != c
                  for scc in (True, False)}
     same = scc_after[True]  # SCC' is SCC or its negation
-    taken = int(br.mnemonic[-1])
-    k = taken if same else 1 - taken
-    return same, f"\ts_cbranch_scc{k} {br.operands[0].text}"
+    taken = int(ins[b].mnemonic[-1])
+    return same, j, b, f"\ts_cbranch_scc{taken if same else 1 - taken} {ins[b].operands[0].text}"
 
 
 def remove_scc_roundtrip(body: Body, i: int) -> Body | None:
@@ -122,13 +131,12 @@ def remove_scc_roundtrip(body: Body, i: int) -> Body | None:
     found = _scc_roundtrip(body, i)
     if found is None:
         return None
-    same, branch = found
-    live = body.live_after(i + 1)
-    if operand_regs(body.instructions[i].operands[0]) & live or (not same and SCC in body.live_after(i + 2)):
+    same, j, b, branch = found
+    if operand_regs(body.instructions[i].operands[0]) & body.live_after(j) or (not same and SCC in body.live_after(b)):
         return None
     items = list(body.items)
-    items[body.pos[i + 2]] = make_item(branch)
-    del items[body.pos[i + 1]]
+    items[body.pos[b]] = make_item(branch)
+    del items[body.pos[j]]
     del items[body.pos[i]]
     return body.replace(items)
 

@@ -106,3 +106,11 @@ def test_the_uniform_branch_rewrite_is_equivalent_on_both_paths(tmp_path):
     cand = ev.evaluate(0, new.edit(body, "remove_scc_roundtrips", "test"), Window(*ev.source_of(0).body),
                        agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+
+
+def test_the_round_trip_may_be_spread_over_its_block_but_nothing_may_touch_scc_in_between():
+    spread = ["s_cselect_b32 s15, 1, 0", "v_mov_b32_e32 v2, 0", "s_cmp_lg_u32 s15, 1", "s_waitcnt lgkmcnt(0)",
+              "s_cbranch_scc1 .Lx"]
+    assert code(_branch(spread))[2:5] == ["v_mov_b32_e32 v2, 0", "s_waitcnt lgkmcnt(0)", "s_cbranch_scc0 .Lx"]
+    assert _branch(spread[:1] + ["s_add_u32 s16, s16, 1"] + spread[2:]) is None  # SCC rewritten before the compare
+    assert _branch(spread[:3] + ["s_addc_u32 s16, s16, 0"] + spread[4:]) is None  # SCC' read before the branch
