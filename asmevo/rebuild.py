@@ -2,8 +2,9 @@
 
 Before assembling, each kernel's code is rescanned and its register directives and metadata
 counts are regenerated: never below what the code needs, and K0's larger values kept unless
-`shrink` (or, for VGPRs, unless the source's `.amdhsa_next_free_vgpr` asks for fewer). The ABI is frozen: kernel symbols, kernarg size/alignment/arguments, wavefront size and
-workgroup limits must match recovery.json, or the rebuild is refused.
+`shrink` (or, for VGPRs, unless the source's `.amdhsa_next_free_vgpr` asks for fewer). The ABI is
+frozen: kernel symbols, kernarg size/alignment/arguments, wavefront size and workgroup limits must
+match recovery.json, or the rebuild is refused.
 """
 from __future__ import annotations
 

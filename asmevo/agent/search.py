@@ -294,9 +294,9 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), constant move (a masked load's default can
-    leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and a
-    compare (it can branch on SCC) and global-memory access (the cache lines it touches are the bandwidth terms'
-    business, not its own cycles)."""
+    leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
+    a compare (it can branch on SCC) and global-memory access (the cache lines it touches are the
+    bandwidth terms' business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
