@@ -24,7 +24,7 @@ from .abi import descriptor_differences, metadata_differences
 from .errors import AbiChange, AsmEvoError, RebuildError, ToolchainError
 from .isa.assemble import assemble, link
 from .isa.resources import Allocation, choose, declared, required, scan_lines
-from .source import digest, parse_source, scanned_lines, strip_comment
+from .source import SourceFile, digest, parse_source, scanned_lines, strip_comment
 
 _RESOURCE_DIRECTIVES = (".amdhsa_next_free_vgpr", ".amdhsa_next_free_sgpr", ".amdhsa_accum_offset",
                         ".amdhsa_reserve_vcc")
@@ -112,7 +112,7 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
     meta = _read_metadata(lines[src.metadata[0]:src.metadata[1] - 1], info, origin)
     _check_metadata_abi(kernels, meta, origin)
     kernel_names = {k["name"] for k in kernels}
-    helpers = [ln for name in src.functions if name not in kernel_names for ln in src.instruction_lines(name)]
+    helpers = helper_lines(src, kernel_names)
     blocks = {name: (a - 1, b - 1) for name, (a, b) in src.blocks.items()}  # 0-based indices into `lines`
     allocations: dict[str, Allocation] = {}
     meta_by_name = {k[".name"]: k for k in meta["amdhsa.kernels"]}
@@ -170,6 +170,11 @@ def rebuild_source(text: str, info: dict, *, shrink: bool = False, origin: str =
 _INDIRECT_REGISTERS = ("s_set_gpr_idx", "v_movrel", "s_movrel")
 
 
+def helper_lines(src: SourceFile, kernels: set[str]) -> list[str]:
+    """Instruction lines of the source's functions that are not `kernels` (helpers a kernel's code may call)."""
+    return [ln for name in src.functions if name not in kernels for ln in src.instruction_lines(name)]
+
+
 def addresses_indirectly(scanned: list[str]) -> bool:
     """Whether code lines address registers through M0 (so the registers they name are not all they touch)."""
     return any(line.split(None, 1)[0].startswith(_INDIRECT_REGISTERS) for line in scanned if line.strip())
@@ -196,8 +201,7 @@ def shrinks(text: str, info: dict) -> bool:
     register re-allocation lowered them), and no code addresses registers through M0 (so the registers
     it names are all it touches)."""
     src = parse_source(text)
-    names = {k["name"] for k in info["kernels"]}
-    helpers = [ln for name in src.functions if name not in names for ln in src.instruction_lines(name)]
+    helpers = helper_lines(src, {k["name"] for k in info["kernels"]})
     processor = info["processor"]
     fewer = False
     for k in info["kernels"]:

@@ -253,3 +253,21 @@ def across_block(body: Body, i: int, apply: Callable[[Body, int], "Body | None"]
             continue
         k += 1
     return cur if changed else None
+
+
+def across_loop(body: Body, i: int, site: Callable[[Body, int], bool],
+                apply: Callable[[Body, int], "Body | None"]) -> tuple[Body, int]:
+    """`apply` at every `site` of instruction i's innermost loop (the whole body outside loops), first to last,
+    each on the result so far: (the result, how many applied)."""
+    cfg = body.cfg
+    loop = cfg.innermost_loop(cfg.block_of[i])
+    blocks = sorted(loop.blocks) if loop else range(len(cfg.blocks))
+    targets = [id(body.instructions[j]) for x in blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)
+               if site(body, j)]
+    cur, applied = body, 0
+    for target in targets:
+        j = next((n for n, ins in enumerate(cur.instructions) if id(ins) == target), None)
+        new = apply(cur, j) if j is not None else None
+        if new is not None:
+            cur, applied = new, applied + 1
+    return cur, applied

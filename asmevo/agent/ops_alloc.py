@@ -1,17 +1,17 @@
-"""Release a padded VGPR allocation: a kernel may declare more VGPRs than its code names (LLVM pads the
-declaration to enforce `amdgpu-waves-per-eu`'s maximum, e.g. Triton's `waves_per_eu=1`), which caps
-the waves a SIMD holds. When the code's own need fits more waves per SIMD, the edit lowers the
-kernel's `.amdhsa_next_free_vgpr` to that need (granule-rounded); the rebuild grants a lowered
-directive down to what the code names (`asmevo.rebuild`) and refuses it for code that addresses
-registers through M0. The code is unchanged; only how many waves share a SIMD is, so every gate still
+"""Release a padded VGPR allocation: a kernel may declare more VGPRs than its code names, which caps the
+waves a SIMD holds (vLLM's decode attention kernels, compiled by Triton with `waves_per_eu` 1 and 4,
+declare 264 VGPRs for code naming 78 and 104 for 12: exactly one and four waves per SIMD). When the
+code's own need fits more waves per SIMD, the edit lowers the kernel's `.amdhsa_next_free_vgpr` to that
+need (granule-rounded); the rebuild grants a lowered directive down to what the code names
+(`asmevo.rebuild`) and refuses it for code that addresses registers through M0. The code is unchanged; only how many waves share a SIMD is, so every gate still
 runs and the timing gate decides whether the extra waves pay (more waves also share the caches).
 """
 from __future__ import annotations
 
-from ..isa.resources import required, scan_lines
-from ..rebuild import addresses_indirectly
-from ..source import scanned_lines, strip_comment
 from ..codeobj.descriptor import KernelDescriptor
+from ..isa.resources import required, scan_lines
+from ..rebuild import addresses_indirectly, helper_lines
+from ..source import scanned_lines, strip_comment
 from ..target import processor as processor_info
 from .edit import Edit
 from .ops_regs import waves_per_simd
@@ -38,20 +38,15 @@ def release_vgpr_padding(src: KernelSource, descriptor: KernelDescriptor, proces
     if found is None:
         return None
     line, declared = found
-    names = set(src.file.blocks)
-    helpers = [ln for name in src.file.functions if name not in names for ln in src.file.instruction_lines(name)]
-    scanned = scanned_lines(src.file.instruction_lines(src.kernel), helpers)
+    scanned = scanned_lines(src.file.instruction_lines(src.kernel), helper_lines(src.file, set(src.file.blocks)))
     if addresses_indirectly(scanned):
         return None
     use = scan_lines(scanned, processor)
-    need = required(use, descriptor, processor)
-    if waves_per_simd(max(1, use.vgprs), use.agprs, processor) <= waves_per_simd(declared, 0, processor):
-        return None
+    before, after = waves_per_simd(declared, 0, processor), waves_per_simd(max(1, use.vgprs), use.agprs, processor)
+    if after <= before:
+        return None  # more waves per SIMD also means a smaller allocation: asked < declared
     granule = processor_info(processor).vgpr_granule
-    asked = -(-need.next_free_vgpr // granule) * granule
-    if asked >= declared:
-        return None
+    asked = -(-required(use, descriptor, processor).next_free_vgpr // granule) * granule
     return Edit(line, line, f"\t\t{_DIRECTIVE} {asked}", OPERATOR,
                 f"declare {asked} VGPRs (the code names {use.vgprs} VGPRs, {use.agprs} AGPRs) instead of "
-                f"{declared}: {waves_per_simd(declared, 0, processor)} -> "
-                f"{waves_per_simd(max(1, use.vgprs), use.agprs, processor)} waves per SIMD")
+                f"{declared}: {before} -> {after} waves per SIMD")

@@ -9,7 +9,7 @@ scalar memory, M0/EXEC writes) and MFMA (full-wave) keep the branch."""
 from __future__ import annotations
 
 from ..isa.regs import EXEC, M0, is_lds_dma
-from .body import Body
+from .body import Body, across_loop
 
 SKIP_THRESHOLD = 12  # LLVM amdgpu-skip-threshold default
 _UNSAFE = ("v_readfirstlane", "v_readlane", "v_writelane", "s_sendmsg", "s_trap", "s_setreg", "s_barrier",
@@ -55,15 +55,5 @@ def remove_skip_branch(body: Body, i: int) -> Body | None:
 def remove_skip_branches(body: Body, i: int) -> Body | None:
     """`remove_skip_branch` at every `s_cbranch_execz` in the block range of instruction i's
     innermost loop (the whole body outside loops), first to last, each re-checked on the result."""
-    cfg = body.cfg
-    loop = cfg.innermost_loop(cfg.block_of[i])
-    blocks = sorted(loop.blocks) if loop else range(len(cfg.blocks))
-    targets = [id(body.instructions[j]) for x in blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)
-               if body.instructions[j].mnemonic == "s_cbranch_execz"]
-    cur, removed = body, 0
-    for target in targets:
-        j = next(n for n, ins in enumerate(cur.instructions) if id(ins) == target)
-        new = remove_skip_branch(cur, j)
-        if new is not None:
-            cur, removed = new, removed + 1
+    cur, removed = across_loop(body, i, lambda b, j: b.instructions[j].mnemonic == "s_cbranch_execz", remove_skip_branch)
     return cur if removed > 1 else None

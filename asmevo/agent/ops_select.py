@@ -25,7 +25,7 @@ vLLM's decode attention (stage 1) has 29 of them.
 from __future__ import annotations
 
 from ..isa.regs import SCC, operand_regs
-from .body import Body, make_item
+from .body import Body, across_loop, make_item
 
 _FORMS = {"s_cselect_b64": "s_and_b64", "s_cselect_b32": "s_and_b32"}
 
@@ -75,24 +75,9 @@ def fuse_select_and(body: Body, i: int) -> Body | None:
 def fuse_select_ands(body: Body, i: int) -> Body | None:
     """`fuse_select_and` at every all-or-nothing `s_cselect` of instruction i's innermost loop (the whole body
     outside loops); None unless the one at i folds."""
-    return _everywhere(body, i, lambda b, j: all_or_nothing(b, j) is not None, fuse_select_and)
-
-
-def _everywhere(body: Body, i: int, site, apply) -> Body | None:
-    """`apply` at instruction i, then at every other `site` of i's innermost loop (the whole body outside loops),
-    each on the result so far; None unless the one at i applies."""
-    cfg = body.cfg
-    loop = cfg.innermost_loop(cfg.block_of[i])
-    blocks = sorted(loop.blocks) if loop else range(len(cfg.blocks))
-    targets = [id(body.instructions[j]) for x in blocks for j in range(cfg.blocks[x].start, cfg.blocks[x].end)
-               if j != i and site(body, j)]
-    cur = apply(body, i)
-    if cur is None:
+    if fuse_select_and(body, i) is None:
         return None
-    for target in targets:
-        j = next((n for n, ins in enumerate(cur.instructions) if id(ins) == target), None)
-        cur = (apply(cur, j) if j is not None else None) or cur
-    return cur
+    return across_loop(body, i, lambda b, j: all_or_nothing(b, j) is not None, fuse_select_and)[0]
 
 
 def _scc_roundtrip(body: Body, i: int) -> tuple[bool, int, int, str] | None:
@@ -149,4 +134,6 @@ def scc_roundtrip(body: Body, i: int) -> bool:
 def remove_scc_roundtrips(body: Body, i: int) -> Body | None:
     """`remove_scc_roundtrip` at every such round trip of instruction i's innermost loop (the whole body outside
     loops); None unless the one at i goes."""
-    return _everywhere(body, i, scc_roundtrip, remove_scc_roundtrip)
+    if remove_scc_roundtrip(body, i) is None:
+        return None
+    return across_loop(body, i, scc_roundtrip, remove_scc_roundtrip)[0]
