@@ -17,7 +17,7 @@ from .ops_kernarg import hoist_kernarg_load
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_mfma import interleave_mfma
 from .ops_nop import fill_nop, fill_nops
-from .ops_pack import pack_f32, pack_f32_block, packable
+from .ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
@@ -69,6 +69,11 @@ def _block(body: Body, i: int) -> int:
 
 def _is_global_load(body: Body, i: int) -> bool:
     return global_load(body.instructions[i], body.processor)
+
+
+def _in_packable_block(body: Body, i: int) -> bool:
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    return any(packable(body, k) for k in range(blk.start, blk.end))
 
 
 def _is_alu(body: Body, i: int) -> bool:
@@ -130,6 +135,11 @@ OPERATORS: tuple[Operator, ...] = (
              "two independent f32 adds, multiplies or FMAs into an aligned VGPR pair -> one v_pk_*_f32 (one issue "
              "slot for both)"),
     Operator("pack_f32s", packable, pack_f32_block, "pack_f32 at every instruction of the block", once_per=_block),
+    Operator("pack_f32_renamed", packable, pack_f32_renamed,
+             "pack_f32 for two isomorphic f32 ops whose results are no pair yet (the same computation on two "
+             "elements): both results move into one free aligned VGPR pair, a shared literal into an SGPR"),
+    Operator("pack_f32_chains", _in_packable_block, pack_f32_chains,
+             "pack_f32_renamed at every instruction of the block", once_per=_block),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),

@@ -10,24 +10,35 @@ one issue slot instead of two: worth it where SIMD issue bounds a kernel. Each h
 source pair is an aligned register pair whose halves `op_sel` (low result) and `op_sel_hi` (high
 result) choose. Sources must be registers (no literal in VOP3P on gfx9; inline constants are left
 alone) with at most one SGPR pair (the constant bus), and no `abs` or output modifier (VOP3P has neither);
-clamped ops are left alone too."""
+clamped ops are left alone too.
+
+`pack_f32_renamed` packs two such ops whose results are not yet a pair (superword-level parallelism:
+the same computation on two elements, e.g. a dwordx4 load's four lanes of an elementwise kernel): each
+result's value web (`asmevo.agent.webs`) moves into one half of an aligned VGPR pair that is free
+wherever the value lives, below the VGPR count that keeps the kernel's waves per SIMD; a literal both
+read comes from an SGPR set to it once at the wave's start."""
 from __future__ import annotations
 
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
-from .body import FLOAT_MODE_WRITERS, Body, across_block, make_item
+from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
+from .ops_regs import waves_per_simd
+from .ops_rename import free_pairs, needs_literal
+from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
 PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
           "v_fmac_f32": "v_pk_fma_f32"}
 _WINDOW = 32  # instructions after the first of a pair searched for its partner
 
 
-def _sources(ins: Instruction, base: str) -> list[Operand] | None:
+def _sources(ins: Instruction, base: str, literals: dict[str, int] | None = None) -> list[Operand] | None:
     """The sources of an unpacked f32 op in VOP3P order (v_fmac's accumulator is its destination),
-    None when one cannot be packed."""
+    a literal read as the SGPR `literals` maps it to; None when one cannot be packed."""
     if ins.modifiers or ins.mnemonic.endswith(("_dpp", "_sdwa")):
         return None
     srcs = list(ins.operands[1:]) + ([ins.operands[0]] if base == "v_fmac_f32" else [])
+    srcs = [Operand("sgpr", f"s{literals[op.text]}", literals[op.text], 1)
+            if literals and needs_literal(op) and op.text in literals else op for op in srcs]
     if any(op.kind not in ("vgpr", "sgpr") or op.count != 1 or op.abs or op.sext for op in srcs):
         return None
     return srcs
@@ -41,9 +52,9 @@ def _flags(name: str, values: list[int], default: int) -> str:
     return "" if all(v == default for v in values) else f" {name}:[{','.join(map(str, values))}]"
 
 
-def _packed_text(base: str, lo: Instruction, hi: Instruction) -> str | None:
+def _packed_text(base: str, lo: Instruction, hi: Instruction, literals: dict[str, int] | None = None) -> str | None:
     """The packed instruction computing `lo` into the even and `hi` into the odd register of a pair."""
-    lo_srcs, hi_srcs = _sources(lo, base), _sources(hi, base)
+    lo_srcs, hi_srcs = _sources(lo, base, literals), _sources(hi, base, literals)
     if lo_srcs is None or hi_srcs is None or len(lo_srcs) != len(hi_srcs):
         return None
     pairs, sel, sel_hi, neg_lo, neg_hi = [], [], [], [], []
@@ -66,11 +77,11 @@ def _packed_text(base: str, lo: Instruction, hi: Instruction) -> str | None:
 def _movable_to(body: Body, i: int, j: int) -> bool:
     """Whether instruction j can execute at i's place (i < j, one block): no instruction from i on
     writes what j reads or j's destinations, none after i reads j's destinations, and none changes
-    the float mode."""
+    the float mode or waits (j may read what a load the wait retires wrote)."""
     info = body.infos[j]
     for k in range(i, j):
         other = body.infos[k]
-        if other.defs & (info.uses | info.defs) or other.base in FLOAT_MODE_WRITERS:
+        if other.defs & (info.uses | info.defs) or other.base in FLOAT_MODE_WRITERS or other.base == "s_waitcnt":
             return False
         if k > i and other.uses & info.defs:
             return False
@@ -107,3 +118,173 @@ def pack_f32(body: Body, i: int) -> Body | None:
 def pack_f32_block(body: Body, i: int) -> Body | None:
     """pack_f32 at every instruction of instruction i's block, first to last."""
     return across_block(body, i, pack_f32)
+
+
+def _vgpr_limit(body: Body) -> int:
+    """The most VGPRs the body may name and keep its waves per SIMD (at most 256 arch VGPRs)."""
+    top = lambda kind: max((r + 1 for info in body.infos for k, r in info.defs | info.uses if k == kind), default=0)
+    vgprs, agprs = top("v"), top("a")
+    waves = waves_per_simd(vgprs, agprs, body.processor)
+    return next(t for t in range(256, vgprs - 1, -1) if waves_per_simd(t, agprs, body.processor) >= waves)
+
+
+def _isomorphic(body: Body, a: int, b: int) -> bool:
+    """Instructions a and b compute the same packable f32 op into two single VGPRs from sources
+    pairwise single VGPRs, SGPRs of one aligned pair (or the same one) or the same constant."""
+    x, y = body.instructions[a], body.instructions[b]
+    base = body.infos[a].base
+    if body.infos[b].base != base or x.mnemonic != y.mnemonic or x.modifiers or y.modifiers:
+        return False
+    dx, dy = x.operands[0], y.operands[0]
+    if dx.kind != "vgpr" or dy.kind != "vgpr" or dx.count != 1 or dy.count != 1 or dx.index == dy.index:
+        return False
+    for s, t in zip(x.operands[1:], y.operands[1:]):
+        if s.kind in ("vgpr", "sgpr") and s.kind == t.kind:
+            if s.count != 1 or t.count != 1 or s.kind == "sgpr" and s.index // 2 != t.index // 2:
+                return False
+        elif s.kind not in ("imm", "float") or s.text != t.text:
+            return False
+    return True
+
+
+def _value_pairs(webs: VgprWebs, a: int, b: int) -> list[tuple[Web, Web]] | None:
+    """The values that must share an aligned VGPR pair for a and b to pack: their results, and each
+    pair of VGPR sources not in one pair yet (None when a value is unknown or would need two places)."""
+    x, y = webs.body.instructions[a], webs.body.instructions[b]
+    pairs = [(webs.def_web.get((a, x.operands[0].index)), webs.def_web.get((b, y.operands[0].index)))]
+    for s, t in zip(x.operands[1:], y.operands[1:]):
+        if s.kind == "vgpr" and s.index // 2 != t.index // 2:
+            pairs.append((webs.use_web.get((a, s.index)), webs.use_web.get((b, t.index))))
+    flat = [w for pair in pairs for w in pair]
+    if None in flat or len({id(w) for w in flat}) != len(flat):
+        return None
+    return pairs
+
+
+def _pair_moves(body: Body, a: int, b: int) -> dict[int, int] | None:
+    """New VGPRs (id(web) -> register) putting each of `_value_pairs` into the two halves of one
+    aligned VGPR pair below the body's VGPR limit, each free wherever its value lives (empty when
+    they already are); None when some pair finds no room."""
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    pairs = _value_pairs(webs, a, b)
+    if pairs is None:
+        return None
+    limit = _vgpr_limit(body)
+    occupied: dict[int, int] = {}
+    occ = lambda r: occupied.get(r, webs.occupancy(r))
+    moves: dict[int, int] = {}
+    for wa, wb in pairs:
+        if wa.reg ^ 1 == wb.reg:
+            continue
+        options = [(wa.reg, wa.reg ^ 1), (wb.reg ^ 1, wb.reg)]
+        options += [(p + h, p + 1 - h) for p in range(0, limit - 1, 2) for h in (0, 1)]
+        for pa, pb in options:
+            moving = [(w, r) for w, r in ((wa, pa), (wb, pb)) if r != w.reg]
+            if max(pa, pb) >= limit or any(w.pinned for w, _ in moving):
+                continue
+            leaving = {w.reg: w.occupied for w, _ in moving}
+            if all(not w.occupied & occ(r) & ~leaving.get(r, 0) for w, r in moving):
+                for w, r in moving:
+                    occupied[w.reg] = occ(w.reg) & ~w.occupied
+                for w, r in moving:
+                    occupied[r] = occ(r) | w.occupied
+                    moves[id(w)] = r
+                break
+        else:
+            return None
+    return moves
+
+
+def _literal_sgprs(body: Body, texts: set[str], reader: int) -> tuple[dict[str, int], list[str]]:
+    """An SGPR pair holding each literal in both halves (a VOP3P source reads the whole pair), for
+    instruction `reader`: one whose halves are each written only by an `s_mov_b32` of it in the block
+    waves start in (before `reader` when that is in the block too), else a free pair, with the
+    `s_mov_b32` lines to put at the wave's start. Maps each literal to the pair's first SGPR."""
+    entry = body.cfg.blocks[body.cfg.block_of[body.start]]
+    writes: dict[int, list[int]] = {}
+    for k, info in enumerate(body.infos):
+        for kind, r in info.defs:
+            if kind == "s":
+                writes.setdefault(r, []).append(k)
+
+    def holds(r: int, text: str) -> bool:
+        ks = writes.get(r, [])
+        return (len(ks) == 1 and body.start <= ks[0] < entry.end and (ks[0] < reader or reader >= entry.end)
+                and body.instructions[ks[0]].text() == f"s_mov_b32 s{r}, {text}")
+
+    found, lines, free = {}, [], free_pairs(body)
+    for text in sorted(texts):
+        held = next((r for r in writes if r % 2 == 0 and holds(r, text) and holds(r + 1, text)), None)
+        if held is None:
+            if not free:
+                raise LookupError("no free SGPR pair")
+            held = int(free.pop(0)[2:].split(":")[0])
+            lines += [f"s_mov_b32 s{held}, {text}", f"s_mov_b32 s{held + 1}, {text}"]
+        found[text] = held
+    return found, lines
+
+
+def _movable_down(body: Body, i: int, j: int) -> bool:
+    """Whether instruction i can execute at j's place (i < j, one block): nothing after i up to j
+    writes what i reads or writes, reads what i writes, or changes the float mode."""
+    info = body.infos[i]
+    for k in range(i + 1, j + 1):
+        other = body.infos[k]
+        if other.defs & (info.uses | info.defs) or other.uses & info.defs or other.base in FLOAT_MODE_WRITERS:
+            return False
+    return True
+
+
+def pack_f32_renamed(body: Body, i: int) -> Body | None:
+    """Pack instruction i with the first later isomorphic op of its block (`_isomorphic`) after
+    moving both results into one aligned VGPR pair; the packed op goes to i's place or, when the
+    other cannot move up, to the other's."""
+    if body.infos[i].base not in PACKED:
+        return None
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    for j in range(i + 1, min(blk.end, i + 1 + _WINDOW)):
+        if not _isomorphic(body, i, j):
+            continue
+        moves = _pair_moves(body, i, j)
+        if moves is None:
+            continue
+        cur = webs_of(body).renamed(moves) if moves else body
+        if _movable_to(cur, i, j):
+            place, gone = i, j
+        elif _movable_down(cur, i, j):
+            place, gone = j, i
+        else:
+            continue
+        x, y = cur.instructions[i], cur.instructions[j]
+        wanted = {op.text for op in x.operands[1:] if needs_literal(op)}
+        try:
+            literals, lines = _literal_sgprs(cur, wanted, place)
+        except LookupError:
+            return None
+        lo, hi = (x, y) if x.operands[0].index % 2 == 0 else (y, x)
+        text = _packed_text(body.infos[i].base, lo, hi, literals)
+        if text is None:
+            continue
+        items: list[BodyItem] = list(cur.items)
+        items[cur.pos[place]] = make_item(text)
+        del items[cur.pos[gone]]
+        at = cur.pos[cur.start]
+        items[at:at] = [make_item(line) for line in lines]
+        return body.replace(items)
+    return None
+
+
+def pack_f32_chains(body: Body, i: int) -> Body | None:
+    """pack_f32_renamed at every instruction of instruction i's block, first to last, until none
+    packs; None when none did or the result fails the static checks."""
+    b, cur, packed = body.cfg.block_of[i], body, 0
+    while True:
+        blk = cur.cfg.blocks[b]
+        new = next((n for k in range(blk.start, blk.end) if (n := pack_f32_renamed(cur, k)) is not None), None)
+        if new is None or len(new.cfg.blocks) != len(cur.cfg.blocks):
+            break
+        cur, packed = new, packed + 1
+    return cur if packed and cur.no_worse(body) else None

@@ -106,8 +106,12 @@ def _reg_info(ins: Instruction, processor: str) -> RegInfo:
     uses: set[Reg] = set()
     for op in dst:
         defs |= operand_regs(op)
-    for op in srcs:
-        uses |= operand_regs(op)
+    selects = _packed_f32_selects(ins, base, len(srcs))
+    for k, op in enumerate(srcs):
+        regs = operand_regs(op)
+        if selects is not None and op.count == 2 and op.kind in ("vgpr", "sgpr"):
+            regs = {(kind, r) for kind, r in regs if r - op.index in selects[k]}
+        uses |= regs
     if dst_read:
         for op in dst:
             uses |= operand_regs(op)
@@ -120,6 +124,22 @@ def _reg_info(ins: Instruction, processor: str) -> RegInfo:
         regs = {("s", i) for i in range(indexed.index, _SGPR_FILE_END)} if indexed.kind == "sgpr" else set()
         (uses if base.startswith("s_movrels") else defs).update(regs)
     return RegInfo(base, fam, enc, tuple(dst), tuple(srcs), frozenset(defs), frozenset(uses))
+
+
+_PACKED_F32 = ("v_pk_fma_f32", "v_pk_mul_f32", "v_pk_add_f32")
+
+
+def _packed_f32_selects(ins: Instruction, base: str, n: int) -> list[set[int]] | None:
+    """For a packed-FP32 op, the dwords of each source pair it consumes: `op_sel` picks the low
+    result's, `op_sel_hi` the high result's (CDNA3 ISA, VOP3P); the other dword is read by nobody."""
+    if base not in _PACKED_F32:
+        return None
+
+    def flags(name: str, default: int) -> list[int]:
+        v = ins.modifier(name)
+        vals = [int(x) for x in v.strip("[]").split(",")] if v else []
+        return vals + [default] * (n - len(vals))
+    return [{lo, hi} for lo, hi in zip(flags("op_sel", 0), flags("op_sel_hi", 1))]
 
 
 def reads_destination(ins: Instruction, processor: str = "gfx942") -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asmevo.agent.edit import Window
 from asmevo.agent.operators import BY_NAME, propose
-from asmevo.agent.ops_pack import pack_f32, pack_f32_block
+from asmevo.agent.ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed
 from agenttools import body_of, code, evaluator
 
 
@@ -51,5 +51,61 @@ def test_packed_logsoftmax_runs_like_k0():
         c.startswith("v_pk_add_f32") for c in code(body)) == 4
     assert prop.body.no_worse(body)
     cand = ev.evaluate(0, prop.body.edit(body, prop.operator, prop.note), Window(*ev.source_of(0).body),
+                       agent="test", step=1)
+    assert cand.verified and cand.cycles < ev.baseline.cycles
+
+
+_ELU_LIKE = ["s_mov_b32 s1, 0x3fb8aa3b", "global_load_dwordx2 v[0:1], v[2:3], off", "s_waitcnt vmcnt(0)",
+             "v_mul_f32_e32 v6, 0x3fb8aa3b, v1", "v_mul_f32_e32 v7, 0x3fb8aa3b, v0",
+             "v_fma_f32 v11, v1, s1, -v6", "v_rndne_f32_e32 v12, v6", "v_fma_f32 v13, v0, s1, -v7",
+             "v_fmac_f32_e32 v11, 0x32a5705f, v1", "v_fmac_f32_e32 v13, 0x32a5705f, v0",
+             "v_add_f32_e32 v6, v6, v11", "v_add_f32_e32 v7, v7, v13", "v_add_f32_e32 v2, v6, v7",
+             "global_store_dword v[4:5], v2, off", "s_endpgm"]
+
+
+def test_two_elements_chains_pack_after_their_results_move_into_free_pairs():
+    b = body_of(_ELU_LIKE)
+    new = pack_f32_chains(b, 3)
+    assert code(new) == [
+        "s_mov_b32 s4, 0x32a5705f", "s_mov_b32 s5, 0x32a5705f",  # each literal in both halves of a free pair
+        "s_mov_b32 s2, 0x3fb8aa3b", "s_mov_b32 s3, 0x3fb8aa3b",  # (s1 holds it, but s0 does not)
+        "s_mov_b32 s1, 0x3fb8aa3b", "global_load_dwordx2 v[0:1], v[2:3], off", "s_waitcnt vmcnt(0)",
+        "v_pk_mul_f32 v[6:7], s[2:3], v[0:1] op_sel:[0,1] op_sel_hi:[0,0]",
+        "v_pk_fma_f32 v[10:11], v[0:1], s[0:1], v[6:7] op_sel:[0,1,1] op_sel_hi:[1,1,0] neg_lo:[0,0,1] neg_hi:[0,0,1]",
+        "v_rndne_f32_e32 v12, v6",
+        "v_pk_fma_f32 v[10:11], s[4:5], v[0:1], v[10:11] op_sel_hi:[0,1,1]",  # v13's value moved to v10
+        "v_pk_add_f32 v[6:7], v[6:7], v[10:11] op_sel:[0,1] op_sel_hi:[1,0]",
+        "v_add_f32_e32 v2, v6, v7", "global_store_dword v[4:5], v2, off", "s_endpgm"]
+    assert new.no_worse(b)
+
+
+def test_no_renamed_pack_for_dependent_unpaired_or_pinned_values():
+    assert pack_f32_renamed(body_of(["v_mul_f32_e32 v6, v0, v1", "v_mul_f32_e32 v9, v6, v1", "s_endpgm"]), 0) is None
+    assert pack_f32_renamed(body_of(["v_mul_f32_e32 v6, v1, v4", "v_mul_f32_e32 v9, v2, v4", "s_endpgm"]), 0) is None
+    # both values are read by other lanes (DPP), so neither may move next to the other
+    dpp = "quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"
+    lines = ["v_mul_f32_e32 v6, v0, v4", "v_mul_f32_e32 v9, v1, v4", f"v_mov_b32_dpp v3, v9 {dpp}"]
+    assert code(pack_f32_renamed(body_of(lines + ["s_endpgm"]), 0))[0] == \
+        "v_pk_mul_f32 v[8:9], v[0:1], v[4:5] op_sel_hi:[1,0]"  # v6's value moves to v8
+    assert pack_f32_renamed(body_of(lines + [f"v_mov_b32_dpp v2, v6 {dpp}", "s_endpgm"]), 0) is None
+
+
+def test_no_renamed_pack_above_the_vgprs_that_keep_the_waves():
+    # v0..v63 all hold live values at the pair (8 waves/SIMD up to 64 VGPRs): no free pair below v64
+    lines = [f"v_mov_b32_e32 v{r}, {r}" for r in range(64)]
+    lines += ["v_mul_f32_e32 v60, v0, v4", "v_mul_f32_e32 v63, v1, v4"]
+    lines += [f"global_store_dword v[0:1], v{r}, off" for r in range(2, 64)] + ["s_endpgm"]
+    assert pack_f32_renamed(body_of(lines), 64) is None
+    lines.remove("global_store_dword v[0:1], v61, off")  # v61 is free where v63's value lives
+    assert code(pack_f32_renamed(body_of(lines), 64))[64] == "v_pk_mul_f32 v[60:61], v[0:1], v[4:5] op_sel_hi:[1,0]"
+
+
+def test_packed_chains_of_elu_run_like_k0_and_faster():
+    ev = evaluator("31_ELU")
+    body = ev.body_of(0)
+    props = list(propose(body, list(range(len(body.instructions))), (BY_NAME["pack_f32_chains"],)))
+    best = max(props, key=lambda p: sum(c.startswith("v_pk_") for c in code(p.body)))
+    assert sum(c.startswith("v_pk_") for c in code(best.body)) - sum(c.startswith("v_pk_") for c in code(body)) >= 8
+    cand = ev.evaluate(0, best.body.edit(body, best.operator, best.note), Window(*ev.source_of(0).body),
                        agent="test", step=1)
     assert cand.verified and cand.cycles < ev.baseline.cycles
