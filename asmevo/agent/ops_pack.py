@@ -22,8 +22,8 @@ from __future__ import annotations
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
-from .ops_regs import waves_per_simd
-from .ops_rename import free_pairs, needs_literal
+from .ops_regs import named_top, waves_per_simd
+from .ops_rename import free_sgprs, needs_literal
 from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
 PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
@@ -122,8 +122,7 @@ def pack_f32_block(body: Body, i: int) -> Body | None:
 
 def _vgpr_limit(body: Body) -> int:
     """The most VGPRs the body may name and keep its waves per SIMD (at most 256 arch VGPRs)."""
-    top = lambda kind: max((r + 1 for info in body.infos for k, r in info.defs | info.uses if k == kind), default=0)
-    vgprs, agprs = top("v"), top("a")
+    vgprs, agprs = named_top(body, "v"), named_top(body, "a")
     waves = waves_per_simd(vgprs, agprs, body.processor)
     return next(t for t in range(256, vgprs - 1, -1) if waves_per_simd(t, agprs, body.processor) >= waves)
 
@@ -199,30 +198,26 @@ def _pair_moves(body: Body, a: int, b: int) -> dict[int, int] | None:
 
 
 def _literal_sgprs(body: Body, texts: set[str], reader: int) -> tuple[dict[str, int], list[str]]:
-    """An SGPR pair holding each literal in both halves (a VOP3P source reads the whole pair), for
-    instruction `reader`: one whose halves are each written only by an `s_mov_b32` of it in the block
-    waves start in (before `reader` when that is in the block too), else a free pair, with the
-    `s_mov_b32` lines to put at the wave's start. Maps each literal to the pair's first SGPR."""
+    """An SGPR holding each literal for instruction `reader`: one written only by an `s_mov_b32` of it
+    in the block waves start in (before `reader` when that is in the block too), else a free SGPR, with
+    the `s_mov_b32` lines to put at the wave's start. A packed op reads the pair around it, but only
+    the dword `op_sel` picks (`asmevo.isa.regs`)."""
     entry = body.cfg.blocks[body.cfg.block_of[body.start]]
     writes: dict[int, list[int]] = {}
     for k, info in enumerate(body.infos):
         for kind, r in info.defs:
             if kind == "s":
                 writes.setdefault(r, []).append(k)
-
-    def holds(r: int, text: str) -> bool:
-        ks = writes.get(r, [])
-        return (len(ks) == 1 and body.start <= ks[0] < entry.end and (ks[0] < reader or reader >= entry.end)
-                and body.instructions[ks[0]].text() == f"s_mov_b32 s{r}, {text}")
-
-    found, lines, free = {}, [], free_pairs(body)
+    found, lines, free = {}, [], free_sgprs(body)
     for text in sorted(texts):
-        held = next((r for r in writes if r % 2 == 0 and holds(r, text) and holds(r + 1, text)), None)
+        held = next((r for r, ks in writes.items() if len(ks) == 1 and body.start <= ks[0] < entry.end
+                     and (ks[0] < reader or reader >= entry.end)
+                     and body.instructions[ks[0]].text() == f"s_mov_b32 s{r}, {text}"), None)
         if held is None:
             if not free:
-                raise LookupError("no free SGPR pair")
-            held = int(free.pop(0)[2:].split(":")[0])
-            lines += [f"s_mov_b32 s{held}, {text}", f"s_mov_b32 s{held + 1}, {text}"]
+                raise LookupError("no free SGPR")
+            held = int(free.pop(0)[1:])
+            lines.append(f"s_mov_b32 s{held}, {text}")
         found[text] = held
     return found, lines
 

@@ -21,7 +21,8 @@ from .body import Body
 from .webs import NotAnalysable, webs_of
 
 
-def _top(body: Body, kind: str) -> int:
+def named_top(body: Body, kind: str) -> int:
+    """How many registers of `kind` ("v", "a", "s") the body names: one past the highest."""
     return max((r + 1 for info in body.infos for k, r in info.defs | info.uses if k == kind), default=0)
 
 
@@ -67,7 +68,7 @@ def _compacted(body: Body) -> Body | None:
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    target = vgpr_target(_top(body, "v"), _top(body, "a"), body.processor)
+    target = vgpr_target(named_top(body, "v"), named_top(body, "a"), body.processor)
     if target is None:
         return None
     above = [w for w in webs.webs if w.reg >= target]
@@ -79,13 +80,13 @@ def _compacted(body: Body) -> Body | None:
     if moves is None:
         return None
     new = webs.renamed(moves)
-    return new if _top(new, "v") <= target and new.no_worse(body) else None
+    return new if named_top(new, "v") <= target and new.no_worse(body) else None
 
 
 def compact_vgprs(body: Body, i: int) -> Body | None:
     """Move every VGPR value named above the next occupancy level into a lower register that is free
     wherever it lives (instruction i must name such a register); None when some value cannot move."""
-    target = vgpr_target(_top(body, "v"), _top(body, "a"), body.processor)
+    target = vgpr_target(named_top(body, "v"), named_top(body, "a"), body.processor)
     if target is None or not any(k == "v" and r >= target for k, r in body.infos[i].defs | body.infos[i].uses):
         return None
     return _compacted(body)

@@ -35,6 +35,7 @@ from .operators import OPERATORS, Operator, Proposal, propose
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
+from .ops_regs import named_top
 from .ops_select import all_or_nothing, scc_roundtrip
 
 
@@ -106,8 +107,7 @@ def _address_text(ins: Instruction, processor: str) -> tuple[str, ...]:
 
 def _vgpr_allocation(body: Body) -> int:
     """VGPRs (granule-rounded, unified with AGPRs) a rebuild of the body allocates at least."""
-    top = {k: max((r + 1 for info in body.infos for kind, r in info.defs | info.uses if kind == k), default=0)
-           for k in ("v", "a")}
+    top = {k: named_top(body, k) for k in ("v", "a")}
     p = processor(body.processor)
     named = -(-top["v"] // p.accum_granule) * p.accum_granule + top["a"] if top["a"] else top["v"]
     return -(-max(1, named) // p.vgpr_granule) * p.vgpr_granule

@@ -67,13 +67,12 @@ def test_two_elements_chains_pack_after_their_results_move_into_free_pairs():
     b = body_of(_ELU_LIKE)
     new = pack_f32_chains(b, 3)
     assert code(new) == [
-        "s_mov_b32 s4, 0x32a5705f", "s_mov_b32 s5, 0x32a5705f",  # each literal in both halves of a free pair
-        "s_mov_b32 s2, 0x3fb8aa3b", "s_mov_b32 s3, 0x3fb8aa3b",  # (s1 holds it, but s0 does not)
+        "s_mov_b32 s0, 0x32a5705f",  # a literal no SGPR holds yet goes into a free one at the wave's start
         "s_mov_b32 s1, 0x3fb8aa3b", "global_load_dwordx2 v[0:1], v[2:3], off", "s_waitcnt vmcnt(0)",
-        "v_pk_mul_f32 v[6:7], s[2:3], v[0:1] op_sel:[0,1] op_sel_hi:[0,0]",
+        "v_pk_mul_f32 v[6:7], s[0:1], v[0:1] op_sel:[1,1] op_sel_hi:[1,0]",  # s1 holds this one
         "v_pk_fma_f32 v[10:11], v[0:1], s[0:1], v[6:7] op_sel:[0,1,1] op_sel_hi:[1,1,0] neg_lo:[0,0,1] neg_hi:[0,0,1]",
         "v_rndne_f32_e32 v12, v6",
-        "v_pk_fma_f32 v[10:11], s[4:5], v[0:1], v[10:11] op_sel_hi:[0,1,1]",  # v13's value moved to v10
+        "v_pk_fma_f32 v[10:11], s[0:1], v[0:1], v[10:11] op_sel_hi:[0,1,1]",  # v13's value moved to v10
         "v_pk_add_f32 v[6:7], v[6:7], v[10:11] op_sel:[0,1] op_sel_hi:[1,0]",
         "v_add_f32_e32 v2, v6, v7", "global_store_dword v[4:5], v2, off", "s_endpgm"]
     assert new.no_worse(b)
