@@ -33,6 +33,12 @@ def test_no_pack_when_moving_the_second_op_would_change_a_value():
                              "s_endpgm"]), 0) is None  # its old destination is read in between
     assert pack_f32(body_of(["v_add_f32_e32 v4, v0, v2", "s_mov_b64 exec, s[4:5]", "v_add_f32_e32 v5, v1, v3",
                              "s_endpgm"]), 0) is None  # EXEC changes in between
+    wait = ["global_load_dword v3, v[8:9], off", "v_add_f32_e32 v4, v0, v2", "s_waitcnt vmcnt(0)",
+            "v_add_f32_e32 v5, v1, v3", "v_add_f32_e32 v6, v4, v5", "s_endpgm"]
+    assert pack_f32(body_of(wait), 1) is None  # the second reads a load the wait retires
+    # the renaming variant packs at the second one's place instead (the first may move down past a wait)
+    assert code(pack_f32_renamed(body_of(wait), 1))[1:3] == [
+        "s_waitcnt vmcnt(0)", "v_pk_add_f32 v[4:5], v[0:1], v[2:3]"]
 
 
 def test_no_pack_for_what_packed_f32_cannot_express():
