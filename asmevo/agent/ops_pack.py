@@ -1,5 +1,8 @@
 """Packed FP32: two independent f32 adds, multiplies or FMAs whose results form an aligned VGPR pair
-become one `v_pk_add_f32` / `v_pk_mul_f32` / `v_pk_fma_f32`.
+become one `v_pk_add_f32` / `v_pk_mul_f32` / `v_pk_fma_f32`, and two `v_mov_b32` one `v_pk_mov_b32`
+(its low dword from one source pair, its high dword from another, `op_sel` picking each; LLVM's gfx940
+scheduling model gives it one VALU issue slot like the packed FP32 ops: llvm-project
+`llvm/test/tools/llvm-mca/AMDGPU/gfx940.s`).
 
 CDNA3 issues a packed FP32 instruction at the rate of one unpacked one while computing both halves: the
 FP32 vector peak AMD quotes for MI300X (163.4 TFLOPS) is twice what one FMA per lane gives (304 CUs x 4
@@ -27,7 +30,7 @@ from .ops_rename import free_sgprs, needs_literal
 from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
 PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
-          "v_fmac_f32": "v_pk_fma_f32"}
+          "v_fmac_f32": "v_pk_fma_f32", "v_mov_b32": "v_pk_mov_b32"}
 _WINDOW = 32  # instructions after the first of a pair searched for its partner
 
 
@@ -52,8 +55,32 @@ def _flags(name: str, values: list[int], default: int) -> str:
     return "" if all(v == default for v in values) else f" {name}:[{','.join(map(str, values))}]"
 
 
+def _mov_text(lo: Instruction, hi: Instruction, literals: dict[str, int] | None) -> str | None:
+    """`v_pk_mov_b32` doing both moves: the low dword from the pair around `lo`'s source (`op_sel[0]`
+    picks which of its dwords), the high one from the pair around `hi`'s (`op_sel[1]`); a zero source
+    reads as the inline constant 0 (zero in either dword, however a 64-bit operand widens it)."""
+    texts, sel = [], []
+    for ins in (lo, hi):
+        (src,) = _sources(ins, "v_mov_b32", literals) or (None,)
+        if src is None and ins.operands[1].kind == "imm" and ins.operands[1].value == 0 and not ins.modifiers:
+            texts.append("0")
+            sel.append(0)
+        elif src is not None and not src.neg:
+            p = src.index - src.index % 2
+            texts.append(f"{src.kind[0]}[{p}:{p + 1}]")
+            sel.append(src.index - p)
+        else:
+            return None
+    if len({t for t in texts if t.startswith("s")}) > 1:
+        return None
+    d = lo.operands[0].index
+    return f"v_pk_mov_b32 v[{d}:{d + 1}], {texts[0]}, {texts[1]}" + _flags("op_sel", sel, 0)
+
+
 def _packed_text(base: str, lo: Instruction, hi: Instruction, literals: dict[str, int] | None = None) -> str | None:
     """The packed instruction computing `lo` into the even and `hi` into the odd register of a pair."""
+    if base == "v_mov_b32":
+        return _mov_text(lo, hi, literals)
     lo_srcs, hi_srcs = _sources(lo, base, literals), _sources(hi, base, literals)
     if lo_srcs is None or hi_srcs is None or len(lo_srcs) != len(hi_srcs):
         return None
@@ -152,7 +179,7 @@ def _value_pairs(webs: VgprWebs, a: int, b: int) -> list[tuple[Web, Web]] | None
     x, y = webs.body.instructions[a], webs.body.instructions[b]
     pairs = [(webs.def_web.get((a, x.operands[0].index)), webs.def_web.get((b, y.operands[0].index)))]
     for s, t in zip(x.operands[1:], y.operands[1:]):
-        if s.kind == "vgpr" and s.index // 2 != t.index // 2:
+        if s.kind == "vgpr" and s.index // 2 != t.index // 2 and webs.body.infos[a].base != "v_mov_b32":
             pairs.append((webs.use_web.get((a, s.index)), webs.use_web.get((b, t.index))))
     flat = [w for pair in pairs for w in pair]
     if None in flat or len({id(w) for w in flat}) != len(flat):

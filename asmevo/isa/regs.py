@@ -126,12 +126,14 @@ def _reg_info(ins: Instruction, processor: str) -> RegInfo:
     return RegInfo(base, fam, enc, tuple(dst), tuple(srcs), frozenset(defs), frozenset(uses))
 
 
-_PACKED_F32 = ("v_pk_fma_f32", "v_pk_mul_f32", "v_pk_add_f32")
+_PACKED_F32 = ("v_pk_fma_f32", "v_pk_mul_f32", "v_pk_add_f32", "v_pk_mov_b32")
 
 
 def _packed_f32_selects(ins: Instruction, base: str, n: int) -> list[set[int]] | None:
     """For a packed-FP32 op, the dwords of each source pair it consumes: `op_sel` picks the low
-    result's, `op_sel_hi` the high result's (CDNA3 ISA, VOP3P); the other dword is read by nobody."""
+    result's, `op_sel_hi` the high result's (CDNA3 ISA, VOP3P); `v_pk_mov_b32` takes its low dword
+    from source 0 and its high one from source 1, `op_sel` picking each. The other dwords are read
+    by nobody."""
     if base not in _PACKED_F32:
         return None
 
@@ -139,6 +141,8 @@ def _packed_f32_selects(ins: Instruction, base: str, n: int) -> list[set[int]] |
         v = ins.modifier(name)
         vals = [int(x) for x in v.strip("[]").split(",")] if v else []
         return vals + [default] * (n - len(vals))
+    if base == "v_pk_mov_b32":
+        return [{sel} for sel in flags("op_sel", 0)]
     return [{lo, hi} for lo, hi in zip(flags("op_sel", 0), flags("op_sel_hi", 1))]
 
 

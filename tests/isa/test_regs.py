@@ -42,7 +42,7 @@ CASES = [
     ("v_pk_fma_f32 v[2:3], v[44:45], v[30:31], v[2:3] op_sel_hi:[1,0,1]", v(2, 3), v(44, 45, 30, 2, 3) | EXEC),
     ("v_pk_mul_f32 v[6:7], s[22:23], v[0:1] op_sel:[0,1] op_sel_hi:[0,0]", v(6, 7), s(22) | v(1, 0) | EXEC),
     ("v_pk_add_f32 v[6:7], -1.0, v[6:7] op_sel_hi:[0,1]", v(6, 7), v(6, 7) | EXEC),
-    ("v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[1,0]", v(0, 1), v(2, 3, 4, 5) | EXEC),
+    ("v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[1,0]", v(0, 1), v(3, 4) | EXEC),
     ("s_add_u32 s0, s4, s0", s(0) | {SCC}, s(4, 0)),
     ("s_addc_u32 s1, s5, s1", s(1) | {SCC}, s(5, 1) | {SCC}),
     ("s_cselect_b64 s[0:1], s[2:3], 0", s(0, 1), s(2, 3) | {SCC}),
