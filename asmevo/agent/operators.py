@@ -132,8 +132,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("remove_canonicalizes", lambda body, i: body.instructions[i].mnemonic in CANONICALIZES,
              remove_canonicalizes, "remove_canonicalize at every canonicalize of the block", once_per=_block),
     Operator("pack_f32", packable, pack_f32,
-             "two independent f32 adds, multiplies or FMAs into an aligned VGPR pair -> one v_pk_*_f32 (one issue "
-             "slot for both)"),
+             "two independent f32 adds, multiplies or FMAs (or moves) into an aligned VGPR pair -> one v_pk_*_f32 "
+             "(v_pk_mov_b32; one issue slot for both)"),
     Operator("pack_f32s", packable, pack_f32_block, "pack_f32 at every instruction of the block", once_per=_block),
     Operator("pack_f32_renamed", packable, pack_f32_renamed,
              "pack_f32 for two isomorphic f32 ops whose results are no pair yet (the same computation on two "

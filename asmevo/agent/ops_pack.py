@@ -155,8 +155,9 @@ def _vgpr_limit(body: Body) -> int:
 
 
 def _isomorphic(body: Body, a: int, b: int) -> bool:
-    """Instructions a and b compute the same packable f32 op into two single VGPRs from sources
-    pairwise single VGPRs, SGPRs of one aligned pair (or the same one) or the same constant."""
+    """Instructions a and b do the same packable op (an f32 add, multiply or FMA, or a move) into two
+    single VGPRs from sources pairwise single VGPRs, SGPRs of one aligned pair (or the same one) or the
+    same constant."""
     x, y = body.instructions[a], body.instructions[b]
     base = body.infos[a].base
     if body.infos[b].base != base or x.mnemonic != y.mnemonic or x.modifiers or y.modifiers:

@@ -106,7 +106,7 @@ def _reg_info(ins: Instruction, processor: str) -> RegInfo:
     uses: set[Reg] = set()
     for op in dst:
         defs |= operand_regs(op)
-    selects = _packed_f32_selects(ins, base, len(srcs))
+    selects = _packed_selects(ins, base, len(srcs))
     for k, op in enumerate(srcs):
         regs = operand_regs(op)
         if selects is not None and op.count == 2 and op.kind in ("vgpr", "sgpr"):
@@ -126,15 +126,15 @@ def _reg_info(ins: Instruction, processor: str) -> RegInfo:
     return RegInfo(base, fam, enc, tuple(dst), tuple(srcs), frozenset(defs), frozenset(uses))
 
 
-_PACKED_F32 = ("v_pk_fma_f32", "v_pk_mul_f32", "v_pk_add_f32", "v_pk_mov_b32")
+_PACKED_PAIRS = ("v_pk_fma_f32", "v_pk_mul_f32", "v_pk_add_f32", "v_pk_mov_b32")
 
 
-def _packed_f32_selects(ins: Instruction, base: str, n: int) -> list[set[int]] | None:
-    """For a packed-FP32 op, the dwords of each source pair it consumes: `op_sel` picks the low
+def _packed_selects(ins: Instruction, base: str, n: int) -> list[set[int]] | None:
+    """For a packed FP32 op or `v_pk_mov_b32`, the dwords of each source pair it consumes: `op_sel` picks the low
     result's, `op_sel_hi` the high result's (CDNA3 ISA, VOP3P); `v_pk_mov_b32` takes its low dword
     from source 0 and its high one from source 1, `op_sel` picking each. The other dwords are read
     by nobody."""
-    if base not in _PACKED_F32:
+    if base not in _PACKED_PAIRS:
         return None
 
     def flags(name: str, default: int) -> list[int]:
