@@ -1,5 +1,9 @@
-"""The offline search agent: beam search over rewrite operators, preferring hot windows, with a
+"""The offline search agent: best-first search over rewrite operators, preferring hot windows, with a
 budget counted in verified evaluations. Deterministic for a seed; no network.
+
+The next proposal comes from the fastest verified candidate that still has one left, so the budget
+goes to the best branches first and to the others (K0's other first steps included) once those are
+exhausted, instead of ending while proposals predicted faster remain.
 
 Each expansion profiles the parent on the timing launch (the bench shape; verified candidates only),
 applies every operator at the hottest instructions, and ranks the proposals by a prediction at that
@@ -183,15 +187,13 @@ class Node:
 
 @dataclass
 class SearchConfig:
-    """`budget`: verified evaluations; `sites`: hottest instructions tried per expansion; `beam`:
-    verified candidates kept for expansion; `explore`: chance of trying a random proposal;
-    `memory`/`features`: the suite's search memory and the kernel's features (proposals are tried
+    """`budget`: verified evaluations; `sites`: hottest instructions tried per expansion; `explore`:
+    chance of trying a random proposal; `memory`/`features`: the suite's search memory and the kernel's features (proposals are tried
     in order of predicted gain times the memory's prior for their operator)."""
 
     budget: int = 16
     seed: int = 0
     sites: int = 48
-    beam: int = 4
     explore: float = 0.1
     operators: tuple[Operator, ...] = OPERATORS
     max_attempts: int = 200
@@ -219,8 +221,8 @@ def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lam
         step += 1
         log(f"step {step}: {released.summary()} (K0's VGPR declaration is padded)")
     while verified_evals() < config.budget and step < config.max_attempts:
-        beam = sorted((c for c in ev.lineage.candidates if c.verified), key=lambda c: (c.cycles, c.id))
-        parent = next((node(c.id) for c in beam[:config.beam] if node(c.id).queue), None)
+        ranked = sorted((c for c in ev.lineage.candidates if c.verified), key=lambda c: (c.cycles, c.id))
+        parent = next((node(c.id) for c in ranked if node(c.id).queue), None)
         if parent is None:
             log("no proposal predicted to be faster: search converged")
             break

@@ -192,3 +192,49 @@ def test_a_latency_bound_prediction_ignores_the_lds_term(monkeypatch):
                         rescaled(self, lat, iss, lines, vgprs))
     assert with_lds == [predict(b, heat) for b in edits]
     assert all(p < e.predicted_us for p in with_lds)  # fewer issue slots on the critical path
+
+
+def test_the_budget_goes_to_slower_branches_once_the_best_are_exhausted(monkeypatch):
+    """Best-first: the next proposal comes from the fastest verified candidate that has one left (P1's child Q
+    before K0's other first steps), and once the faster candidates have none, K0's remaining first steps are still
+    tried - all five here, though four verified candidates are faster than K0 - until none is left."""
+    from types import SimpleNamespace
+
+    from asmevo.agent import search as search_mod
+
+    class Code:
+        def __init__(self, cycles: float):
+            self.cycles = cycles
+
+        def edit(self, parent, operator, note):
+            return self
+
+        def no_worse(self, parent):
+            return True
+
+    queues = {"K0": [f"P{k}" for k in range(1, 6)], "P1": ["Q"]}
+    cycles = {"P1": 90.0, "P2": 91.0, "P3": 92.0, "P4": 93.0, "P5": 94.0, "Q": 85.0}
+    k0 = SimpleNamespace(id=0, parent=None, verdict="equivalent", verified=True, cycles=100.0, source="k0", name="K0")
+    lineage = SimpleNamespace(candidates=[k0], get=lambda cid: lineage.candidates[cid])
+
+    def evaluate(parent, edit, window, agent, step):
+        cand = SimpleNamespace(id=len(lineage.candidates), parent=parent, verdict="equivalent", verified=True,
+                               cycles=edit.cycles, source="", name=edit.name)
+        lineage.candidates.append(cand)
+        return SimpleNamespace(summary=lambda: cand.name)
+
+    ev = SimpleNamespace(lineage=lineage, release_padding=lambda *a, **k: None, seen=lambda source, edit: False,
+                         source_of=lambda cid: SimpleNamespace(body=(0, 10)), evaluate=evaluate, best=k0)
+
+    def expand(ev_, cid, config, rng):
+        queue = []
+        for name in queues.get(lineage.candidates[cid].name, []):
+            code = Code(cycles[name])
+            code.name = name
+            queue.append((cycles[name], 0.0, SimpleNamespace(body=code, operator=name, note="")))
+        return search_mod.Node(cid, None, None, None, queue)
+
+    monkeypatch.setattr(search_mod, "expand", expand)
+    search_mod.search(ev, search_mod.SearchConfig(budget=16, explore=0.0))
+    tried = [(c.name, lineage.candidates[c.parent].name) for c in lineage.candidates[1:]]
+    assert tried == [("P1", "K0"), ("Q", "P1"), ("P2", "K0"), ("P3", "K0"), ("P4", "K0"), ("P5", "K0")]
