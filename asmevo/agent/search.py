@@ -188,8 +188,8 @@ class Node:
 @dataclass
 class SearchConfig:
     """`budget`: verified evaluations; `sites`: hottest instructions tried per expansion; `explore`:
-    chance of trying a random proposal; `memory`/`features`: the suite's search memory and the kernel's features (proposals are tried
-    in order of predicted gain times the memory's prior for their operator)."""
+    chance of trying a random proposal; `memory`/`features`: the suite's search memory and the kernel's
+    features (proposals are tried in order of predicted gain times the memory's prior for their operator)."""
 
     budget: int = 16
     seed: int = 0
