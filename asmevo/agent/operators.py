@@ -19,6 +19,7 @@ from .ops_mfma import interleave_mfma
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
+from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
 from .ops_select import (all_or_nothing, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
@@ -74,6 +75,10 @@ def _is_global_load(body: Body, i: int) -> bool:
 def _in_packable_block(body: Body, i: int) -> bool:
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     return any(packable(body, k) for k in range(blk.start, blk.end))
+
+
+def _is_saveexec(body: Body, i: int) -> bool:
+    return body.instructions[i].mnemonic == "s_and_saveexec_b64"
 
 
 def _is_alu(body: Body, i: int) -> bool:
@@ -150,6 +155,11 @@ OPERATORS: tuple[Operator, ...] = (
              "out of its loop, when the mask is loop-invariant"),
     Operator("hoist_masked_defaults", lambda body, i: default_move(body, i) is not None, hoist_masked_defaults,
              "hoist_masked_default at every such constant of the loop"),
+    Operator("merge_masked_region", _is_saveexec, merge_masked_region,
+             "move the next masked region with the same lane mask into this one (its s_and_saveexec, skip branch "
+             "and EXEC restore go) when nothing between depends on it"),
+    Operator("merge_masked_regions", _is_saveexec, merge_masked_regions,
+             "merge_masked_region at every masked region of the innermost loop"),
     Operator("remove_redundant_copies", lambda body, i: accumulator_copy(body, i) is not None,
              remove_redundant_copies, "delete a block's accumulator copies (v_accvgpr_read/write) whose destination "
              "already holds the source on every path (a loop's AGPR round trip), then the copies out left dead",

@@ -38,7 +38,7 @@ def default_move(body: Body, i: int) -> int | None:
     return dst.index
 
 
-def _diamond(body: Body, x: int) -> tuple[int, int, int] | None:
+def masked_region(body: Body, x: int) -> tuple[int, int, int] | None:
     """(G, then block, join block) when block x heads a masked region: it ends with G, `s_and_saveexec_b64`
     (then `s_cbranch_execz` to the join, or not); its next block is the region, which falls through to the
     join, entered only from the two, whose first instruction restores EXEC from G's saved pair."""
@@ -69,7 +69,7 @@ def _masked_write(body: Body, i: int, reg: tuple[str, int], members: set[int]) -
     touches = lambda j: reg in infos[j].uses | infos[j].defs
     x, start = cfg.block_of[i], i + 1
     while True:
-        d = _diamond(body, x)
+        d = masked_region(body, x)
         if d is None:
             return None
         g, then, join = d[0], cfg.blocks[d[1]], cfg.blocks[d[2]]
@@ -96,7 +96,7 @@ def hoist_masked_default(body: Body, i: int) -> Body | None:
     if vd is None:
         return None
     cfg, reg = body.cfg, ("v", vd)
-    if _diamond(body, cfg.block_of[i]) is None:  # the cheap test first: most constant moves head no region
+    if masked_region(body, cfg.block_of[i]) is None:  # the cheap test first: most constant moves head no region
         return None
     loop = cfg.innermost_loop(cfg.block_of[i])
     if loop is None:

@@ -239,16 +239,34 @@ def test_accumulator_round_trip_removed_in_tall_skinny_gemm():
     assert cand.cycles < ev.lineage.candidates[0].cycles
 
 
+def _weight_loop(b):
+    """67_conv_standard_1D's innermost loop around its first weight load."""
+    at = b.cfg.block_of[next(i for i, x in enumerate(b.instructions) if x.text() == "global_load_dword v32, v[16:17], off")]
+    return min((lp for lp in b.cfg.loops() if at in lp.blocks), key=lambda lp: len(lp.blocks))
+
+
+def _count_in_weight_loop(b, test) -> int:
+    return sum(test(b.instructions[j]) for x in _weight_loop(b).blocks for j in range(b.cfg.blocks[x].start, b.cfg.blocks[x].end))
+
+
 def test_masked_load_defaults_hoisted_in_conv1d():
     """67_conv_standard_1D's input-channel loop zeroes ten weight registers before their masked loads (the
     output-channel masks never change in the loop); the zeroes move before it, verified."""
     ev = evaluator("67_conv_standard_1D")
     cand = _apply(ev, 0, "hoist_masked_defaults", "v_mov_b32_e32 v31, 0")
-    body, k0 = ev.body_of(cand.id), ev.body_of(0)
-    def loop(b):  # the innermost loop around the first weight load
-        at = b.cfg.block_of[next(i for i, x in enumerate(b.instructions) if x.text() == "global_load_dword v32, v[16:17], off")]
-        return min((lp for lp in b.cfg.loops() if at in lp.blocks), key=lambda lp: len(lp.blocks))
-    zeros = lambda b: sum(b.instructions[j].text().endswith(", 0") and b.instructions[j].mnemonic == "v_mov_b32_e32"
-                          for x in loop(b).blocks for j in range(b.cfg.blocks[x].start, b.cfg.blocks[x].end))
-    assert zeros(k0) - zeros(body) == 10
+    zero = lambda x: x.text().endswith(", 0") and x.mnemonic == "v_mov_b32_e32"
+    assert _count_in_weight_loop(ev.body_of(0), zero) - _count_in_weight_loop(ev.body_of(cand.id), zero) == 10
     assert cand.cycles < ev.lineage.candidates[0].cycles
+
+
+def test_masked_regions_of_one_output_channel_merged_in_conv1d():
+    """Once its defaults are out of the loop, 67_conv_standard_1D's twelve weight loads (three kernel taps for
+    each of four output-channel masks) share six masked regions instead of twelve, verified. Two stay apart:
+    the next-to-last loads v17, which the loop zeroes again just before it (v[16:17] is also an address), and
+    the last joins at the loop head."""
+    ev = evaluator("67_conv_standard_1D")
+    parent = _apply(ev, 0, "hoist_masked_defaults", "v_mov_b32_e32 v31, 0")
+    cand = _apply(ev, parent.id, "merge_masked_regions", "s_and_saveexec_b64 s[22:23], s[8:9]")
+    guard = lambda x: x.mnemonic == "s_and_saveexec_b64"
+    assert (_count_in_weight_loop(ev.body_of(parent.id), guard), _count_in_weight_loop(ev.body_of(cand.id), guard)) == (12, 6)
+    assert cand.cycles < parent.cycles
