@@ -27,12 +27,12 @@ from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import operand_regs
 from .body import Body, across_loop
 from .ops_default import masked_region
-from .ops_sched import _BARRIERS, _MEMORY, _writes_memory
+from .ops_sched import BARRIERS, MEMORY, writes_memory
 from .ops_waitcnt import relax_at
 
 _EXEC = frozenset({("s", SPECIAL_PAIRS["exec"]), ("s", SPECIAL_PAIRS["exec"] + 1)})
 _SCC = ("scc", 0)
-_ORDERING = tuple(b for b in _BARRIERS if b != "s_nop")  # a hazard nop orders nothing
+_ORDERING = tuple(b for b in BARRIERS if b != "s_nop")  # a hazard nop orders nothing
 
 
 def _mask(body: Body, g: int) -> frozenset:
@@ -89,10 +89,10 @@ def merge_masked_region(body: Body, i: int) -> Body | None:
         if any((a.defs & (infos[k].uses | infos[k].defs) | a.uses & infos[k].defs) - _EXEC for k in crossed):
             return None
     p = body.processor
-    if any(infos[j].family in _MEMORY for j in moved) and \
-            any(_writes_memory(infos[k], p) or infos[k].base in _ORDERING for k in crossed):
+    if any(infos[j].family in MEMORY for j in moved) and \
+            any(writes_memory(infos[k], p) or infos[k].base in _ORDERING for k in crossed):
         return None
-    if any(_writes_memory(infos[j], p) for j in moved) and any(infos[k].family in _MEMORY for k in crossed):
+    if any(writes_memory(infos[j], p) for j in moved) and any(infos[k].family in MEMORY for k in crossed):
         return None
 
     pos = body.pos

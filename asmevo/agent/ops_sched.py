@@ -10,16 +10,16 @@ from ..isa.table import instr_info
 from .body import Body, BodyItem, make_item
 from .ops_waitcnt import is_wait, relax_at
 
-_MEMORY = ("smem", "flat", "mubuf", "ds")
+MEMORY = ("smem", "flat", "mubuf", "ds")
 _EXEC_REGS = frozenset({("s", 126), ("s", 127)})
-_BARRIERS = ("s_barrier", "s_sethalt", "s_sleep", "s_setprio", "s_sendmsg", "s_icache_inv", "s_dcache_wb",
+BARRIERS = ("s_barrier", "s_sethalt", "s_sleep", "s_setprio", "s_sendmsg", "s_icache_inv", "s_dcache_wb",
              "s_dcache_inv", "buffer_wbl2", "buffer_inv", "s_trap", "s_setreg_b32", "s_setreg_imm32_b32",
              "s_set_gpr_idx_on", "s_set_gpr_idx_off", "s_nop")
 
 
 def is_load(info: RegInfo, processor: str) -> bool:
     """A memory read returning registers (no store, no atomic, no LDS DMA) of `processor`."""
-    return info.family in _MEMORY and bool(info.dst) and instr_info(info.base, processor).is_load
+    return info.family in MEMORY and bool(info.dst) and instr_info(info.base, processor).is_load
 
 
 def scalar_load(info: RegInfo, processor: str) -> bool:
@@ -28,8 +28,8 @@ def scalar_load(info: RegInfo, processor: str) -> bool:
     return t.family == "smem" and t.is_load and not t.segment
 
 
-def _writes_memory(info: RegInfo, processor: str) -> bool:
-    return info.family in _MEMORY and not is_load(info, processor)
+def writes_memory(info: RegInfo, processor: str) -> bool:
+    return info.family in MEMORY and not is_load(info, processor)
 
 
 def independent(a: RegInfo, b: RegInfo) -> bool:
@@ -56,7 +56,7 @@ def hoist_load(body: Body, i: int) -> Body | None:
     j = i
     while j > start:
         prev = infos[j - 1]
-        if ins[j - 1].is_branch or prev.base in _BARRIERS or _writes_memory(prev, body.processor) \
+        if ins[j - 1].is_branch or prev.base in BARRIERS or writes_memory(prev, body.processor) \
                 or not independent(prev, info):
             break
         if is_load(prev, body.processor) and _counter(prev) == _counter(info):
@@ -73,7 +73,7 @@ def hoist_past_wait(body: Body, i: int) -> Body | None:
     when it neither reads nor writes anything a pending memory op touches (the oracle decides)."""
     infos, ins = body.infos, body.instructions
     info = infos[i]
-    if info.family in _MEMORY or info.family in ("sopp",) or ins[i].is_branch or info.base in _BARRIERS:
+    if info.family in MEMORY or info.family in ("sopp",) or ins[i].is_branch or info.base in BARRIERS:
         return None
     start, _ = _blocks(body, i)
     j = i
@@ -84,9 +84,9 @@ def hoist_past_wait(body: Body, i: int) -> Body | None:
             crossed_wait = True
             j -= 1
             continue
-        if prev.is_branch or infos[j - 1].base in _BARRIERS or not independent(infos[j - 1], info):
+        if prev.is_branch or infos[j - 1].base in BARRIERS or not independent(infos[j - 1], info):
             break
-        if crossed_wait and infos[j - 1].family in _MEMORY:
+        if crossed_wait and infos[j - 1].family in MEMORY:
             break
         j -= 1
     while j < i and ins[j].mnemonic != "s_waitcnt":
