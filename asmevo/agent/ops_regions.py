@@ -19,18 +19,17 @@ regions' saves and restores, R1 and R2 never); R2 neither reads nor writes a reg
 writes, nor writes one they read (EXEC aside: R2 runs under E & m, as before); R2's memory accesses cross
 no store, atomic or barrier of X, and a store of R2 crosses no memory access; both regions have the skip
 branch or neither has (R2 runs with an empty EXEC exactly when it did); R2 reads neither sB nor SCC (G2 set
-them), and neither is read after G2's restore. Waits of X that R2's loads now precede are relaxed; the
-static checks judge the result."""
+them), and neither is read after G2's restore. Waits of X that R2's memory accesses now precede are relaxed and
+the waits re-checked here, as for the other reordering operators; the search runs the full static checks on the
+proposals it tries."""
 from __future__ import annotations
 
-from ..isa.operands import SPECIAL_PAIRS
-from ..isa.regs import operand_regs
+from ..isa.regs import EXEC, operand_regs
 from .body import Body, across_loop
 from .ops_default import masked_region
 from .ops_sched import BARRIERS, MEMORY, writes_memory
 from .ops_waitcnt import relax_at
 
-_EXEC = frozenset({("s", SPECIAL_PAIRS["exec"]), ("s", SPECIAL_PAIRS["exec"] + 1)})
 _SCC = ("scc", 0)
 _ORDERING = tuple(b for b in BARRIERS if b != "s_nop")  # a hazard nop orders nothing
 
@@ -58,8 +57,6 @@ def _next_with_mask(body: Body, first: tuple[int, int, int]) -> tuple[tuple[int,
 def merge_masked_region(body: Body, i: int) -> Body | None:
     """Merge the next region with the mask of the region whose `s_and_saveexec_b64` is instruction i into it
     (the module docstring's R2 into R1); None unless every condition there holds."""
-    if body.instructions[i].mnemonic != "s_and_saveexec_b64":
-        return None
     cfg, infos, ins = body.cfg, body.infos, body.instructions
     first = masked_region(body, cfg.block_of[i])
     if first is None or first[0] != i:
@@ -76,21 +73,21 @@ def merge_masked_region(body: Body, i: int) -> Body | None:
         return None
     crossed = range(join1.start, g2)
     restores = {join1.start} | {j for r in passed for j in (r[0], cfg.blocks[r[2]].start)}
-    if any(infos[j].defs & _EXEC for j in crossed if j not in restores):
+    if any(infos[j].defs & EXEC for j in crossed if j not in restores):
         return None
     moved = range(then2.start, then2.end)
-    if any(infos[j].defs & _EXEC for j in [*range(then1.start, then1.end), *moved]):
+    if any(infos[j].defs & EXEC for j in [*range(then1.start, then1.end), *moved]):
         return None
     set_by_g2 = operand_regs(ins[g2].operands[0]) | {_SCC}
     if any(infos[j].uses & set_by_g2 or ins[j].is_branch for j in moved) or body.live_after(restore2) & set_by_g2:
         return None
     for j in moved:
         a = infos[j]
-        if any((a.defs & (infos[k].uses | infos[k].defs) | a.uses & infos[k].defs) - _EXEC for k in crossed):
+        if any((a.defs & (infos[k].uses | infos[k].defs) | a.uses & infos[k].defs) - EXEC for k in crossed):
             return None
     p = body.processor
-    if any(infos[j].family in MEMORY for j in moved) and \
-            any(writes_memory(infos[k], p) or infos[k].base in _ORDERING for k in crossed):
+    moves_memory = any(infos[j].family in MEMORY for j in moved)
+    if moves_memory and any(writes_memory(infos[k], p) or infos[k].base in _ORDERING for k in crossed):
         return None
     if any(writes_memory(infos[j], p) for j in moved) and any(infos[k].family in MEMORY for k in crossed):
         return None
@@ -109,9 +106,10 @@ def merge_masked_region(body: Body, i: int) -> Body | None:
         if k not in drop and not lo <= k <= hi:
             items.append(it)
     new = body.replace(items)
-    for wait in [body.items[pos[k]] for k in crossed if ins[k].mnemonic == "s_waitcnt"]:
+    crossed_waits = [body.items[pos[k]] for k in crossed if ins[k].mnemonic == "s_waitcnt"] if moves_memory else []
+    for wait in crossed_waits:  # only moved memory accesses change what they wait for
         new = relax_at(new, next(n for n, it in enumerate(new.items) if it is wait), body.waitcnt_violations)
-    return new if new.no_worse(body) else None
+    return new if new.no_worse(body, full=False) else None
 
 
 def _merge_all_into(body: Body, i: int) -> Body | None:
