@@ -111,6 +111,7 @@ class VgprWebs:
         self.webs: list[Web] = []
         self.def_web: dict[tuple[int, int], Web] = {}   # (instruction, reg) -> web written there
         self.use_web: dict[tuple[int, int], Web] = {}   # (instruction, reg) -> web read there
+        self._waited: dict[int, int] = {}  # load -> points until the wait retiring it
         self._build_webs()
 
     # -- kills -------------------------------------------------------------------------------
@@ -171,12 +172,51 @@ class VgprWebs:
 
     # -- webs --------------------------------------------------------------------------------
     def _build_webs(self) -> None:
-        regs = sorted({r for m in self.defs + self.uses for r in _bits(m)})
-        for r in regs:
-            self._webs_of(r)
+        """Per VGPR, reaching writes solved over blocks (within a block they change only at the
+        register's own writes and reads), then webs in the order of their first program point."""
+        cfg, n = self.body.cfg, self.n
+        events: dict[int, list[int]] = {}
+        for i in range(n):
+            for r in _bits(self.defs[i] | self.uses[i]):
+                events.setdefault(r, []).append(i)
+        preds: list[list[int]] = [[] for _ in cfg.blocks]
+        for b in cfg.blocks:
+            for s in b.succs:
+                preds[s].append(b.index)
+        for r in sorted(events):
+            self._webs_of(r, events[r], preds)
 
-    def _webs_of(self, r: int) -> None:
-        n, bit = self.n, 1 << r
+    def _webs_of(self, r: int, events: list[int], preds: list[list[int]]) -> None:
+        cfg, bit = self.body.cfg, 1 << r
+        by_block: dict[int, list[int]] = {}
+        for i in events:
+            by_block.setdefault(cfg.block_of[i], []).append(i)
+        killing = {i for i in events if self.defs[i] & self.kills[i] & bit}
+
+        def through(block: int, reach: frozenset[int]) -> frozenset[int]:
+            for i in by_block.get(block, ()):
+                if i in killing:
+                    reach = frozenset({i})
+                elif self.defs[i] & bit:
+                    reach = reach | {i}
+            return reach
+
+        blocks = cfg.blocks
+        entry = cfg.block_of[0] if self.n else 0
+        reach_in: list[frozenset[int]] = [frozenset()] * len(blocks)
+        reach_out: list[frozenset[int]] = [frozenset()] * len(blocks)
+        changed = True
+        while changed:  # reaching writes of r (ENTRY at the start)
+            changed = False
+            for b in range(len(blocks)):
+                inn = frozenset({ENTRY}) if b == entry else frozenset()
+                for p in preds[b]:
+                    inn |= reach_out[p]
+                out = through(b, inn)
+                if inn != reach_in[b] or out != reach_out[b]:
+                    reach_in[b], reach_out[b] = inn, out
+                    changed = True
+
         parent: dict[int, int] = {}
 
         def find(x: int) -> int:
@@ -191,64 +231,66 @@ class VgprWebs:
             for x in xs[1:]:
                 parent[x] = xs[0]
 
-        preds: list[list[int]] = [[] for _ in range(n)]
-        for i in range(n):
-            for j in self.succ[i]:
-                preds[j].append(i)
-        entry = {0}
-        reach_in: list[frozenset[int]] = [frozenset()] * n
-        reach_out: list[frozenset[int]] = [frozenset()] * n
-        changed = True
-        while changed:  # reaching writes of r (ENTRY at the start)
-            changed = False
-            for i in range(n):
-                inn = frozenset({ENTRY}) if i in entry else frozenset()
-                for p in preds[i]:
-                    inn |= reach_out[p]
-                out = inn
+        for b, evs in by_block.items():
+            reach = reach_in[b]
+            for i in evs:
+                if self.uses[i] & bit and reach:
+                    union(reach)
                 if self.defs[i] & bit:
-                    out = frozenset({i}) if self.kills[i] & bit else inn | {i}
-                if inn != reach_in[i] or out != reach_out[i]:
-                    reach_in[i], reach_out[i] = inn, out
-                    changed = True
-        for i in range(n):
-            if self.uses[i] & bit and reach_in[i]:
-                union(reach_in[i])
-            if self.defs[i] & bit:
-                find(i)
-                if not self.kills[i] & bit:
-                    union([i, *reach_in[i]])
-        webs: dict[int, Web] = {}
+                    find(i)
+                    if i not in killing:
+                        union([i, *reach])
+                    reach = frozenset({i}) if i in killing else reach | {i}
 
-        def web(root: int) -> Web:
+        webs: dict[int, Web] = {}
+        first: dict[int, int] = {}  # root -> its first touch: 4i + 0/1/2/3 (read, write, before, after i)
+
+        def web(root: int, key: int) -> Web:
             if root not in webs:
                 webs[root] = Web(r, root)
-                self.webs.append(webs[root])
+                first[root] = key
+            else:
+                first[root] = min(first[root], key)
             return webs[root]
 
-        for i in range(n):
-            if self.uses[i] & bit and reach_in[i]:
-                w = web(find(next(iter(reach_in[i]))))
-                w.uses.add(i)
-                self.use_web[(i, r)] = w
-                w.pinned |= bool(self.cross[i] & bit) or (i, r) in self.tuple_sites
-            if self.defs[i] & bit:
-                w = web(find(i))
-                w.defs.add(i)
-                self.def_web[(i, r)] = w
-                w.pinned |= (i, r) in self.tuple_sites
-                w.occupied |= 1 << (2 * i + 1)
-            if self.live_before[i] & bit and reach_in[i]:
-                web(find(next(iter(reach_in[i])))).occupied |= 1 << (2 * i)
-            if self.live_after[i] & bit and reach_out[i]:
-                web(find(next(iter(reach_out[i])))).occupied |= 1 << (2 * i + 1)
-        for w in webs.values():
+        def occupy(reach: frozenset[int], lo: int, hi: int, live: bool) -> None:
+            """Points lo..hi (inclusive; 2i before instruction i, 2i+1 after) hold the value `reach` when live."""
+            if live and reach and lo <= hi:
+                web(find(next(iter(reach))), 4 * (lo // 2) + 2 + lo % 2).occupied |= (1 << (hi + 1)) - (1 << lo)
+
+        for b, blk in enumerate(blocks):
+            if blk.start == blk.end:
+                continue
+            reach, lo = reach_in[b], 2 * blk.start
+            live = bool(self.live_before[blk.start] & bit)
+            for i in by_block.get(b, ()):
+                occupy(reach, lo, 2 * i - 1, live)
+                occupy(reach, 2 * i, 2 * i, bool(self.live_before[i] & bit))
+                if self.uses[i] & bit and reach:
+                    w = web(find(next(iter(reach))), 4 * i)
+                    w.uses.add(i)
+                    self.use_web[(i, r)] = w
+                    w.pinned |= bool(self.cross[i] & bit) or (i, r) in self.tuple_sites
+                if self.defs[i] & bit:
+                    w = web(find(i), 4 * i + 1)
+                    w.defs.add(i)
+                    self.def_web[(i, r)] = w
+                    w.pinned |= (i, r) in self.tuple_sites
+                    w.occupied |= 1 << (2 * i + 1)
+                    reach = frozenset({i}) if i in killing else reach | {i}
+                lo, live = 2 * i + 1, bool(self.live_after[i] & bit)
+            occupy(reach, lo, 2 * blk.end - 1, live)
+        for root in sorted(webs, key=first.__getitem__):
+            w = webs[root]
+            self.webs.append(w)
             w.entry = ENTRY in parent and find(ENTRY) == w.root
             w.pinned |= w.entry
             for d in list(w.defs):
                 counter = _async_counter(self.body.instructions[d], self.body.processor)
                 if counter is not None:
-                    w.occupied |= self._until_wait(d, counter)
+                    if d not in self._waited:
+                        self._waited[d] = self._until_wait(d, counter)
+                    w.occupied |= self._waited[d]
 
     def _until_wait(self, i: int, counter: str) -> int:
         """Points from just after instruction i until a wait that retires every load on `counter`."""
