@@ -2,14 +2,16 @@
 {best: sha256 of the best verified code object (K0 when nothing faster held up), improved,
 speedup, diff, lineage (every candidate: parent, edit diff, verdict, timing, agent, step, cached),
 candidates: outcome task calls and cache hits}. K0's baseline and every candidate's outcome are
-cached tasks of their own (`tasks.candidate`), and the LLM agent's replies are cached in the store
-(`artifacts.replies`, mode $ASMEVO_LLM_CACHE, default readwrite): a killed search resumes."""
+cached tasks of their own (`tasks.candidate`), the search agent's expansions are stored
+(`artifacts.expansions`) and the LLM agent's replies are cached in the store (`artifacts.replies`, mode
+$ASMEVO_LLM_CACHE, default readwrite): a killed search resumes."""
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
 from artifacts import Record, default_store
+from artifacts.expansions import ExpansionStore
 from artifacts.replies import ReplyStore
 from asmevo.agent.llm import cache_mode
 from asmevo.agent.optimize import optimize as optimize_kernel
@@ -24,6 +26,7 @@ from .policy import Output, stage
 from .versions import code_version
 
 MODULES = ("tasks.optimize",)
+SEARCH = ("asmevo.agent.search",)  # the code a stored expansion depends on
 NAME = "k0"  # K0's file name in the stage's directory, and so its recovered source's name
 
 
@@ -42,6 +45,7 @@ def optimize(k0: str, launches: list[str], heldout: list[str], timing: str, conf
                                                          "trials": config["trials"], **hw})
     mode = cache_mode()
     replies = ReplyStore(store, mode) if config["agent"] == "llm" and mode != "off" else None
+    expansions = ExpansionStore(store, code_version(SEARCH)) if config["agent"] == "search" else None
     with tempfile.TemporaryDirectory(prefix="asmevo-edit-") as tmp:
         path = Path(tmp) / f"{NAME}.co"
         path.write_bytes(store.get(k0))
@@ -51,7 +55,7 @@ def optimize(k0: str, launches: list[str], heldout: list[str], timing: str, conf
                                  timing=verify_launch(timing, tmp), gpu_name=gpu,
                                  device=get_device(config["device"]), trials=config["trials"],
                                  llm_options=config.get("llm"),
-                                 llm_cache=replies, evaluations=evaluations,
+                                 llm_cache=replies, expansions=expansions, evaluations=evaluations,
                                  on_candidate=lambda cand, lineage: _progress(cand, lineage, config["budget"]))
         diff = result.paths["diff"].read_text()
     best = store.put(result.best.data)

@@ -47,6 +47,19 @@ class BodyItem:
     raw: bool = False
 
 
+def item_of(line: str) -> BodyItem:
+    """A body item from a source line: a label, a raw-words instruction (a `.long` line whose comment
+    names a non-branch instruction), an instruction, or other text."""
+    code = strip_comment(line)
+    if (label := label_of(code)) is not None:
+        return BodyItem(line, label=label)
+    if (words := raw_instruction(line)) is not None and not (ins := parse_line(words)).is_branch:
+        return BodyItem(line, ins, raw=True)
+    if code and not code.startswith("."):
+        return BodyItem(line, parse_line(code))
+    return BodyItem(line)
+
+
 def make_item(text: str) -> BodyItem:
     """An instruction item from instruction text (canonical spelling)."""
     return BodyItem(instruction_line(text), parse_line(text))
@@ -76,23 +89,16 @@ class Body:
     def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,
            buffers: frozenset[int] = frozenset(), processor: str = "gfx942", float_mode: FloatMode = FloatMode()) -> "Body":
         lo, hi = src.body
-        items = []
-        for n in range(lo, hi + 1):
-            raw = src.line(n)
-            code = strip_comment(raw)
-            if (label := label_of(code)) is not None:
-                items.append(BodyItem(raw, label=label))
-            elif (words := raw_instruction(raw)) is not None and not (ins := parse_line(words)).is_branch:
-                items.append(BodyItem(raw, ins, raw=True))
-            elif code and not code.startswith("."):
-                items.append(BodyItem(raw, parse_line(code)))
-            else:
-                items.append(BodyItem(raw))
-        return cls(items, lo, xnack, kernarg, preload, buffers, processor, float_mode)
+        return cls([item_of(src.line(n)) for n in range(lo, hi + 1)], lo, xnack, kernarg, preload, buffers,
+                   processor, float_mode)
 
     def replace(self, items: list[BodyItem]) -> "Body":
         return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers, self.processor,
                     self.float_mode)
+
+    def with_lines(self, lines: list[str]) -> "Body":
+        """This body's kernel with the body lines `lines` (each read as `Body.of` reads a source line)."""
+        return self.replace([item_of(line) for line in lines])
 
     @cached_property
     def start(self) -> int:

@@ -16,7 +16,7 @@ from .lineage import Candidate, Lineage
 from .llm import ReplyCache
 from .memory import SearchMemory, features, update
 from .outcome import Evaluations
-from .search import SearchConfig, search
+from .search import ExpansionCache, SearchConfig, search
 
 AGENTS = ("search", "llm")
 
@@ -49,14 +49,15 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
              budget: int = 16, seed: int = 0, heldout: list = (), timing=None, device: Device | None = None,
              trials: int = 3, gpu_name: str = DEFAULT_GPU, model: str | None = None, api_base: str | None = None,
              llm_options: dict | None = None, llm_cache: ReplyCache | None = None, evaluations: Evaluations | None = None,
-             memory: str | Path | None = None, log: Callable[[str], None] = lambda s: None,
+             memory: str | Path | None = None, expansions: ExpansionCache | None = None,
+             log: Callable[[str], None] = lambda s: None,
              on_candidate: Callable[[Candidate, Lineage], None] | None = None) -> OptimizeResult:
     """Optimise the kernel of `kernel_co` on `launches` (verify shapes; paths or VerifyLaunch) with
     `agent`, every candidate timed on `timing` (the bench shape; default: the largest verify launch)
     for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
     are used only for the final re-verification. `evaluations` gives K0's baseline and the candidates'
     outcomes (default: computed here; see `gates.Evaluator`); `llm_cache` (`llm.ReplyCache`) the LLM
-    agent's replies; `memory` a search memory file (`agent.memory`) that orders the operators' proposals
+    agent's replies; `expansions` (`search.ExpansionCache`) the search's expansions; `memory` a search memory file (`agent.memory`) that orders the operators' proposals
     (the search's and the LLM agent's `list_operators`) and records this kernel's outcome afterwards;
     `on_candidate(candidate, lineage)` hears of every candidate the agent had evaluated."""
     if agent not in AGENTS:
@@ -79,7 +80,8 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     if known is not None:
         ev.lineage.config["memory"] = {"path": str(memory), "records": len(known.records), "features": kernel_features}
     if agent == "search":
-        search(ev, SearchConfig(budget=budget, seed=seed, memory=known, features=kernel_features), log)
+        search(ev, SearchConfig(budget=budget, seed=seed, memory=known, features=kernel_features,
+                                expansions=expansions), log)
     else:
         from .llm import LLMConfig, run_llm_agent
         overrides = {"seed": seed, **(llm_options or {}), "max_steps": budget}

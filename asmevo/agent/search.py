@@ -13,15 +13,18 @@ faster are sent through the gates (static checks -> verify on every verify shape
 timing that decides is always the measured (or, on the emulator, traced and modelled) one. A K0 whose
 VGPR declaration is padded past what its code needs, capping its waves per SIMD, is first tried with the
 padding released (`ops_alloc`). The final best is re-verified on the held-out shape
-(gates.Evaluator.confirm_heldout).
+(gates.Evaluator.confirm_heldout). With an `ExpansionCache` (in a run: the artifact store,
+`artifacts.expansions`) each expansion's predicted-faster proposals are stored under its parent's source,
+the timing launch, the search's settings and random state, so a resumed search re-expands nothing.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Protocol
 
 from ..errors import AsmEvoError
 from ..isa.instruction import Instruction
@@ -185,6 +188,16 @@ class Node:
     queue: list[tuple[float, float, Proposal]] = field(default_factory=list)
 
 
+class ExpansionCache(Protocol):
+    """An expansion's proposals by canonical request (`expansion_request`): `{"proposals": [...]}` entries."""
+
+    def get(self, request: dict) -> dict | None:
+        """The entry stored for `request`, or None."""
+
+    def put(self, request: dict, entry: dict) -> dict:
+        """Store `entry` for `request`; returns the entry to use (the first one stored, when two runs raced)."""
+
+
 @dataclass
 class SearchConfig:
     """`budget`: verified evaluations; `sites`: hottest instructions tried per expansion; `explore`:
@@ -199,6 +212,7 @@ class SearchConfig:
     max_attempts: int = 200
     memory: SearchMemory | None = None      # orders proposals by predicted gain x the memory's prior
     features: dict[str, str] = field(default_factory=dict)  # K0's features (memory.features)
+    expansions: ExpansionCache | None = None  # stored expansions (a resumed search re-expands nothing)
 
 
 def search(ev: Evaluator, config: SearchConfig, log: Callable[[str], None] = lambda s: None) -> Candidate:
@@ -253,6 +267,54 @@ def expand(ev: Evaluator, cid: int, config: SearchConfig, rng: random.Random) ->
 def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random) -> list:
     """Proposals at the hottest sites, predicted faster than the node, best predicted first (the search
     drops one that fails the static checks when it gets to it)."""
+    request = expansion_request(ev, node.cid, config, rng)
+    entry = config.expansions.get(request) if config.expansions is not None else None
+    if entry is None:
+        found = _faster(ev, node, config)
+        if config.expansions is not None:
+            parent = [it.text for it in node.body.items]
+            config.expansions.put(request, {"proposals": [
+                {"predicted": None if p == math.inf else p, "operator": prop.operator, "site": prop.site,
+                 "note": prop.note, "change": _change(parent, [it.text for it in prop.body.items])}
+                for p, prop in found]})
+    else:
+        parent = [it.text for it in node.body.items]
+        found = [(math.inf if e["predicted"] is None else e["predicted"],
+                  Proposal(node.body.with_lines(_changed(parent, e["change"])), e["operator"], e["site"], e["note"]))
+                 for e in entry["proposals"]]
+    cand = ev.lineage.get(node.cid)
+    previous = cand.operator if cand.parent is not None else START
+    out = [(predicted, rng.random(), prop) for predicted, prop in found]
+    out.sort(key=lambda t: _order(t, node.baseline, config, previous))
+    return out
+
+
+def _change(old: list[str], new: list[str]) -> dict:
+    """`new` as `old` with lines `keep[0]`..len(old)-`keep[1]`-1 replaced by `lines`."""
+    a = next((k for k, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
+    b = next((k for k, (x, y) in enumerate(zip(old[a:][::-1], new[a:][::-1])) if x != y), min(len(old), len(new)) - a)
+    return {"keep": [a, b], "lines": new[a:len(new) - b]}
+
+
+def _changed(old: list[str], change: dict) -> list[str]:
+    """The lines `_change` described."""
+    a, b = change["keep"]
+    return old[:a] + change["lines"] + old[len(old) - b:]
+
+
+def expansion_request(ev: Evaluator, cid: int, config: SearchConfig, rng: random.Random) -> dict:
+    """What determines candidate `cid`'s expansion: K0, the candidate's source, the timing launch and
+    GPU, the sites and operators tried, and the random state its ties are drawn from."""
+    digest = lambda text: hashlib.sha256(text.encode()).hexdigest()
+    return {"kind": "search_expansion", "k0": ev.lineage.k0_sha256, "kernel": ev.kernel,
+            "source": digest(ev.lineage.get(cid).source), "timing": ev.timing.label, "gpu": ev.gpu_name,
+            "sites": config.sites, "operators": [op.name for op in config.operators],
+            "random": digest(repr(rng.getstate()))}
+
+
+def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float, Proposal]]:
+    """(predicted time, proposal) of every distinct proposal at the node's hottest sites predicted
+    faster than the node (inf: not modellable), in the operators' order."""
     body, heat = node.body, node.heat
     if body.opaque:
         return []
@@ -263,8 +325,6 @@ def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random)
     order = list(range(len(body.instructions)))[:config.sites]
     if heat is not None:
         order = hot_sites(body, heat, config.sites)
-    cand = ev.lineage.get(node.cid)
-    previous = cand.operator if cand.parent is not None else START
     out, seen = [], set()
     for prop in propose(body, order, config.operators):
         code = tuple(it.text for it in prop.body.items)
@@ -272,10 +332,8 @@ def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random)
             continue
         seen.add(code)
         predicted = predict(prop.body, heat) if heat is not None else None
-        faster = predicted is None or node.baseline is None or predicted < node.baseline
-        if faster:
-            out.append((predicted if predicted is not None else math.inf, rng.random(), prop))
-    out.sort(key=lambda t: _order(t, node.baseline, config, previous))
+        if predicted is None or node.baseline is None or predicted < node.baseline:
+            out.append((predicted if predicted is not None else math.inf, prop))
     return out
 
 

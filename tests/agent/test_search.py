@@ -238,3 +238,33 @@ def test_the_budget_goes_to_slower_branches_once_the_best_are_exhausted(monkeypa
     search_mod.search(ev, search_mod.SearchConfig(budget=16, explore=0.0))
     tried = [(c.name, lineage.candidates[c.parent].name) for c in lineage.candidates[1:]]
     assert tried == [("P1", "K0"), ("Q", "P1"), ("P2", "K0"), ("P3", "K0"), ("P4", "K0"), ("P5", "K0")]
+
+
+def test_a_resumed_search_takes_its_expansions_from_the_store(tmp_path, monkeypatch):
+    """The second search, with the first one's stored expansions, tries the same candidates in the same
+    order without proposing anything; a store for other search code (another version) holds none of them."""
+    from artifacts import Store
+    from artifacts.expansions import ExpansionStore
+    from asmevo.agent import search as search_mod
+
+    p = load_suite("kernelbench").problem("20_LeakyReLU")
+    store = Store(tmp_path / "store")
+
+    def run(name: str, version: str):
+        return optimize(p.code_object, suite_launches(p)[:1], outdir=tmp_path / name, budget=3, seed=1,
+                        expansions=ExpansionStore(store, version))
+
+    first = run("first", "v1")
+    stored = sum(1 for name in store.refs.iterkeys() if name.startswith("search-expansion/"))
+    assert stored >= 1
+    assert {store.record(s).kind for s in store.records.iterkeys()} >= {"search_expansion", "search_expansion_request"}
+
+    def no_proposals(*args, **kwargs):
+        raise AssertionError("a stored expansion was proposed again")
+
+    monkeypatch.setattr(search_mod, "propose", no_proposals)
+    again = run("again", "v1")
+    assert _trace(again) == _trace(first) and again.improved
+    with pytest.raises(AssertionError, match="proposed again"):
+        run("other", "v2")
+    store.close()

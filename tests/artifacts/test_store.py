@@ -84,3 +84,16 @@ def test_a_reference_keeps_the_first_artifact_it_named(store):
     with pytest.raises(StoreError, match="not in the store"):
         store.set_ref("llm-reply/def", "0" * 64)
     assert store.check() == []
+
+
+def test_expansions_are_stored_per_request_and_code_version(store):
+    from artifacts.expansions import ExpansionStore
+
+    request = {"kind": "search_expansion", "source": "ab" * 32, "random": "cd" * 32}
+    entry = {"proposals": [{"predicted": 1.5, "operator": "fill_nop", "site": 3, "note": "n",
+                            "change": {"keep": [2, 1], "lines": ["\ts_nop 0"]}}]}
+    mine, other = ExpansionStore(store, "v1"), ExpansionStore(store, "v2")
+    assert mine.get(request) is None
+    assert mine.put(request, entry) == entry and mine.get(request) == entry
+    assert other.get(request) is None and mine.get({**request, "random": "ef" * 32}) is None
+    assert mine.put(request, {"proposals": []}) == entry  # the first stored stays
