@@ -269,16 +269,15 @@ def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random)
     drops one that fails the static checks when it gets to it)."""
     request = expansion_request(ev, node.cid, config, rng)
     entry = config.expansions.get(request) if config.expansions is not None else None
+    parent = [it.text for it in node.body.items]
     if entry is None:
         found = _faster(ev, node, config)
         if config.expansions is not None:
-            parent = [it.text for it in node.body.items]
             config.expansions.put(request, {"proposals": [
                 {"predicted": None if p == math.inf else p, "operator": prop.operator, "site": prop.site,
                  "note": prop.note, "change": _change(parent, [it.text for it in prop.body.items])}
                 for p, prop in found]})
     else:
-        parent = [it.text for it in node.body.items]
         found = [(math.inf if e["predicted"] is None else e["predicted"],
                   Proposal(node.body.with_lines(_changed(parent, e["change"])), e["operator"], e["site"], e["note"]))
                  for e in entry["proposals"]]
@@ -291,8 +290,11 @@ def _ranked(ev: Evaluator, node: Node, config: SearchConfig, rng: random.Random)
 
 def _change(old: list[str], new: list[str]) -> dict:
     """`new` as `old` with lines `keep[0]`..len(old)-`keep[1]`-1 replaced by `lines`."""
-    a = next((k for k, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
-    b = next((k for k, (x, y) in enumerate(zip(old[a:][::-1], new[a:][::-1])) if x != y), min(len(old), len(new)) - a)
+    n, a, b = min(len(old), len(new)), 0, 0
+    while a < n and old[a] == new[a]:
+        a += 1
+    while b < n - a and old[-1 - b] == new[-1 - b]:
+        b += 1
     return {"keep": [a, b], "lines": new[a:len(new) - b]}
 
 
