@@ -57,8 +57,9 @@ def optimize(kernel_co: str | Path, launches: list, *, outdir: str | Path, agent
     for `gpu_name`; `heldout` launches, and probe launches among `launches` (too large to profile),
     are used only for the final re-verification. `evaluations` gives K0's baseline and the candidates'
     outcomes (default: computed here; see `gates.Evaluator`); `llm_cache` (`llm.ReplyCache`) the LLM
-    agent's replies; `expansions` (`search.ExpansionCache`) the search's expansions; `memory` a search memory file (`agent.memory`) that orders the operators' proposals
-    (the search's and the LLM agent's `list_operators`) and records this kernel's outcome afterwards;
+    agent's replies; `expansions` (`search.ExpansionCache`) the search's expansions; `memory` a search
+    memory file (`agent.memory`) that orders the operators' proposals (the search's and the LLM agent's
+    `list_operators`) and records this kernel's outcome afterwards;
     `on_candidate(candidate, lineage)` hears of every candidate the agent had evaluated."""
     if agent not in AGENTS:
         raise AsmEvoError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")

@@ -187,6 +187,7 @@ class VgprWebs:
             self._webs_of(r, events[r], preds)
 
     def _webs_of(self, r: int, events: list[int], preds: list[list[int]]) -> None:
+        """The webs of VGPR `r`, read or written at instructions `events` (`preds`: each block's predecessors)."""
         cfg, bit = self.body.cfg, 1 << r
         by_block: dict[int, list[int]] = {}
         for i in events:
