@@ -19,7 +19,6 @@ the timing launch, the search's settings and random state, so a resumed search r
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 from collections import Counter
@@ -33,6 +32,7 @@ from ..model import Estimate, ModelError
 from ..model.launch import LINE_BYTES, static_cost
 from ..profile import Profile
 from ..target import processor
+from ..verify import sha256
 from .body import Body
 from .edit import Window
 from .gates import Evaluator
@@ -307,11 +307,10 @@ def _changed(old: list[str], change: dict) -> list[str]:
 def expansion_request(ev: Evaluator, cid: int, config: SearchConfig, rng: random.Random) -> dict:
     """What determines candidate `cid`'s expansion: K0, the candidate's source, the timing launch and
     GPU, the sites and operators tried, and the random state its ties are drawn from."""
-    digest = lambda text: hashlib.sha256(text.encode()).hexdigest()
     return {"kind": "search_expansion", "k0": ev.lineage.k0_sha256, "kernel": ev.kernel,
-            "source": digest(ev.lineage.get(cid).source), "timing": ev.timing.label, "gpu": ev.gpu_name,
+            "source": sha256(ev.lineage.get(cid).source.encode()), "timing": ev.timing.label, "gpu": ev.gpu_name,
             "sites": config.sites, "operators": [op.name for op in config.operators],
-            "random": digest(repr(rng.getstate()))}
+            "random": sha256(repr(rng.getstate()).encode())}
 
 
 def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float, Proposal]]:

@@ -203,7 +203,7 @@ class VgprWebs:
             return reach
 
         blocks = cfg.blocks
-        entry = cfg.block_of[0] if self.n else 0
+        entry = cfg.block_of[0]  # _webs_of runs only for a register some instruction names
         reach_in: list[frozenset[int]] = [frozenset()] * len(blocks)
         reach_out: list[frozenset[int]] = [frozenset()] * len(blocks)
         changed = True
