@@ -17,7 +17,7 @@ from ..isa.cfg import CFG, build_cfg
 from ..isa.instruction import Instruction
 from ..isa.regs import Reg, RegInfo, def_use_all
 from ..isa.waitcnt import check_waitcnt
-from ..static_checks import run_static_checks
+from ..static_checks import StaticFinding, run_static_checks
 from .edit import Edit, edit_between
 from ..source import instruction_line, label_of, parse_line, raw_instruction, strip_comment
 from .source import KernelSource
@@ -152,9 +152,12 @@ class Body:
         return len(check_waitcnt(self.instructions, cfg=self.cfg, processor=self.processor))
 
     @cached_property
+    def static_findings(self) -> list[StaticFinding]:
+        return run_static_checks(self.instructions, labels=self.index[1], xnack=self.xnack, processor=self.processor)
+
+    @cached_property
     def findings(self) -> Counter:
-        return Counter((f.check, f.rule) for f in run_static_checks(
-            self.instructions, labels=self.index[1], xnack=self.xnack, processor=self.processor))
+        return Counter((f.check, f.rule) for f in self.static_findings)
 
     @cached_property
     def raw_words(self) -> Counter:

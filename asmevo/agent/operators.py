@@ -8,6 +8,7 @@ from typing import Callable, Iterator
 from ..errors import AsmEvoError
 from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
+from .ops_broadcast import broadcast_move, propagate_broadcast, propagate_broadcasts
 from .ops_canon import CANONICALIZES, remove_canonicalize, remove_canonicalizes
 from .ops_copies import accumulator_copy, remove_redundant_copies
 from .ops_default import default_move, hoist_masked_default, hoist_masked_defaults
@@ -131,6 +132,10 @@ OPERATORS: tuple[Operator, ...] = (
              "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
+    Operator("propagate_broadcast", lambda body, i: broadcast_move(body, i) is not None, propagate_broadcast,
+             "v_mov_b32 vA, sB: the block's reads of vA read sB (v_readlane vA lane 0 too), the move goes"),
+    Operator("propagate_broadcasts", lambda body, i: broadcast_move(body, i) is not None, propagate_broadcasts,
+             "propagate_broadcast at every such move of the innermost loop"),
     Operator("remove_canonicalize", lambda body, i: body.instructions[i].mnemonic in CANONICALIZES, remove_canonicalize,
              "delete a v_max_f32 vD, vS, vS (fcanonicalize) of a value no write can make a signalling NaN (or, "
              "flushing, a denormal)"),

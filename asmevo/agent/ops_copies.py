@@ -12,12 +12,12 @@ the wait states, or is refused."""
 from __future__ import annotations
 
 from ..isa.regs import operand_regs
-from .body import Body, make_item
+from .body import Body
 from .lanes import Lanes, lanes_of
+from .ops_nop import padded
 from .webs import ENTRY, NotAnalysable, webs_of
 
 _COPIES = ("v_accvgpr_write_b32", "v_accvgpr_read_b32")
-_MAX_PAD = 5  # the longest `s_nop` tried (VALU rules need at most 5 wait states); longer waits are refused
 
 
 def accumulator_copy(body: Body, i: int) -> tuple[tuple[str, int], tuple[str, int]] | None:
@@ -46,16 +46,6 @@ def _holds(body: Body, lanes: Lanes, i: int, d: tuple[str, int], s: tuple[str, i
     return True
 
 
-def _padded(body: Body, items: list, at: int) -> Body | None:
-    """The body of `items`, with the shortest `s_nop` at item position `at` that adds no static finding."""
-    new = body.replace(items)
-    for n in range(_MAX_PAD + 1):
-        if new.no_worse(body):
-            return new
-        new = body.replace(items[:at] + [make_item(f"s_nop {n}")] + items[at:])
-    return None
-
-
 def remove_redundant_copies(body: Body, i: int) -> Body | None:
     """Delete the accumulator copy at i and the redundant copies next to it in its block (a run of them, as
     compiled code writes all of an accumulator's registers in a row), then the copies out that fed only
@@ -76,7 +66,7 @@ def remove_redundant_copies(body: Body, i: int) -> Body | None:
     gone = {body.pos[j] for j in run}
     items = [it for k, it in enumerate(body.items) if k not in gone]
     at = min(gone)  # items before the first deleted one keep their positions
-    new = _padded(body, items, at)
+    new = padded(body, items, at)
     if new is None:
         return None
     return _without_dead_copies(new)
