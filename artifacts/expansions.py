@@ -13,17 +13,22 @@ PREFIX = "search-expansion/"
 
 
 class ExpansionStore:
-    """An ExpansionCache over `store` for search code of version `code_version`."""
+    """An ExpansionCache over `store` for search code of version `code_version`; `calls` and `hits` count the
+    expansions asked for and those found stored."""
 
     def __init__(self, store: Store, code_version: str):
         self.store = store
         self.code_version = code_version
+        self.calls = 0
+        self.hits = 0
 
     def _request(self, request: dict) -> dict:
         return {**request, "code_version": self.code_version}
 
     def get(self, request: dict) -> dict | None:
         sha = self.store.ref(PREFIX + sha256(canonical_json(self._request(request))))
+        self.calls += 1
+        self.hits += sha is not None
         return None if sha is None else self.store.get_json(sha)
 
     def put(self, request: dict, entry: dict) -> dict:

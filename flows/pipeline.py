@@ -154,19 +154,23 @@ def _artifact(outcome: StageOutcome | None, kind: str):
 
 def search_stats(outcomes: dict[str, StageOutcome]) -> dict:
     """The kernel's search in this run: candidate outcomes evaluated and served from the cache
-    (`candidates`, `candidate_hits`; a cached edit stage serves all of them), budget used (verified
-    evaluations, or LLM replies), and the LLM's cost spent and saved by caches."""
-    stats = {"candidates": 0, "candidate_hits": 0, "budget_used": 0, "llm_cost_spent": 0.0, "llm_cost_saved": 0.0}
+    (`candidates`, `candidate_hits`; a cached edit stage serves all of them), the search agent's expansions
+    computed and replayed from the store (`expansions`, `expansion_hits`), budget used (verified evaluations,
+    or LLM replies), and the LLM's cost spent and saved by caches."""
+    stats = {"candidates": 0, "candidate_hits": 0, "expansions": 0, "expansion_hits": 0, "budget_used": 0,
+             "llm_cost_spent": 0.0, "llm_cost_saved": 0.0}
     edit = _artifact(outcomes.get("edit"), "optimization")
     if not edit:
         return stats
     usage = edit["lineage"]["config"].get("llm_usage") or {}
+    expansions = edit.get("expansions") or {"calls": 0, "hits": 0}
     stats.update(candidates=edit["candidates"]["calls"], candidate_hits=edit["candidates"]["hits"],
+                 expansions=expansions["calls"], expansion_hits=expansions["hits"],
                  llm_cost_spent=usage.get("cost_spent", 0.0), llm_cost_saved=usage.get("cost_saved", 0.0),
                  budget_used=usage["steps"] if usage else sum(c["verdict"] is not None
                                                               for c in edit["lineage"]["candidates"][1:]))
     if outcomes["edit"].cached:
-        stats.update(candidate_hits=stats["candidates"], llm_cost_spent=0.0,
+        stats.update(candidate_hits=stats["candidates"], expansion_hits=stats["expansions"], llm_cost_spent=0.0,
                      llm_cost_saved=stats["llm_cost_spent"] + stats["llm_cost_saved"])
     return stats
 

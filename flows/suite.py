@@ -36,8 +36,10 @@ def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOu
     hits = sum(o.cached for o in outcomes.values())
     timing = (f"{row['baseline']:g} {row['unit']} x{row['speedup']:.3f}" if row["baseline"] is not None
               else row["error"][:80])
+    stored = (f", {search['expansion_hits']}/{search['expansions']} expansions stored" if search["expansions"]
+              else "")
     agent = (f"; search {search['budget_used']}/{budget}, {search['candidate_hits']}/{search['candidates']} "
-             f"candidates cached" if "edit" in outcomes else "")
+             f"candidates cached{stored}" if "edit" in outcomes else "")
     return (f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  "
             f"({hits}/{len(outcomes)} cached{agent})")
 
@@ -65,8 +67,8 @@ def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tu
     if display is not None:
         stop_on_signals(display.close)
         stage_progress.set_sink(display.event)
-    rows, cache = [], {"hits": 0, "stage_calls": 0, "candidate_hits": 0, "candidates": 0, "llm_cost_spent": 0.0,
-                       "llm_cost_saved": 0.0}
+    rows, cache = [], {"hits": 0, "stage_calls": 0, "candidate_hits": 0, "candidates": 0, "expansion_hits": 0,
+                       "expansions": 0, "llm_cost_spent": 0.0, "llm_cost_saved": 0.0}
     try:
         submitted = {job.name: _submit(job, config) for job in jobs}
         by_last = {futures.get("time_best_verify", futures["time"]): job for job, futures in zip(jobs, submitted.values())}
@@ -77,7 +79,8 @@ def _run_kernels(jobs: list[KernelJob], config: RunConfig, progress: bool) -> tu
             search = search_stats(outcomes)
             cache["hits"] += sum(o.cached for o in outcomes.values())
             cache["stage_calls"] += len(outcomes)
-            for key in ("candidate_hits", "candidates", "llm_cost_spent", "llm_cost_saved"):
+            for key in ("candidate_hits", "candidates", "expansion_hits", "expansions", "llm_cost_spent",
+                        "llm_cost_saved"):
                 cache[key] += search[key]
             if display is not None:
                 display.kernel_done(_progress_line(len(rows), len(jobs), rows[-1], outcomes, search, config.budget))

@@ -64,7 +64,9 @@ def optimize(k0: str, launches: list[str], heldout: list[str], timing: str, conf
                                 code_version=code_version(MODULES)))
     return Output("optimization", {"best": best, "improved": result.improved, "speedup": result.speedup,
                                    "diff": diff, "lineage": result.lineage.to_json(),
-                                   "candidates": {"calls": evaluations.calls, "hits": evaluations.hits}})
+                                   "candidates": {"calls": evaluations.calls, "hits": evaluations.hits},
+                                   "expansions": {"calls": expansions.calls if expansions else 0,
+                                                  "hits": expansions.hits if expansions else 0}})
 
 
 def _progress(cand, lineage, budget: int) -> None:

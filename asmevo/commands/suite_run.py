@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     cache = result["cache"]
     search = (f", {cache['candidate_hits']}/{cache['candidates']} candidate evaluations were cache hits"
               if args.agent != "none" else "")
+    search += (f", {cache['expansion_hits']}/{cache['expansions']} search expansions replayed from the store"
+               if args.agent == "search" else "")
     llm = (f", LLM cost ${cache['llm_cost_spent']:.4f} spent, ${cache['llm_cost_saved']:.4f} saved by the cache"
            if args.agent == "llm" else "")
     print(f"run {result['run_id']}: {report.summary['ok']}/{result['kernels']} kernels ok, "

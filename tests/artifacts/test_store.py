@@ -97,3 +97,4 @@ def test_expansions_are_stored_per_request_and_code_version(store):
     assert mine.put(request, entry) == entry and mine.get(request) == entry
     assert other.get(request) is None and mine.get({**request, "random": "ef" * 32}) is None
     assert mine.put(request, {"proposals": []}) == entry  # the first stored stays
+    assert (mine.calls, mine.hits, other.calls, other.hits) == (3, 1, 1, 0)  # what a suite run reports

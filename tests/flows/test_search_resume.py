@@ -1,6 +1,6 @@
 """Resuming inside an agent's search, as a user runs it (`asmevo suite run` in a subprocess): a run
-killed with SIGKILL mid-search resumes with its finished candidates as cache hits and ends in the
-uninterrupted run's table and lineage; a finished LLM-agent run replayed from its artifact store,
+killed with SIGKILL mid-search resumes with its finished candidates as cache hits and its stored expansions
+replayed, and ends in the uninterrupted run's table and lineage; a finished LLM-agent run replayed from its artifact store,
 with the provider (a scripted local server) stopped, gives the same table and spends nothing."""
 from __future__ import annotations
 
@@ -71,12 +71,18 @@ def hits(output: str, what: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def replayed(output: str) -> tuple[int, int]:
+    m = re.search(r"(\d+)/(\d+) search expansions replayed from the store", output)
+    return int(m.group(1)), int(m.group(2))
+
+
 @pytest.mark.slow  # three suite runs, about 100 s on a loaded 2-core machine (mostly process start-up)
 def test_a_search_killed_mid_way_resumes_with_its_candidates_cached(suite, tmp_path):
     args = ("--agent", "search", "--budget", "8", "--workers", "2")
     reference = tmp_path / "reference"
     whole = finish(start(reference, suite, *args))
     assert hits(whole, "candidate evaluations") == (0, hits(whole, "candidate evaluations")[1])
+    assert replayed(whole)[0] == 0 and replayed(whole)[1] >= 2
 
     home = tmp_path / "home"
     proc = start(home, suite, *args)
@@ -92,6 +98,8 @@ def test_a_search_killed_mid_way_resumes_with_its_candidates_cached(suite, tmp_p
     cached, calls = hits(resumed, "candidate evaluations")
     assert cached >= 2 and calls > cached, resumed
     assert calls == hits(whole, "candidate evaluations")[1]
+    stored, expanded = replayed(resumed)  # the expansions done before the kill are not computed again
+    assert stored >= 1 and expanded == replayed(whole)[1], resumed
     assert table(home, resumed) == table(reference, whole)
     assert table(home, resumed)[0]["candidates_tried"] >= 4 and table(home, resumed)[0]["speedup"] > 1
     assert lineage(home) == lineage(reference)
