@@ -1,5 +1,5 @@
-"""Broadcast moves read through: wave reductions (AITer's topksoftmax, compiled `tl.max`/`tl.sum`) move
-a scalar into a VGPR (`v_mov_b32 vA, sB`, after `v_readlane_b32 sB, ...`) only to read it back in the
+"""Broadcast moves read through: hand-written wave reductions (AITer's topksoftmax; flatmm_fp8 has some too)
+move a scalar into a VGPR (`v_mov_b32 vA, sB`, after `v_readlane_b32 sB, ...`) only to read it back in the
 same block, as a VALU source or with `v_readlane_b32 sX, vA, 0`. Reading sB instead needs no move:
 
 * a VALU read of vA becomes a read of sB: in place when vA is the first source of a VOP1/VOP2/VOPC
