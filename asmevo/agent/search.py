@@ -27,6 +27,7 @@ from typing import Callable, Protocol
 
 from ..errors import AsmEvoError
 from ..isa.instruction import Instruction
+from ..isa.resources import scan
 from ..isa.table import instr_info
 from ..model import Estimate, ModelError
 from ..model.launch import LINE_BYTES, static_cost
@@ -39,10 +40,10 @@ from .gates import Evaluator
 from .lineage import Candidate
 from .memory import START, SearchMemory
 from .operators import OPERATORS, Operator, Proposal, propose
+from .ops_broadcast import broadcast_move, propagate_broadcast
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
-from .ops_regs import named_top
 from .ops_select import all_or_nothing, scc_roundtrip
 
 
@@ -113,8 +114,11 @@ def _address_text(ins: Instruction, processor: str) -> tuple[str, ...]:
 
 
 def _vgpr_allocation(body: Body) -> int:
-    """VGPRs (granule-rounded, unified with AGPRs) a rebuild of the body allocates at least."""
-    top = {k: named_top(body, k) for k in ("v", "a")}
+    """VGPRs (granule-rounded, unified with AGPRs) a rebuild of the body allocates at least: the registers its
+    operands name, as the rebuild scans them (`asmevo.isa.resources.scan`; not the register facts' widening
+    of M0-indexed operands to the whole file, which would predict every edit of such a kernel at 256)."""
+    used = scan(body.instructions, body.processor)
+    top = {"v": used.vgprs, "a": used.agprs}
     p = processor(body.processor)
     named = -(-top["v"] // p.accum_granule) * p.accum_granule + top["a"] if top["a"] else top["v"]
     return -(-max(1, named) // p.vgpr_granule) * p.vgpr_granule
@@ -356,8 +360,9 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
-    a compare (it can branch on SCC) and global-memory access (the cache lines it touches are the
-    bandwidth terms' business, not its own cycles)."""
+    a compare (it can branch on SCC), broadcast move its block can read through (`propagate_broadcast`
+    applies) and global-memory access (the cache lines it touches are the bandwidth terms' business, not
+    its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
@@ -369,5 +374,6 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
              and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
-                  or scc_roundtrip(body, i))]
+                  or scc_roundtrip(body, i)
+                  or (broadcast_move(body, i) is not None and propagate_broadcast(body, i) is not None))]
     return sites + cheap

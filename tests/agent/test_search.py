@@ -268,3 +268,16 @@ def test_a_resumed_search_takes_its_expansions_from_the_store(tmp_path, monkeypa
     with pytest.raises(AssertionError, match="proposed again"):
         run("other", "v2")
     store.close()
+
+
+def test_an_indexed_write_does_not_inflate_the_predicted_allocation():
+    """M0-indexed operands may reach any VGPR, so the register facts widen them to the whole file; the
+    rebuild allocates what the operands name (the declared count covers the rest), and so does a
+    prediction: AITer topksoftmax's edits were all predicted at 256 VGPRs (one wave per SIMD) before."""
+    from asmevo.agent.search import _vgpr_allocation
+    from agenttools import body_of
+
+    indexed = body_of(["s_set_gpr_idx_on s2, gpr_idx(DST)", "v_mov_b32_e32 v9, v0", "s_set_gpr_idx_off",
+                       "global_store_dword v[0:1], v9, off", "s_endpgm"])
+    assert ("v", 200) in indexed.infos[1].defs  # the register facts' widening
+    assert _vgpr_allocation(indexed) == 16  # v0..v9 named, in granules of 8
