@@ -116,7 +116,9 @@ def _read_through(body: Body, j: int, a: int, b: int) -> str | None:
     if any(op.text == vname for op in info.dst):
         return None
     texts = [sname if op.text == vname else op.text for op in ins.operands]
-    first = next(k for k, op in enumerate(ins.operands) if op in info.srcs)
+    first = next((k for k, op in enumerate(ins.operands) if op in info.srcs), None)
+    if first is None:
+        return None  # vA is read implicitly
     if ins.mnemonic.endswith("_e32") and all(k == first for k, t in enumerate(ins.operands) if t.text == vname):
         if _scalar_ok(ins, texts):
             return " ".join([ins.mnemonic, ", ".join(texts), *ins.modifiers])
