@@ -36,10 +36,10 @@ def _progress_line(done: int, total: int, row: dict, outcomes: dict[str, StageOu
     hits = sum(o.cached for o in outcomes.values())
     timing = (f"{row['baseline']:g} {row['unit']} x{row['speedup']:.3f}" if row["baseline"] is not None
               else row["error"][:80])
-    stored = (f", {search['expansion_hits']}/{search['expansions']} expansions replayed" if search["expansions"]
-              else "")
+    replayed = (f", {search['expansion_hits']}/{search['expansions']} expansions replayed" if search["expansions"]
+                else "")
     agent = (f"; search {search['budget_used']}/{budget}, {search['candidate_hits']}/{search['candidates']} "
-             f"candidates cached{stored}" if "edit" in outcomes else "")
+             f"candidates cached{replayed}" if "edit" in outcomes else "")
     return (f"[{done:>3}/{total}] {row['kernel']:<40} {row['status']:<6} {timing}  "
             f"({hits}/{len(outcomes)} cached{agent})")
 

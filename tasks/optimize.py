@@ -65,8 +65,8 @@ def optimize(k0: str, launches: list[str], heldout: list[str], timing: str, conf
     return Output("optimization", {"best": best, "improved": result.improved, "speedup": result.speedup,
                                    "diff": diff, "lineage": result.lineage.to_json(),
                                    "candidates": {"calls": evaluations.calls, "hits": evaluations.hits},
-                                   "expansions": {"calls": expansions.calls if expansions else 0,
-                                                  "hits": expansions.hits if expansions else 0}})
+                                   "expansions": ({"calls": expansions.calls, "hits": expansions.hits}
+                                                  if expansions else {"calls": 0, "hits": 0})})
 
 
 def _progress(cand, lineage, budget: int) -> None:

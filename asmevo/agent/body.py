@@ -14,6 +14,7 @@ from typing import Callable
 
 from ..errors import AsmEvoError
 from ..isa.cfg import CFG, build_cfg
+from ..isa.exec_values import launch_exec
 from ..isa.instruction import Instruction
 from ..isa.regs import Reg, RegInfo, def_use_all
 from ..isa.waitcnt import check_waitcnt
@@ -150,6 +151,12 @@ class Body:
     @cached_property
     def waitcnt_violations(self) -> int:
         return len(check_waitcnt(self.instructions, cfg=self.cfg, processor=self.processor))
+
+    @cached_property
+    def exec_full(self) -> list[bool]:
+        """Per instruction, whether EXEC certainly equals the EXEC the wave started with when it issues
+        (`asmevo.isa.exec_values`)."""
+        return launch_exec(self.instructions, self.infos, self.cfg, self.start)
 
     @cached_property
     def static_findings(self) -> list[StaticFinding]:

@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import re
 
-from ..isa.exec_values import launch_exec
-from ..isa.instruction import Instruction
-from ..isa.regs import reads_destination
-from ..isa.table import instr_info
 from ..errors import UnsupportedInstruction
+from ..isa.regs import operand_regs, reads_destination
+from ..isa.table import EXEC, instr_info
 from .body import Body, BodyItem, across_loop, make_item
 from .ops_nop import padded
-from .ops_rename import needs_literal
+from .ops_rename import vop3_ok
 from .webs import cross_lane
 
-_EXEC_REGS = frozenset({("s", 126), ("s", 127)})
 _SGPR = re.compile(r"s(\d+)")
 _INDEXED_READS = ("v_movrels", "v_movrelsd", "s_set_gpr_idx_mode")
 
@@ -77,20 +74,7 @@ def _reads(body: Body, j: int, a: int, indexed: list[bool]) -> bool:
     any read the register facts list (an indexed destination's kept lanes are no observation)."""
     if not indexed[j]:
         return ("v", a) in body.infos[j].uses
-    return any(("v", a) in _regs_of(op) for op in body.infos[j].srcs)
-
-
-def _scalar_ok(ins: Instruction, texts: list[str]) -> bool:
-    """At most one scalar value and no literal among the sources `texts` of a VOP3 form of `ins`."""
-    scalars = set()
-    for op, text in zip(ins.operands[1:], texts[1:]):
-        if text != op.text:
-            scalars.add(text)
-        elif needs_literal(op) or op.kind == "literal":
-            return False
-        elif op.kind in ("sgpr", "special"):
-            scalars.add(op.text.strip("|-"))
-    return len(scalars) <= 1
+    return any(("v", a) in operand_regs(op) for op in body.infos[j].srcs)
 
 
 def _vop3(mnemonic: str, processor: str) -> str | None:
@@ -111,27 +95,19 @@ def _read_through(body: Body, j: int, a: int, b: int) -> str | None:
     vname, sname = f"v{a}", f"s{b}"
     if info.family not in ("valu", "vopc") or cross_lane(ins) or ins.mnemonic.endswith("_sdwa"):
         return None
-    if any(("v", a) in _regs_of(op) and op.text != vname for op in ins.operands):
+    if any(("v", a) in operand_regs(op) and op.text != vname for op in ins.operands):
         return None  # a modifier (-vA, |vA|) or a register tuple holding vA
     if any(op.text == vname for op in info.dst):
         return None
-    texts = [sname if op.text == vname else op.text for op in ins.operands]
+    reads = {k: sname for k, op in enumerate(ins.operands) if op.text == vname}
     first = next((k for k, op in enumerate(ins.operands) if op in info.srcs), None)
     if first is None:
         return None  # vA is read implicitly
-    if ins.mnemonic.endswith("_e32") and all(k == first for k, t in enumerate(ins.operands) if t.text == vname):
-        if _scalar_ok(ins, texts):
-            return " ".join([ins.mnemonic, ", ".join(texts), *ins.modifiers])
-    name = _vop3(ins.mnemonic, body.processor)
-    if name is None or not _scalar_ok(ins, texts):
+    name = ins.mnemonic if ins.mnemonic.endswith("_e32") and set(reads) == {first} else _vop3(ins.mnemonic,
+                                                                                              body.processor)
+    if name is None or not vop3_ok(ins, reads):
         return None
-    return " ".join([name, ", ".join(texts), *ins.modifiers])
-
-
-def _regs_of(op) -> set[tuple[str, int]]:
-    if op.kind != "vgpr":
-        return set()
-    return {("v", op.index + k) for k in range(op.count)}
+    return " ".join([name, ", ".join(reads.get(k, op.text) for k, op in enumerate(ins.operands)), *ins.modifiers])
 
 
 def _kills(body: Body, j: int, a: int, full: list[bool], indexed: list[bool]) -> bool:
@@ -162,15 +138,14 @@ def _dead_after(body: Body, i: int, a: int, full: list[bool], indexed: list[bool
     return True
 
 
-def propagate_broadcast(body: Body, i: int) -> Body | None:
-    """Read sB where the block reads vA after the broadcast move at i, and delete the move (module
-    docstring); None unless every condition holds."""
+def broadcast_reads(body: Body, i: int) -> dict[int, str | None] | None:
+    """For the broadcast move at i, the block's reads of vA rewritten to read sB (instruction index -> new
+    text, None: deleted), when every condition of the module docstring holds; else None."""
     found = broadcast_move(body, i)
     if found is None or _indexed_reads(body):
         return None
     a, b = found
-    full = launch_exec(body.instructions, body.infos, body.cfg, body.start)
-    indexed = _indexed(body)
+    full, indexed = body.exec_full, _indexed(body)
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     rewrites: dict[int, str | None] = {}
     stop = blk.end - 1  # the last instruction whose reads of vA are rewritten
@@ -190,10 +165,19 @@ def propagate_broadcast(body: Body, i: int) -> Body | None:
                 rewrites[j] = _read_through(body, j, a, b)
                 if rewrites[j] is None:
                     return None
-        if ("v", a) in info.defs or ("s", b) in info.defs or info.defs & _EXEC_REGS:
+        if ("v", a) in info.defs or ("s", b) in info.defs or not info.defs.isdisjoint(EXEC):
             stop = j
             break
     if not rewrites or not (_kills(body, stop, a, full, indexed) or _dead_after(body, stop, a, full, indexed)):
+        return None
+    return rewrites
+
+
+def propagate_broadcast(body: Body, i: int) -> Body | None:
+    """Read sB where the block reads vA after the broadcast move at i, and delete the move (module
+    docstring); None unless every condition holds."""
+    rewrites = broadcast_reads(body, i)
+    if rewrites is None:
         return None
     items: list[BodyItem | None] = list(body.items)
     for j, new in rewrites.items():

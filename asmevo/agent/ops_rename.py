@@ -43,13 +43,13 @@ def needs_literal(op: Operand) -> bool:
     return op.kind == "float" and round(op.value, 6) not in _INLINE_FLOATS
 
 
-def _vop3_ok(ins: Instruction, skip: int) -> bool:
-    """No literal and at most one scalar value over the constant bus among the sources (the operand
-    at `skip` is the new mask: counted once, as an SGPR pair)."""
+def vop3_ok(ins: Instruction, new: dict[int, str]) -> bool:
+    """No literal and at most one scalar value over the constant bus among the sources of `ins` in VOP3 form,
+    the operands at the positions of `new` reading the scalars it names instead."""
     scalars = set()
     for n, op in enumerate(ins.operands[1:], 1):
-        if n == skip:
-            scalars.add("mask")
+        if n in new:
+            scalars.add(new[n])
         elif needs_literal(op):
             return False
         elif op.kind in ("sgpr", "special"):
@@ -61,7 +61,7 @@ def _renamed(ins: Instruction, old: str, new: str, is_def: bool) -> str | None:
     """`ins` in VOP3 form (compares and selects) with the mask operand `old` spelled `new`."""
     ops = [op.text for op in ins.operands]
     where = 0 if is_def else len(ops) - 1
-    if ops[where] != old or not _vop3_ok(ins, where):
+    if ops[where] != old or not vop3_ok(ins, {where: new}):
         return None
     ops[where] = new
     mnemonic = ins.mnemonic[:-4] + "_e64" if ins.mnemonic.endswith("_e32") else ins.mnemonic

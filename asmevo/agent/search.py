@@ -40,7 +40,7 @@ from .gates import Evaluator
 from .lineage import Candidate
 from .memory import START, SearchMemory
 from .operators import OPERATORS, Operator, Proposal, propose
-from .ops_broadcast import broadcast_move, propagate_broadcast
+from .ops_broadcast import broadcast_reads
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
@@ -360,9 +360,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
-    a compare (it can branch on SCC), broadcast move its block can read through (`propagate_broadcast`
-    applies) and global-memory access (the cache lines it touches are the bandwidth terms' business, not
-    its own cycles)."""
+    a compare (it can branch on SCC), broadcast move its block can read through (`broadcast_reads`) and
+    global-memory access (the cache lines it touches are the bandwidth terms' business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
@@ -375,5 +374,5 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
                   or scc_roundtrip(body, i)
-                  or (broadcast_move(body, i) is not None and propagate_broadcast(body, i) is not None))]
+                  or broadcast_reads(body, i) is not None)]
     return sites + cheap

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..errors import AsmEvoError
-from ..isa.exec_values import launch_exec
 from ..isa.instruction import Instruction, parse_instruction
 from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import reads_destination
@@ -105,7 +104,7 @@ class VgprWebs:
         self.cross = [self.uses[i] if cross_lane(ins) else 0 for i, ins in enumerate(instrs)]
         self.tuple_sites = {(i, r) for i, ins in enumerate(instrs) for op in ins.operands
                             if op.kind == "vgpr" and op.count > 1 for r in range(op.index, op.index + op.count)}
-        self.exec_full = _exec_full(body)  # all False unless EXEC provably stays within the launch lanes
+        self.exec_full = body.exec_full  # all False unless EXEC provably stays within the launch lanes
         self.kills = self._kills()
         self.live_before, self.live_after = self._liveness()
         self.webs: list[Web] = []
@@ -384,9 +383,3 @@ def _bits(m: int):
             yield r
         m >>= 1
         r += 1
-
-
-def _exec_full(body: Body) -> list[bool]:
-    """Per instruction, whether EXEC certainly equals the EXEC the wave started with when it issues
-    (`asmevo.isa.exec_values`)."""
-    return launch_exec(body.instructions, body.infos, body.cfg, body.start)
