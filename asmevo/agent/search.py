@@ -44,6 +44,7 @@ from .ops_broadcast import broadcast_reads
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
+from .ops_layout import placeable
 from .ops_select import all_or_nothing, scc_roundtrip
 
 
@@ -373,6 +374,19 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
              and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
-                  or scc_roundtrip(body, i)
+                  or scc_roundtrip(body, i) or mostly_taken(body, heat, i)
                   or broadcast_reads(body, i) is not None)]
     return sites + cheap
+
+
+def mostly_taken(body: Body, heat: Heat, i: int) -> bool:
+    """Instruction i is a branch whose target run can follow it (`ops_layout.placeable`) and that more than half
+    of its executions take: an `s_branch`, or a conditional one whose next instruction runs less than half as
+    often (that count bounds the fall-through edge from above)."""
+    instrs = body.instructions
+    if not placeable(body, i):
+        return False
+    n = heat.counts.get(id(instrs[i]), 0.0)
+    if instrs[i].mnemonic == "s_branch":
+        return n > 0
+    return n > 0 and n - heat.counts.get(id(instrs[i + 1]), 0.0) > n / 2

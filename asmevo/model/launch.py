@@ -372,16 +372,16 @@ def sampling_error(run: TracedLaunch, wg_ids: np.ndarray, wg_cycles: np.ndarray,
 def _edge_counts(cfg, counts: list[float]) -> dict[tuple[int, int], float]:
     """Edge counts from block counts alone (a prediction has no trace): p -> b gets all of p's when
     b is p's only successor, p's minus its other successor's when that one is entered only from p
-    (a skipped block, a loop exit), else p's (an upper bound); the entry block gets one entry per
-    execution not explained by its predecessors."""
+    (a skipped block, a loop exit), else p's, and never more than b's (both upper bounds); the entry
+    block gets one entry per execution not explained by its predecessors."""
     out: dict[tuple[int, int], float] = {}
     for b in cfg.blocks:
         for p in b.preds:
             others = [s for s in cfg.blocks[p].succs if s != b.index]
             if len(others) == 1 and cfg.blocks[others[0]].preds == [p]:
-                n = max(0.0, counts[p] - counts[others[0]])
+                n = min(max(0.0, counts[p] - counts[others[0]]), counts[b.index])
             else:
-                n = counts[p]
+                n = min(counts[p], counts[b.index])
             if n:
                 out[(p, b.index)] = n
     entered = sum(n for (p, b), n in out.items() if b == 0)

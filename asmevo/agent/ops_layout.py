@@ -1,0 +1,81 @@
+"""Block layout: make a branch's taken successor its fall-through (LLVM's MachineBlockPlacement does this
+from branch probabilities; here the search offers it where the profile of the bench shape takes the branch).
+
+A taken branch redirects instruction fetch and a branch that falls through does not (`model.costs`,
+TAKEN_BRANCH_SLOTS), so a path that takes a branch on almost every wave is faster laid out straight. The
+moved code is the target's run: its instructions up to the first one that cannot fall through
+(`s_branch`, `s_endpgm`, `s_setpc_b64`), labels included, so every edge inside it and every edge into it
+through a label is unchanged; the edge into it by fall-through gets an `s_branch`, a conditional branch
+is inverted to reach its old fall-through (now through a label), and an `s_branch` whose target run now
+follows it goes. A run that is a lone `s_endpgm` is copied instead of moved (the same item, so a
+prediction splits its count between the copies)."""
+from __future__ import annotations
+
+from .body import Body, BodyItem, make_item
+
+INVERSE = {"s_cbranch_scc0": "s_cbranch_scc1", "s_cbranch_scc1": "s_cbranch_scc0",
+           "s_cbranch_vccz": "s_cbranch_vccnz", "s_cbranch_vccnz": "s_cbranch_vccz",
+           "s_cbranch_execz": "s_cbranch_execnz", "s_cbranch_execnz": "s_cbranch_execz"}
+
+
+def _falls_through(body: Body, k: int) -> bool:
+    ins = body.instructions[k]
+    return not (ins.ends_program or ins.mnemonic in ("s_branch", "s_setpc_b64"))
+
+
+def run_end(body: Body, t: int) -> int | None:
+    """The last instruction of the run starting at instruction t: the first from t on that cannot fall
+    through (None: the body ends first)."""
+    return next((k for k in range(t, len(body.instructions)) if not _falls_through(body, k)), None)
+
+
+def placeable(body: Body, i: int) -> bool:
+    """Instruction i is an `s_branch` or an invertible conditional branch to a label whose run could follow
+    it: not already next, not holding i or the wave's first instruction."""
+    ins = body.instructions[i]
+    if not ins.is_branch or (ins.mnemonic != "s_branch" and ins.mnemonic not in INVERSE):
+        return False
+    t = body.index[1].get(ins.label)
+    if t is None or t == i + 1 or t <= body.start:
+        return False
+    e = run_end(body, t)
+    return e is not None and not t <= i <= e
+
+
+def _fresh_label(body: Body, base: str) -> str:
+    labels, n = body.index[1], 0
+    while f"{base}_ft{n}" in labels:
+        n += 1
+    return f"{base}_ft{n}"
+
+
+def fall_through_branch(body: Body, i: int) -> Body | None:
+    """Lay out the target run of the branch at instruction i right after it (see the module docstring)."""
+    if not placeable(body, i):
+        return None
+    ins, items, pos = body.instructions[i], body.items, body.pos
+    t = body.index[1][ins.label]
+    e = run_end(body, t)
+    lone_end = t == e and body.instructions[t].ends_program
+    run = [items[pos[t]]] if lone_end else items[pos[t - 1] + 1:pos[e] + 1]
+    after: list[BodyItem] = []
+    if ins.mnemonic == "s_branch":
+        head = []
+    else:
+        labelled = [it.label for it in items[pos[i] + 1:pos[i + 1]] if it.label]
+        resume = labelled[0] if labelled else _fresh_label(body, ins.label)
+        head = [make_item(f"{INVERSE[ins.mnemonic]} {resume}")]
+        if not labelled:
+            after = [BodyItem(f"{resume}:", label=resume)]
+    placed = [*head, *run, *after]
+    if lone_end:
+        new = [*items[:pos[i]], *placed, *items[pos[i] + 1:]]
+    else:
+        gap = [make_item(f"s_branch {ins.label}")] if _falls_through(body, t - 1) else []
+        lo, hi = pos[t - 1] + 1, pos[e] + 1
+        if i < t:
+            new = [*items[:pos[i]], *placed, *items[pos[i] + 1:lo], *gap, *items[hi:]]
+        else:
+            new = [*items[:lo], *gap, *items[hi:pos[i]], *placed, *items[pos[i] + 1:]]
+    result = body.replace(new)
+    return result if result.no_worse(body, full=False) else None

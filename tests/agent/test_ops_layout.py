@@ -1,0 +1,93 @@
+"""fall_through_branch: a branch's target run laid out right after it, every edge kept."""
+from __future__ import annotations
+
+import pytest
+
+from asmevo.agent.ops_layout import fall_through_branch, placeable
+
+from agenttools import body_of, code
+
+DIAMOND = ["s_cmp_eq_u32 s0, 0", "s_cbranch_scc1 .Lhot", "v_mov_b32_e32 v1, 1", "s_branch .Lend", ".Lhot:",
+           "v_mov_b32_e32 v1, 2", ".Lend:", "global_store_dword v[2:3], v1, off", "s_endpgm"]
+
+
+def test_conditional_branch_is_inverted_and_its_target_run_follows():
+    b = body_of(DIAMOND)
+    new = fall_through_branch(b, 1)
+    assert new is not None and new.no_worse(b)
+    assert code(new) == ["s_cmp_eq_u32 s0, 0", "s_cbranch_scc0 .Lhot_ft0", ".Lhot:", "v_mov_b32_e32 v1, 2", ".Lend:",
+                         "global_store_dword v[2:3], v1, off", "s_endpgm", ".Lhot_ft0:", "v_mov_b32_e32 v1, 1",
+                         "s_branch .Lend"]
+
+
+def test_a_run_entered_by_fall_through_gets_a_branch_there():
+    lines = ["s_cmp_eq_u32 s0, 0", "s_cbranch_scc1 .Lb", "v_mov_b32_e32 v1, 1", ".Lb:", "v_add_u32_e32 v1, 1, v1",
+             "s_endpgm"]
+    new = fall_through_branch(body_of(lines), 1)
+    assert code(new) == ["s_cmp_eq_u32 s0, 0", "s_cbranch_scc0 .Lb_ft0", ".Lb:", "v_add_u32_e32 v1, 1, v1",
+                         "s_endpgm", ".Lb_ft0:", "v_mov_b32_e32 v1, 1", "s_branch .Lb"]
+
+
+def test_an_existing_label_after_the_branch_is_reused_and_a_backward_target_moves_forward():
+    lines = ["s_branch .La", ".Lback:", "v_mov_b32_e32 v1, 3", "s_endpgm", ".La:", "s_cmp_eq_u32 s0, 0",
+             "s_cbranch_scc1 .Lback", ".Lnext:", "v_mov_b32_e32 v1, 4", "s_endpgm"]
+    new = fall_through_branch(body_of(lines), 4)
+    assert code(new) == ["s_branch .La", ".La:", "s_cmp_eq_u32 s0, 0", "s_cbranch_scc0 .Lnext", ".Lback:",
+                         "v_mov_b32_e32 v1, 3", "s_endpgm", ".Lnext:", "v_mov_b32_e32 v1, 4", "s_endpgm"]
+
+
+def test_an_unconditional_branch_goes_when_its_target_run_follows():
+    lines = ["v_mov_b32_e32 v1, 0", "s_branch .Lx", ".Ly:", "v_mov_b32_e32 v1, 5", "s_endpgm", ".Lx:",
+             "v_mov_b32_e32 v2, 6", "s_branch .Ly"]
+    new = fall_through_branch(body_of(lines), 1)
+    assert code(new) == ["v_mov_b32_e32 v1, 0", ".Lx:", "v_mov_b32_e32 v2, 6", "s_branch .Ly", ".Ly:",
+                         "v_mov_b32_e32 v1, 5", "s_endpgm"]
+
+
+def test_a_lone_endpgm_target_is_copied():
+    lines = ["v_cmp_gt_i32_e32 vcc, s0, v0", "s_and_saveexec_b64 s[2:3], vcc", "s_cbranch_execz .Lend",
+             "global_store_dword v[2:3], v1, off", ".Lend:", "s_endpgm"]
+    new = fall_through_branch(body_of(lines), 2)
+    assert code(new) == ["v_cmp_gt_i32_e32 vcc, s0, v0", "s_and_saveexec_b64 s[2:3], vcc",
+                         "s_cbranch_execnz .Lend_ft0", "s_endpgm", ".Lend_ft0:", "global_store_dword v[2:3], v1, off",
+                         ".Lend:", "s_endpgm"]
+
+
+@pytest.mark.parametrize("lines, site", [
+    # the target run holds the branch (a loop's back edge)
+    ([".Lloop:", "s_add_i32 s0, s0, -1", "s_cmp_lg_u32 s0, 0", "s_cbranch_scc1 .Lloop", "s_endpgm"], 2),
+    # the target is already next
+    (["s_cmp_eq_u32 s0, 0", "s_cbranch_scc1 .Ln", ".Ln:", "s_endpgm"], 1),
+    # the target is the wave's first instruction
+    ([".Ltop:", "s_endpgm", "s_branch .Ltop"], 1),
+    # a condition with no inverse
+    (["s_cbranch_cdbgsys .Lx", "s_endpgm", ".Lx:", "s_endpgm"], 0),
+    # the target run never ends
+    (["s_cmp_eq_u32 s0, 0", "s_cbranch_scc1 .Lx", "s_endpgm", ".Lx:", "v_mov_b32_e32 v1, 1"], 1),
+])
+def test_refused(lines, site):
+    b = body_of(lines)
+    assert not placeable(b, site) and fall_through_branch(b, site) is None
+
+
+@pytest.mark.slow
+def test_prefill_attention_hot_path_falls_through():
+    """vLLM's prefill attention at its bench shape: almost every wave skips the query block
+    (`s_cbranch_scc1` at 0x1a64 is taken by 65280 of 65536 waves). Laying the skipped-to code after
+    the branch is verified on every verify shape and the held-out one, and is faster at the bench shape."""
+    from asmevo.agent.edit import Window
+    from asmevo.agent.gates import Evaluator
+    from asmevo.launches import suite_launches, timing_launch
+    from asmevo.suites import load_suite
+
+    p = load_suite("triton").problem("vllm_prefill_attention")
+    ev = Evaluator(p.code_object, suite_launches(p, heldout=True), timing=timing_launch(p)[0], gpu_name="mi300x")
+    body = ev.body_of(0)
+    site = next(i for i, x in enumerate(body.instructions) if x.text() == "s_cbranch_scc1 .Lbb_1cc0")
+    new = fall_through_branch(body, site)
+    assert new is not None and new.no_worse(body)
+    assert new.instructions[site].text() == "s_cbranch_scc0 .Lbb_1cc0_ft0"
+    cand = ev.evaluate(0, new.edit(body, "fall_through_branch", "s_cbranch_scc1 .Lbb_1cc0"),
+                       Window(*ev.source_of(0).body), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    assert cand.speedup > 1.01
