@@ -24,8 +24,8 @@ from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
 from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
-from .ops_select import (all_or_nothing, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
-                         remove_scc_roundtrips, scc_roundtrip)
+from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
+                         remove_scc_roundtrips, scc_roundtrip, vcc_mask_branch)
 from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_widen import widen_loads, widen_stores
@@ -181,6 +181,9 @@ OPERATORS: tuple[Operator, ...] = (
              "s_cselect_b32 sT, 1, 0 + s_cmp_lg_u32 sT, 1 + s_cbranch_scc1 -> s_cbranch_scc0 (sT dead after)"),
     Operator("remove_scc_roundtrips", scc_roundtrip, remove_scc_roundtrips,
              "remove_scc_roundtrip at every such branch of the innermost loop"),
+    Operator("fold_vcc_branch", vcc_mask_branch, fold_vcc_branch,
+             "s_and_b64 vcc, exec, sX + s_cbranch_vcc(n)z on an all-or-nothing sX (a select or a constant) under the "
+             "wave's starting EXEC -> s_cbranch_scc0/1 on the select's SCC, s_branch or nothing (VCC dead after)"),
     Operator("interleave_mfma", lambda body, i: body.infos[i].family == "mfma", interleave_mfma,
              "sink a loop's MFMA chain past its exit branch (a copy on the exit path) and interleave it with the "
              "next tile's skip-branch-free address and load work", once_per=_block),

@@ -21,10 +21,22 @@ And a uniform branch on SCC that goes through an SGPR (LLVM's lowering of a bran
 is `s_cbranch_scc0 L` (each polarity of the select, the compare and the branch alike), when sT is dead after
 the compare and, if SCC' differs from SCC, SCC is dead after the branch: two SALU instructions fewer.
 vLLM's decode attention (stage 1) has 29 of them.
+
+And a uniform branch through VCC on a mask that is all or nothing:
+
+    s_cselect_b64 sX, -1, 0       <- or s_mov_b64 sX, -1 / 0
+    ...                           (nothing writes sX or SCC)
+    s_and_b64 vcc, exec, sX       <- VCC = EXEC & sX, SCC = (VCC != 0)
+    s_cbranch_vccnz L
+
+With EXEC the wave's starting EXEC (never empty), VCC != 0 exactly when sX is all ones, so the branch is
+`s_cbranch_scc1 L` (the select's SCC, which is also the SCC the AND left), `s_branch L` or nothing for a
+constant, and the AND goes, when VCC is dead after the branch (and SCC, unless the branch reads the select's
+SCC unnegated): one SALU instruction fewer.
 """
 from __future__ import annotations
 
-from ..isa.regs import SCC, operand_regs
+from ..isa.regs import SCC, VCC, operand_regs
 from .body import Body, across_loop, make_item
 
 _FORMS = {"s_cselect_b64": "s_and_b64", "s_cselect_b32": "s_and_b32"}
@@ -137,3 +149,66 @@ def remove_scc_roundtrips(body: Body, i: int) -> Body | None:
     if remove_scc_roundtrip(body, i) is None:
         return None
     return across_loop(body, i, scc_roundtrip, remove_scc_roundtrip)[0]
+
+
+_VCC_BRANCHES = {"s_cbranch_vccnz": True, "s_cbranch_vccz": False}  # branch taken when VCC != 0
+
+
+def _mask_value(body: Body, a: int, x: frozenset) -> tuple[str, bool] | None:
+    """What the SGPR pair x holds at instruction a, from its last write on the way back through blocks with a
+    single predecessor: ("const", True/False) for `s_mov_b64 x, -1/0`, ("scc", when) for an all-or-nothing
+    `s_cselect_b64` (`all_or_nothing`) with nothing writing SCC since; else None."""
+    cfg, infos, instrs = body.cfg, body.infos, body.instructions
+    b, last, seen, scc_written = cfg.block_of[a], a - 1, set(), False
+    while True:
+        for k in range(last, cfg.blocks[b].start - 1, -1):
+            if x & infos[k].defs:
+                ins = instrs[k]
+                if len(ins.operands) < 2 or operand_regs(ins.operands[0]) != x or ins.modifiers:
+                    return None
+                src = ins.operands[1]
+                if ins.mnemonic == "s_mov_b64" and src.kind == "imm" and src.value in (-1, 0):
+                    return "const", src.value == -1
+                when = all_or_nothing(body, k) if ins.mnemonic == "s_cselect_b64" else None
+                return None if when is None or scc_written else ("scc", when)
+            scc_written |= SCC in infos[k].defs
+        preds = cfg.blocks[b].preds
+        if len(preds) != 1 or preds[0] in seen:
+            return None
+        seen.add(b)
+        b, last = preds[0], cfg.blocks[preds[0]].end - 1
+
+
+def vcc_mask_branch(body: Body, i: int) -> bool:
+    """Whether instruction i is `s_and_b64 vcc, exec, sX` (either order) right before `s_cbranch_vcc(n)z`."""
+    ins, instrs = body.instructions[i], body.instructions
+    return (ins.mnemonic == "s_and_b64" and not ins.modifiers and len(ins.operands) == 3 and i + 1 < len(instrs)
+            and instrs[i + 1].mnemonic in _VCC_BRANCHES and operand_regs(ins.operands[0]) == VCC
+            and [op.text for op in ins.operands[1:]].count("exec") == 1)
+
+
+def fold_vcc_branch(body: Body, i: int) -> Body | None:
+    """Branch on the select's SCC (or not at all, or always, for a constant mask) instead of on VCC = EXEC & mask
+    (module docstring), at the `s_and_b64` at i; None unless every condition there holds."""
+    if not vcc_mask_branch(body, i) or not body.exec_full[i]:
+        return None
+    ins, branch = body.instructions[i], body.instructions[i + 1]
+    x = next(operand_regs(op) for op in ins.operands[1:] if op.text != "exec")
+    if x & VCC or len(x) != 2:
+        return None
+    value = _mask_value(body, i, x)
+    live = body.live_after(i + 1)
+    if value is None or VCC & live:
+        return None
+    kind, all_ones = value
+    on_nonzero = _VCC_BRANCHES[branch.mnemonic]
+    if kind == "const":
+        if SCC in live:
+            return None
+        new = [make_item(f"s_branch {branch.label}")] if all_ones == on_nonzero else []
+    else:
+        if not all_ones and SCC in live:
+            return None
+        new = [make_item(f"s_cbranch_scc{int(all_ones == on_nonzero)} {branch.label}")]
+    items = body.items
+    return body.replace([*items[:body.pos[i]], *new, *items[body.pos[i + 1] + 1:]])

@@ -4,10 +4,13 @@ cases each must refuse, and their results through every gate."""
 from __future__ import annotations
 
 import sys
+
+import pytest
 from pathlib import Path
 
 from asmevo.agent.edit import Window
-from asmevo.agent.ops_select import fuse_select_and, fuse_select_ands, remove_scc_roundtrip, remove_scc_roundtrips
+from asmevo.agent.ops_select import (fold_vcc_branch, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
+                                     remove_scc_roundtrips)
 from agenttools import body_of, code, evaluator
 
 HEAD = ["s_load_dwordx2 s[2:3], s[0:1], 0x0", "s_cmp_lt_i32 s4, s10"]
@@ -114,3 +117,82 @@ def test_the_round_trip_may_be_spread_over_its_block_but_nothing_may_touch_scc_i
     assert code(_branch(spread))[2:5] == ["v_mov_b32_e32 v2, 0", "s_waitcnt lgkmcnt(0)", "s_cbranch_scc0 .Lx"]
     assert _branch(spread[:1] + ["s_add_u32 s16, s16, 1"] + spread[2:]) is None  # SCC rewritten before the compare
     assert _branch(spread[:3] + ["s_addc_u32 s16, s16, 0"] + spread[4:]) is None  # SCC' read before the branch
+
+
+def _vcc(lines: list[str], after: tuple[str, ...] = ()):
+    """fold_vcc_branch at the `s_and_b64` of `lines` (a kernel that stores v1 unless it branches to .Lx)."""
+    body = body_of(["s_load_dwordx2 s[2:3], s[0:1], 0x0", *lines, "v_mov_b32_e32 v1, 0", ".Lx:", *after, "s_endpgm"])
+    return fold_vcc_branch(body, next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_and_b64"))
+
+
+def test_a_branch_through_vcc_on_a_selected_mask_branches_on_scc():
+    select = ["s_cmp_lg_u32 s4, 0", "s_cselect_b64 s[6:7], -1, 0", "v_mov_b32_e32 v2, 0"]
+    for branch, expect in (("s_cbranch_vccnz", "s_cbranch_scc1"), ("s_cbranch_vccz", "s_cbranch_scc0")):
+        new = _vcc([*select, "s_and_b64 vcc, exec, s[6:7]", f"{branch} .Lx"])
+        assert code(new)[3:5] == ["v_mov_b32_e32 v2, 0", f"{expect} .Lx"], branch
+    negated = ["s_cmp_lg_u32 s4, 0", "s_cselect_b64 s[6:7], 0, -1", "s_and_b64 vcc, s[6:7], exec", "s_cbranch_vccnz .Lx"]
+    assert code(_vcc(negated))[3] == "s_cbranch_scc0 .Lx"
+    # the AND's SCC is the select's when the mask is all ones on SCC, so SCC may be read after the branch
+    kept = _vcc([*select, "s_and_b64 vcc, exec, s[6:7]", "s_cbranch_vccnz .Lx"], after=("s_cselect_b32 s8, 1, 2",))
+    assert "s_cbranch_scc1 .Lx" in code(kept)
+
+
+def test_a_constant_mask_makes_the_branch_unconditional_or_drops_it():
+    ones = _vcc(["s_mov_b64 s[28:29], -1", "s_cmp_lg_u32 s4, 0", "s_cbranch_scc0 .Lx", "s_and_b64 vcc, exec, s[28:29]",
+                 "s_cbranch_vccnz .Lx"])
+    assert code(ones)[3:6] == ["s_cbranch_scc0 .Lx", "s_branch .Lx", "v_mov_b32_e32 v1, 0"]
+    zeros = _vcc(["s_mov_b64 s[28:29], 0", "s_and_b64 vcc, exec, s[28:29]", "s_cbranch_vccnz .Lx"])
+    assert code(zeros)[1:3] == ["s_mov_b64 s[28:29], 0", "v_mov_b32_e32 v1, 0"]
+
+
+@pytest.mark.parametrize("lines, after", [
+    # VCC read after the branch
+    (["s_cselect_b64 s[6:7], -1, 0", "s_and_b64 vcc, exec, s[6:7]", "s_cbranch_vccnz .Lx"], ("v_cndmask_b32_e32 v1, 0, v1, vcc",)),
+    # SCC written between the select and the AND
+    (["s_cselect_b64 s[6:7], -1, 0", "s_add_u32 s8, s8, 1", "s_and_b64 vcc, exec, s[6:7]", "s_cbranch_vccnz .Lx"], ()),
+    # a negated select's SCC, or a constant's, read after the branch
+    (["s_cselect_b64 s[6:7], 0, -1", "s_and_b64 vcc, exec, s[6:7]", "s_cbranch_vccnz .Lx"], ("s_cselect_b32 s8, 1, 2",)),
+    (["s_mov_b64 s[6:7], -1", "s_and_b64 vcc, exec, s[6:7]", "s_cbranch_vccnz .Lx"], ("s_cselect_b32 s8, 1, 2",)),
+    # the mask is not all or nothing
+    (["s_cselect_b64 s[6:7], 3, 0", "s_and_b64 vcc, exec, s[6:7]", "s_cbranch_vccnz .Lx"], ()),
+    (["s_mov_b32 s6, -1", "s_and_b64 vcc, exec, s[6:7]", "s_cbranch_vccnz .Lx"], ()),
+    # EXEC may be narrower than the wave's (it could be empty)
+    (["s_cselect_b64 s[6:7], -1, 0", "s_and_b64 exec, exec, s[8:9]", "s_and_b64 vcc, exec, s[6:7]",
+      "s_cbranch_vccnz .Lx"], ()),
+])
+def test_vcc_branch_refused(lines, after):
+    assert _vcc(lines, after) is None
+
+
+def test_the_vcc_branch_rewrite_is_equivalent_on_both_paths():
+    """A kernel that stores only when its scalar argument is below 5, through a selected mask and VCC, launched
+    with 3 and with 7: the branch on SCC goes through every gate and is verified on both."""
+    from asmevo.agent.gates import Evaluator
+    from asmevo.launches import launch_from_dict
+    sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
+    from emutools import asm
+    co = asm("""  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x20
+  v_lshlrev_b32_e32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  s_cmp_lt_u32 s6, 5
+  s_cselect_b64 s[8:9], -1, 0
+  s_and_b64 vcc, exec, s[8:9]
+  s_cbranch_vccz .Lskip
+  v_mov_b32_e32 v2, 1.0
+  global_store_dword v1, v2, s[4:5]
+.Lskip:
+  s_endpgm""")
+
+    def launch(n: int):
+        return launch_from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [64, 1, 1], "args": [
+            {"buffer": "out", "dtype": "float32", "shape": [64], "init": "zeros"},
+            *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
+            {"scalar": n, "dtype": "int64"}]}, label=f"n{n}")
+    ev = Evaluator(co.path, [launch(3), launch(7)])
+    body = ev.body_of(0)
+    new = fold_vcc_branch(body, next(i for i, ins in enumerate(body.instructions) if ins.mnemonic == "s_and_b64"))
+    assert any(c.startswith("s_cbranch_scc0 ") for c in code(new)) and len(body.instructions) - len(new.instructions) == 1
+    cand = ev.evaluate(0, new.edit(body, "fold_vcc_branch", "test"), Window(*ev.source_of(0).body),
+                       agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
