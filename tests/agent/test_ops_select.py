@@ -76,39 +76,40 @@ def test_refused_when_the_select_or_a_negated_scc_is_read_later():
     assert _branch(["s_cselect_b32 s15, 1, 0", "s_cmp_lt_u32 s15, 1", "s_cbranch_scc1 .Lx"]) is None
 
 
-def test_the_uniform_branch_rewrite_is_equivalent_on_both_paths(tmp_path):
-    """A kernel that stores only when its scalar argument is below 5, launched with 3 and with 7: the
-    rewritten branch goes through every gate and is verified on both."""
+def _gated_store(branch: list[str]):
+    """An evaluator of a kernel that stores 1.0 only when its scalar argument is below 5 (`branch`: the lines
+    from the compare to the branch to .Lskip), launched with 3 and with 7."""
     from asmevo.agent.gates import Evaluator
     from asmevo.launches import launch_from_dict
     sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
     from emutools import asm
-    co = asm("""  s_load_dwordx2 s[4:5], s[0:1], 0x0
-  s_load_dword s6, s[0:1], 0x20
-  v_lshlrev_b32_e32 v1, 2, v0
-  s_waitcnt lgkmcnt(0)
-  s_cmp_lt_u32 s6, 5
-  s_cselect_b32 s7, 1, 0
-  s_cmp_lg_u32 s7, 1
-  s_cbranch_scc1 .Lskip
-  v_mov_b32_e32 v2, 1.0
-  global_store_dword v1, v2, s[4:5]
-.Lskip:
-  s_endpgm""")
+    lines = ["s_load_dwordx2 s[4:5], s[0:1], 0x0", "s_load_dword s6, s[0:1], 0x20", "v_lshlrev_b32_e32 v1, 2, v0",
+             "s_waitcnt lgkmcnt(0)", "s_cmp_lt_u32 s6, 5", *branch, "v_mov_b32_e32 v2, 1.0",
+             "global_store_dword v1, v2, s[4:5]"]
+    co = asm("\n".join(f"  {ln}" for ln in lines) + "\n.Lskip:\n  s_endpgm")
 
     def launch(n: int):
         return launch_from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [64, 1, 1], "args": [
             {"buffer": "out", "dtype": "float32", "shape": [64], "init": "zeros"},
             *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
             {"scalar": n, "dtype": "int64"}]}, label=f"n{n}")
-    ev = Evaluator(co.path, [launch(3), launch(7)])
+    return Evaluator(co.path, [launch(3), launch(7)])
+
+
+def _verified(ev, new, operator: str) -> None:
+    cand = ev.evaluate(0, new.edit(ev.body_of(0), operator, "test"), Window(*ev.source_of(0).body),
+                       agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+
+
+def test_the_uniform_branch_rewrite_is_equivalent_on_both_paths():
+    """The rewritten branch goes through every gate and is verified with the argument on either side."""
+    ev = _gated_store(["s_cselect_b32 s7, 1, 0", "s_cmp_lg_u32 s7, 1", "s_cbranch_scc1 .Lskip"])
     body = ev.body_of(0)
     site = next(i for i, ins in enumerate(body.instructions) if ins.mnemonic == "s_cselect_b32")
     new = remove_scc_roundtrips(body, site)
     assert any(c.startswith("s_cbranch_scc0 ") for c in code(new)) and len(body.instructions) - len(new.instructions) == 2
-    cand = ev.evaluate(0, new.edit(body, "remove_scc_roundtrips", "test"), Window(*ev.source_of(0).body),
-                       agent="test", step=1)
-    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    _verified(ev, new, "remove_scc_roundtrips")
 
 
 def test_the_round_trip_may_be_spread_over_its_block_but_nothing_may_touch_scc_in_between():
@@ -165,34 +166,9 @@ def test_vcc_branch_refused(lines, after):
 
 
 def test_the_vcc_branch_rewrite_is_equivalent_on_both_paths():
-    """A kernel that stores only when its scalar argument is below 5, through a selected mask and VCC, launched
-    with 3 and with 7: the branch on SCC goes through every gate and is verified on both."""
-    from asmevo.agent.gates import Evaluator
-    from asmevo.launches import launch_from_dict
-    sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
-    from emutools import asm
-    co = asm("""  s_load_dwordx2 s[4:5], s[0:1], 0x0
-  s_load_dword s6, s[0:1], 0x20
-  v_lshlrev_b32_e32 v1, 2, v0
-  s_waitcnt lgkmcnt(0)
-  s_cmp_lt_u32 s6, 5
-  s_cselect_b64 s[8:9], -1, 0
-  s_and_b64 vcc, exec, s[8:9]
-  s_cbranch_vccz .Lskip
-  v_mov_b32_e32 v2, 1.0
-  global_store_dword v1, v2, s[4:5]
-.Lskip:
-  s_endpgm""")
-
-    def launch(n: int):
-        return launch_from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [64, 1, 1], "args": [
-            {"buffer": "out", "dtype": "float32", "shape": [64], "init": "zeros"},
-            *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
-            {"scalar": n, "dtype": "int64"}]}, label=f"n{n}")
-    ev = Evaluator(co.path, [launch(3), launch(7)])
+    """The branch through a selected mask and VCC, on SCC instead, is verified with the argument on either side."""
+    ev = _gated_store(["s_cselect_b64 s[8:9], -1, 0", "s_and_b64 vcc, exec, s[8:9]", "s_cbranch_vccz .Lskip"])
     body = ev.body_of(0)
     new = fold_vcc_branch(body, next(i for i, ins in enumerate(body.instructions) if ins.mnemonic == "s_and_b64"))
     assert any(c.startswith("s_cbranch_scc0 ") for c in code(new)) and len(body.instructions) - len(new.instructions) == 1
-    cand = ev.evaluate(0, new.edit(body, "fold_vcc_branch", "test"), Window(*ev.source_of(0).body),
-                       agent="test", step=1)
-    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    _verified(ev, new, "fold_vcc_branch")
