@@ -15,7 +15,7 @@ from .ops_default import default_move, hoist_masked_default, hoist_masked_defaul
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
-from .ops_layout import fall_through_branch, placeable
+from .ops_layout import fall_through_branch, loop_latch, placeable, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_mfma import interleave_mfma
 from .ops_nop import fill_nop, fill_nops
@@ -108,6 +108,9 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("fall_through_branch", placeable, fall_through_branch,
              "lay out a branch's target code right after it (the branch inverted, or gone if unconditional), so the "
              "path the profile takes falls through instead of redirecting fetch"),
+    Operator("unroll_loop", loop_latch, unroll_loop,
+             "unroll a one-block loop twice: the first copy leaves through the inverted branch, the second branches "
+             "back, so the back edge is taken every other iteration"),
     Operator("fill_nop", _is_nop, fill_nop, "move an independent ALU instruction into a hazard nop's gap, shrink the nop"),
     Operator("fill_nops", _is_nop, fill_nops, "fill_nop at every s_nop of the block", once_per=_block),
     Operator("rename_sgprs", _is_nop, rename_sgprs,

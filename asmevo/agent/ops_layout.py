@@ -1,5 +1,6 @@
 """Block layout: make a branch's taken successor its fall-through (LLVM's MachineBlockPlacement does this
-from branch probabilities; here the search offers it where the profile of the bench shape takes the branch).
+from branch probabilities; here the search offers it where the profile of the bench shape takes the branch),
+and unroll a one-block loop twice so only every other iteration takes its back edge.
 
 A taken branch redirects instruction fetch and a branch that falls through does not (`model.costs`,
 TAKEN_BRANCH_SLOTS), so a path that takes a branch on almost every wave is faster laid out straight. The
@@ -42,11 +43,24 @@ def placeable(body: Body, i: int) -> bool:
     return e is not None and not t <= i <= e
 
 
-def _fresh_label(body: Body, base: str) -> str:
+MAX_UNROLLED = 128  # instructions of a loop unroll_loop copies (code size; the instruction cache is not modelled)
+
+
+def _fresh_label(body: Body, base: str, suffix: str = "ft") -> str:
     labels, n = body.index[1], 0
-    while f"{base}_ft{n}" in labels:
+    while f"{base}_{suffix}{n}" in labels:
         n += 1
-    return f"{base}_ft{n}"
+    return f"{base}_{suffix}{n}"
+
+
+def _label_after(body: Body, i: int, base: str, suffix: str) -> tuple[str, list[BodyItem]]:
+    """A label at instruction i + 1: an existing one (no items to add), or a fresh one and its label item."""
+    items, pos = body.items, body.pos
+    labelled = [it.label for it in items[pos[i] + 1:pos[i + 1]] if it.label] if i + 1 < len(pos) else []
+    if labelled:
+        return labelled[0], []
+    name = _fresh_label(body, base, suffix)
+    return name, [BodyItem(f"{name}:", label=name)]
 
 
 def fall_through_branch(body: Body, i: int) -> Body | None:
@@ -60,13 +74,10 @@ def fall_through_branch(body: Body, i: int) -> Body | None:
     run = [items[pos[t]]] if lone_end else items[pos[t - 1] + 1:pos[e] + 1]
     after: list[BodyItem] = []
     if ins.mnemonic == "s_branch":
-        head = []
+        head: list[BodyItem] = []
     else:
-        labelled = [it.label for it in items[pos[i] + 1:pos[i + 1]] if it.label]
-        resume = labelled[0] if labelled else _fresh_label(body, ins.label)
+        resume, after = _label_after(body, i, ins.label, "ft")
         head = [make_item(f"{INVERSE[ins.mnemonic]} {resume}")]
-        if not labelled:
-            after = [BodyItem(f"{resume}:", label=resume)]
     placed = [*head, *run, *after]
     if lone_end:
         new = [*items[:pos[i]], *placed, *items[pos[i] + 1:]]
@@ -77,5 +88,32 @@ def fall_through_branch(body: Body, i: int) -> Body | None:
             new = [*items[:pos[i]], *placed, *items[pos[i] + 1:lo], *gap, *items[hi:]]
         else:
             new = [*items[:lo], *gap, *items[hi:pos[i]], *placed, *items[pos[i] + 1:]]
+    result = body.replace(new)
+    return result if result.no_worse(body, full=False) else None
+
+
+def loop_latch(body: Body, i: int) -> bool:
+    """Instruction i is an invertible conditional branch back to the start of its own block (a one-block loop)
+    of at most MAX_UNROLLED instructions, not the wave's first."""
+    ins = body.instructions[i]
+    if ins.mnemonic not in INVERSE:
+        return False
+    t = body.index[1].get(ins.label)
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    return t is not None and t == blk.start and t > body.start and i - t < MAX_UNROLLED
+
+
+def unroll_loop(body: Body, i: int) -> Body | None:
+    """Unroll the one-block loop whose back edge is the branch at i twice: the first copy leaves through the
+    inverted branch to the loop's exit and falls through into the second, which branches back. Every iteration
+    runs the same instructions in the same order; the back edge is taken every other iteration."""
+    if not loop_latch(body, i):
+        return None
+    ins, items, pos = body.instructions[i], body.items, body.pos
+    t = body.index[1][ins.label]
+    leave, label = _label_after(body, i, ins.label, "unrolled_exit")
+    copy = [it for it in items[pos[t]:pos[i]] if not it.label]  # an unreferenced label stays single
+    new = [*items[:pos[i]], make_item(f"{INVERSE[ins.mnemonic]} {leave}"), *copy, items[pos[i]], *label,
+           *items[pos[i] + 1:]]
     result = body.replace(new)
     return result if result.no_worse(body, full=False) else None

@@ -44,7 +44,7 @@ from .ops_broadcast import broadcast_reads
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
-from .ops_layout import placeable
+from .ops_layout import loop_latch, placeable
 from .ops_select import all_or_nothing, scc_roundtrip, vcc_mask_branch
 
 
@@ -374,7 +374,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
              and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
-                  or scc_roundtrip(body, i) or vcc_mask_branch(body, i) or mostly_taken(body, heat, i)
+                  or scc_roundtrip(body, i) or vcc_mask_branch(body, i) or loop_latch(body, i)
+                  or mostly_taken(body, heat, i)
                   or broadcast_reads(body, i) is not None)]
     return sites + cheap
 

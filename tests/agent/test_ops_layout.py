@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from asmevo.agent.ops_layout import fall_through_branch, placeable
+from asmevo.agent.ops_layout import MAX_UNROLLED, fall_through_branch, placeable, unroll_loop
 
 from agenttools import body_of, code
 
@@ -68,6 +68,72 @@ def test_a_lone_endpgm_target_is_copied():
 def test_refused(lines, site):
     b = body_of(lines)
     assert not placeable(b, site) and fall_through_branch(b, site) is None
+
+
+LOOP = ["s_mov_b32 s0, 4", ".Lloop:", "v_add_u32_e32 v1, 1, v1", "s_add_i32 s0, s0, -1", "s_cmp_lg_u32 s0, 0",
+        "s_cbranch_scc1 .Lloop", "global_store_dword v[2:3], v1, off", "s_endpgm"]
+
+
+def test_a_one_block_loop_is_unrolled_twice_leaving_from_either_copy():
+    b = body_of(LOOP)
+    new = unroll_loop(b, 4)
+    assert new is not None and new.no_worse(b)
+    step = ["v_add_u32_e32 v1, 1, v1", "s_add_i32 s0, s0, -1", "s_cmp_lg_u32 s0, 0"]
+    assert code(new) == ["s_mov_b32 s0, 4", ".Lloop:", *step, "s_cbranch_scc0 .Lloop_unrolled_exit0", *step,
+                         "s_cbranch_scc1 .Lloop", ".Lloop_unrolled_exit0:", "global_store_dword v[2:3], v1, off",
+                         "s_endpgm"]
+
+
+@pytest.mark.parametrize("lines, site", [
+    # two blocks: the loop is entered in its middle too
+    (["s_cbranch_scc1 .Lmid", ".Lloop:", "v_add_u32_e32 v1, 1, v1", ".Lmid:", "s_add_i32 s0, s0, -1",
+      "s_cmp_lg_u32 s0, 0", "s_cbranch_scc1 .Lloop", "s_endpgm"], 4),
+    # a forward branch
+    (["s_cmp_eq_u32 s0, 0", "s_cbranch_scc1 .Lx", "v_mov_b32_e32 v1, 1", ".Lx:", "s_endpgm"], 1),
+    # the loop starts at the wave's first instruction
+    (LOOP[1:], 3),
+    # too long to copy
+    (LOOP[:2] + ["v_add_u32_e32 v1, 1, v1"] * MAX_UNROLLED + LOOP[3:], MAX_UNROLLED + 3),
+])
+def test_unroll_refused(lines, site):
+    assert unroll_loop(body_of(lines), site) is None
+
+
+def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
+    """A kernel adding 1 to each lane's value n times (n its scalar argument), launched with n = 3 and n = 4: the
+    loop unrolled twice leaves through the first copy for one and the second for the other, verified on both."""
+    import sys
+    from pathlib import Path
+
+    from asmevo.agent.edit import Window
+    from asmevo.agent.gates import Evaluator
+    from asmevo.launches import launch_from_dict
+    sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
+    from emutools import asm
+    co = asm("""  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x20
+  v_lshlrev_b32_e32 v1, 2, v0
+  v_mov_b32_e32 v2, 0
+  s_waitcnt lgkmcnt(0)
+.Lloop:
+  v_add_u32_e32 v2, 1, v2
+  s_add_i32 s6, s6, -1
+  s_cmp_lg_u32 s6, 0
+  s_cbranch_scc1 .Lloop
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm""")
+
+    def launch(n: int):
+        return launch_from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [64, 1, 1], "args": [
+            {"buffer": "out", "dtype": "int32", "shape": [64], "init": "zeros"},
+            *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
+            {"scalar": n, "dtype": "int64"}]}, label=f"n{n}")
+    ev = Evaluator(co.path, [launch(3), launch(4)])
+    body = ev.body_of(0)
+    new = unroll_loop(body, next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_cbranch_scc1"))
+    assert new is not None and len(new.instructions) - len(body.instructions) == 4
+    cand = ev.evaluate(0, new.edit(body, "unroll_loop", "test"), Window(*ev.source_of(0).body), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
 
 
 @pytest.mark.slow
