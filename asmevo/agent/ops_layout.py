@@ -17,6 +17,7 @@ from .body import Body, BodyItem, make_item
 INVERSE = {"s_cbranch_scc0": "s_cbranch_scc1", "s_cbranch_scc1": "s_cbranch_scc0",
            "s_cbranch_vccz": "s_cbranch_vccnz", "s_cbranch_vccnz": "s_cbranch_vccz",
            "s_cbranch_execz": "s_cbranch_execnz", "s_cbranch_execnz": "s_cbranch_execz"}
+MAX_UNROLLED = 128  # instructions of a loop unroll_loop copies (code size; the instruction cache is not modelled)
 
 
 def _falls_through(body: Body, k: int) -> bool:
@@ -41,9 +42,6 @@ def placeable(body: Body, i: int) -> bool:
         return False
     e = run_end(body, t)
     return e is not None and not t <= i <= e
-
-
-MAX_UNROLLED = 128  # instructions of a loop unroll_loop copies (code size; the instruction cache is not modelled)
 
 
 def _fresh_label(body: Body, base: str, suffix: str = "ft") -> str:
@@ -111,9 +109,9 @@ def unroll_loop(body: Body, i: int) -> Body | None:
         return None
     ins, items, pos = body.instructions[i], body.items, body.pos
     t = body.index[1][ins.label]
-    leave, label = _label_after(body, i, ins.label, "unrolled_exit")
+    leave, exit_label = _label_after(body, i, ins.label, "unrolled_exit")
     copy = [it for it in items[pos[t]:pos[i]] if not it.label]  # an unreferenced label stays single
-    new = [*items[:pos[i]], make_item(f"{INVERSE[ins.mnemonic]} {leave}"), *copy, items[pos[i]], *label,
+    new = [*items[:pos[i]], make_item(f"{INVERSE[ins.mnemonic]} {leave}"), *copy, items[pos[i]], *exit_label,
            *items[pos[i] + 1:]]
     result = body.replace(new)
     return result if result.no_worse(body, full=False) else None

@@ -173,7 +173,7 @@ def _mask_value(body: Body, a: int, x: frozenset) -> tuple[str, bool] | None:
                 return None if when is None or scc_written else ("scc", when)
             scc_written |= SCC in infos[k].defs
         preds = cfg.blocks[b].preds
-        if len(preds) != 1 or preds[0] in seen:
+        if len(preds) != 1 or preds[0] in seen or b in (0, cfg.block_of[body.start]):  # waves also start there
             return None
         seen.add(b)
         b, last = preds[0], cfg.blocks[preds[0]].end - 1

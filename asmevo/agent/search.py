@@ -390,4 +390,4 @@ def mostly_taken(body: Body, heat: Heat, i: int) -> bool:
     n = heat.counts.get(id(instrs[i]), 0.0)
     if instrs[i].mnemonic == "s_branch":
         return n > 0
-    return n > 0 and n - heat.counts.get(id(instrs[i + 1]), 0.0) > n / 2
+    return n > 0 and i + 1 < len(instrs) and n - heat.counts.get(id(instrs[i + 1]), 0.0) > n / 2
