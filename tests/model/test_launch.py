@@ -361,3 +361,14 @@ def test_the_static_lds_volume_at_a_launchs_own_counts_is_its_lds_term():
     assert static_cost(LDS_READS, counts)[2] / (LDS_BYTES_PER_CYCLE * MI300X.cus) == pytest.approx(e.terms["lds"])
     assert e.rescaled(1.0, 1.0) == pytest.approx(e.predicted_us)
     assert e.rescaled(1.0, 1.0, lds=0.5) < e.predicted_us < e.rescaled(1.0, 1.0, lds=1.5)
+
+
+def test_predicted_edge_counts_never_exceed_either_blocks_count():
+    """A prediction has block counts only: a branch taken 9 times in 10 over a block run once gives the skipped
+    block's edge its one execution (not the branch block's 10) and the taken edge the other 9."""
+    from asmevo.model.launch import _edge_counts
+    p = program("s_cmp_eq_u32 s0, 0\ns_cbranch_scc1 hot\ns_add_u32 s4, s4, 1\nhot:\ns_add_u32 s5, s5, 1\ns_endpgm\n")
+    cfg = build_cfg(p)
+    assert [(b.start, b.end) for b in cfg.blocks] == [(0, 2), (2, 3), (3, 5)]
+    edges = _edge_counts(cfg, [10.0, 1.0, 10.0])
+    assert (edges[(0, 1)], edges[(0, 2)], edges[(1, 2)]) == (1.0, 9.0, 1.0)
