@@ -70,6 +70,12 @@ def _block(body: Body, i: int) -> int:
     return body.cfg.block_of[i]
 
 
+def _loop(body: Body, i: int) -> int | None:
+    """The header block of instruction i's innermost loop (None outside loops)."""
+    loop = body.cfg.innermost_loop(body.cfg.block_of[i])
+    return loop.header if loop else None
+
+
 def _is_global_load(body: Body, i: int) -> bool:
     return global_load(body.instructions[i], body.processor)
 
@@ -104,7 +110,7 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("remove_skip_branch", _is_skip, remove_skip_branch,
              "drop an s_cbranch_execz over a few instructions that are harmless with EXEC = 0"),
     Operator("remove_skip_branches", _is_skip, remove_skip_branches,
-             "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)"),
+             "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)", once_per=_loop),
     Operator("fall_through_branch", placeable, fall_through_branch,
              "lay out a branch's target code right after it (the branch inverted, or gone if unconditional), so the "
              "path the profile takes falls through instead of redirecting fetch"),

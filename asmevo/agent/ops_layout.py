@@ -20,15 +20,10 @@ INVERSE = {"s_cbranch_scc0": "s_cbranch_scc1", "s_cbranch_scc1": "s_cbranch_scc0
 MAX_UNROLLED = 128  # instructions of a loop unroll_loop copies (code size; the instruction cache is not modelled)
 
 
-def _falls_through(body: Body, k: int) -> bool:
-    ins = body.instructions[k]
-    return not (ins.ends_program or ins.mnemonic in ("s_branch", "s_setpc_b64"))
-
-
 def run_end(body: Body, t: int) -> int | None:
     """The last instruction of the run starting at instruction t: the first from t on that cannot fall
     through (None: the body ends first)."""
-    return next((k for k in range(t, len(body.instructions)) if not _falls_through(body, k)), None)
+    return next((k for k in range(t, len(body.instructions)) if not body.instructions[k].falls_through), None)
 
 
 def placeable(body: Body, i: int) -> bool:
@@ -80,7 +75,7 @@ def fall_through_branch(body: Body, i: int) -> Body | None:
     if lone_end:
         new = [*items[:pos[i]], *placed, *items[pos[i] + 1:]]
     else:
-        gap = [make_item(f"s_branch {ins.label}")] if _falls_through(body, t - 1) else []
+        gap = [make_item(f"s_branch {ins.label}")] if body.instructions[t - 1].falls_through else []
         lo, hi = pos[t - 1] + 1, pos[e] + 1
         if i < t:
             new = [*items[:pos[i]], *placed, *items[pos[i] + 1:lo], *gap, *items[hi:]]

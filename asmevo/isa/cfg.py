@@ -144,7 +144,7 @@ def build_cfg(instructions: list[Instruction], labels: dict[str, int] | None = N
             succ.append(block_of[targets[b.end - 1]])
         if last.mnemonic == "s_setpc_b64":
             indirect.append(b.index)
-        elif not last.ends_program and last.mnemonic != "s_branch" and b.end < len(instructions):
+        elif last.falls_through and b.end < len(instructions):
             succ.append(block_of[b.end])
         for s in dict.fromkeys(succ):
             b.succs.append(s)

@@ -53,6 +53,11 @@ class Instruction:
         return self.mnemonic in PROGRAM_ENDS
 
     @property
+    def falls_through(self) -> bool:
+        """Whether the next instruction may run after this one (not a program end, `s_branch` or `s_setpc_b64`)."""
+        return not (self.ends_program or self.mnemonic in ("s_branch", "s_setpc_b64"))
+
+    @property
     def is_data(self) -> bool:
         return self.mnemonic == ".long"
 
