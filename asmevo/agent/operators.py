@@ -26,7 +26,7 @@ from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
 from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
                          remove_scc_roundtrips, scc_roundtrip, vcc_mask_branch)
-from .ops_sched import hoist_invariant, hoist_load, hoist_past_wait, speculate_kernarg_load
+from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_loads, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_widen import widen_loads, widen_stores
 
@@ -101,6 +101,10 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("hoist_wait_to_dominator", _is_wait, _at_item(hoist_to_dominator),
              "wait at the end of the dominating block; drop waits that became redundant"),
     Operator("hoist_load", _is_mem, hoist_load, "issue a load as early as its block allows"),
+    Operator("hoist_load_renamed", _is_mem, hoist_load_renamed,
+             "hoist_load after moving the loaded value to an unused VGPR (earlier uses of its register stop holding it)"),
+    Operator("hoist_loads", _is_mem, hoist_loads, "hoist_load_renamed (else hoist_load) at every load of the block",
+             once_per=_block),
     Operator("speculate_kernarg_load", _is_mem, speculate_kernarg_load,
              "issue a kernarg scalar load in the dominating block, before the branch"),
     Operator("hoist_kernarg_load", _is_mem, hoist_kernarg_load,

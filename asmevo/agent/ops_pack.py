@@ -25,7 +25,7 @@ from __future__ import annotations
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
-from .ops_regs import named_top, waves_per_simd
+from .ops_regs import vgpr_limit
 from .ops_rename import free_sgprs, needs_literal
 from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
@@ -147,13 +147,6 @@ def pack_f32_block(body: Body, i: int) -> Body | None:
     return across_block(body, i, pack_f32)
 
 
-def _vgpr_limit(body: Body) -> int:
-    """The most VGPRs the body may name and keep its waves per SIMD (at most 256 arch VGPRs)."""
-    vgprs, agprs = named_top(body, "v"), named_top(body, "a")
-    waves = waves_per_simd(vgprs, agprs, body.processor)
-    return next(t for t in range(256, vgprs - 1, -1) if waves_per_simd(t, agprs, body.processor) >= waves)
-
-
 def _isomorphic(body: Body, a: int, b: int) -> bool:
     """Instructions a and b do the same packable op (an f32 add, multiply or FMA, or a move) into two
     single VGPRs from sources pairwise single VGPRs, SGPRs of one aligned pair (or the same one) or the
@@ -199,7 +192,7 @@ def _pair_moves(body: Body, a: int, b: int) -> dict[int, int] | None:
     pairs = _value_pairs(webs, a, b)
     if pairs is None:
         return None
-    limit = _vgpr_limit(body)
+    limit = vgpr_limit(body)
     occupied: dict[int, int] = {}
     occ = lambda r: occupied.get(r, webs.occupancy(r))
     moves: dict[int, int] = {}

@@ -35,6 +35,13 @@ def waves_per_simd(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int
     return min(g.max_waves_per_simd, g.vgprs_per_lane // alloc)
 
 
+def vgpr_limit(body: Body) -> int:
+    """The most VGPRs the body may name and keep its waves per SIMD (at most 256 arch VGPRs)."""
+    vgprs, agprs = named_top(body, "v"), named_top(body, "a")
+    waves = waves_per_simd(vgprs, agprs, body.processor)
+    return next(t for t in range(256, vgprs - 1, -1) if waves_per_simd(t, agprs, body.processor) >= waves)
+
+
 def vgpr_target(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int | None:
     """The most VGPRs a `processor` kernel may name to fit one more wave per SIMD; None when none would."""
     waves = waves_per_simd(vgprs, agprs, processor)

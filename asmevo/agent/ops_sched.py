@@ -2,15 +2,19 @@
 crosses are relaxed so they do not start waiting for it), and move independent VALU/SALU work from
 behind a wait to before it (interleaving it with the memory latency). Dependences: registers
 (explicit and implicit: EXEC, VCC, SCC, M0), memory order (no load crosses a store, atomic, barrier
-or cache control), and the static checks afterwards (hazard wait states, waitcnt coverage)."""
+or cache control; a global load crosses `s_barrier` only where the workgroup has written no global
+memory yet), and the static checks afterwards (hazard wait states, waitcnt coverage)."""
 from __future__ import annotations
 
 from ..isa.regs import RegInfo
 from ..isa.table import instr_info
 from .body import Body, BodyItem, make_item
+from .ops_regs import vgpr_limit
 from .ops_waitcnt import is_wait, relax_at
+from .webs import NotAnalysable, webs_of
 
 MEMORY = ("smem", "flat", "mubuf", "ds")
+GLOBAL_READS = ("global_load", "buffer_load")  # vector loads from global memory (with `is_load`: into registers)
 _EXEC_REGS = frozenset({("s", 126), ("s", 127)})
 BARRIERS = ("s_barrier", "s_sethalt", "s_sleep", "s_setprio", "s_sendmsg", "s_icache_inv", "s_dcache_wb",
              "s_dcache_inv", "buffer_wbl2", "buffer_inv", "s_trap", "s_setreg_b32", "s_setreg_imm32_b32",
@@ -41,31 +45,101 @@ def _blocks(body: Body, i: int) -> tuple[int, int]:
     return blk.start, blk.end
 
 
+def no_global_write_before(body: Body, b: int) -> bool:
+    """No instruction that may write memory other than LDS (a store, an atomic, an LDS DMA load, cache
+    control) lies in block `b` or in a block from which `b` can be reached: no wave arrives at a
+    barrier of `b` after writing global memory."""
+    preds: dict[int, list[int]] = {}
+    for blk in body.cfg.blocks:
+        for s in blk.succs:
+            preds.setdefault(s, []).append(blk.index)
+    seen, todo = {b}, [b]
+    while todo:
+        for p in preds.get(todo.pop(), []):
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    for x in seen:
+        blk = body.cfg.blocks[x]
+        for k in range(blk.start, blk.end):
+            info = body.infos[k]
+            if info.base in ("buffer_wbl2", "buffer_inv") or writes_memory(info, body.processor) and info.family != "ds":
+                return False
+    return True
+
+
 def _counter(info: RegInfo) -> str:
     return "vm" if info.family in ("flat", "mubuf") else "lgkm"
 
 
 def hoist_load(body: Body, i: int) -> Body | None:
     """Move load instruction i as early in its block as dependences allow, keeping its order among
-    the loads on the same counter (so in-order waits stay meaningful)."""
-    infos, ins = body.infos, body.instructions
-    info = infos[i]
-    if not is_load(info, body.processor):
+    the loads on the same counter (so in-order waits stay meaningful). A global or buffer load into
+    registers also crosses `s_barrier`s when no wave of the workgroup can have written global memory
+    before reaching them (`no_global_write_before`): the barrier then orders nothing it reads."""
+    if not is_load(body.infos[i], body.processor):
         return None
-    start, _ = _blocks(body, i)
-    j = i
-    while j > start:
-        prev = infos[j - 1]
-        if ins[j - 1].is_branch or prev.base in BARRIERS or writes_memory(prev, body.processor) \
-                or not independent(prev, info):
-            break
-        if is_load(prev, body.processor) and _counter(prev) == _counter(info):
-            break
-        j -= 1
+    j = _hoist_target(body, i)
     if j == i:
         return None
     new = _move(body, i, j)
     return new if new.no_worse(body, full=False) else None
+
+
+def hoist_load_renamed(body: Body, i: int) -> Body | None:
+    """`hoist_load` after moving the load's value (its one-VGPR destination's web, `asmevo.agent.webs`)
+    into a VGPR the body never uses below its VGPR limit (`vgpr_limit`: the waves per SIMD stay):
+    earlier reads or writes of the old register no longer hold the load back. A load whose register
+    is reused tile after tile (a K loop's staging loads) then issues with the tiles before it."""
+    ins = body.instructions[i]
+    if not is_load(body.infos[i], body.processor) or not ins.operands or ins.operands[0].kind != "vgpr" \
+            or ins.operands[0].count != 1 or _hoist_target(body, i, renamed=True) == _hoist_target(body, i):
+        return None
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    web = webs.def_web.get((i, ins.operands[0].index))
+    free = next((r for r in range(vgpr_limit(body)) if not webs.occupancy(r)), None)
+    if web is None or web.pinned or free is None:
+        return None
+    return hoist_load(webs.renamed({id(web): free}), i)
+
+
+def hoist_loads(body: Body, i: int) -> Body | None:
+    """`hoist_load_renamed`, else `hoist_load`, at every load of instruction i's block, first to last."""
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    loads = [body.items[body.pos[k]] for k in range(blk.start, blk.end) if is_load(body.infos[k], body.processor)]
+    cur = body
+    for item in loads:  # followed by identity: relaxing a crossed wait may delete it
+        k = next((k for k, p in enumerate(cur.pos) if cur.items[p] is item), None)
+        if k is not None:
+            cur = hoist_load_renamed(cur, k) or hoist_load(cur, k) or cur
+    return None if cur is body else cur
+
+
+def _hoist_target(body: Body, i: int, renamed: bool = False) -> int:
+    """The earliest instruction of its block load i may move before (a global load passes LDS
+    writes: another address space); with `renamed`, earlier reads and writes of its destination
+    registers do not hold it (they will be another register's)."""
+    infos, ins = body.infos, body.instructions
+    info = infos[i]
+    start, _ = _blocks(body, i)
+    global_read = info.base.startswith(GLOBAL_READS)
+    crosses_barriers = global_read and no_global_write_before(body, body.cfg.block_of[i])
+    dst = info.defs if renamed else frozenset()
+    j = i
+    while j > start:
+        prev = infos[j - 1]
+        barrier = prev.base in BARRIERS and not (prev.base == "s_barrier" and crosses_barriers)
+        store = writes_memory(prev, body.processor) and not (global_read and prev.family == "ds")
+        clash = prev.defs & info.uses or (prev.uses | prev.defs) & (info.defs - dst)
+        if ins[j - 1].is_branch or barrier or store or clash:
+            break
+        if is_load(prev, body.processor) and _counter(prev) == _counter(info):
+            break
+        j -= 1
+    return j
 
 
 def hoist_past_wait(body: Body, i: int) -> Body | None:
