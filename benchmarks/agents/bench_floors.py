@@ -1,8 +1,9 @@
 """How far each suite kernel is from what no edit of its code can beat, by the model at its bench shape.
 
 An edit that keeps the kernel's memory accesses and MFMAs (every search operator does) cannot go below
-the model's HBM term (per buffer, the smaller of its size and the bytes requested) nor below the
-matrix-core passes of those MFMAs spread over every SIMD, and the launch overhead stays. Their maximum
+the model's HBM term (per buffer, the smaller of its size and the bytes requested), nor below the
+matrix-core passes of those MFMAs spread over every SIMD, nor below a wave's own matrix-core passes
+once per round of resident workgroups, and the launch overhead stays. Their maximum
 is the kernel's floor; K0's predicted time over the floor is the most such an edit can gain under the
 model. A kernel whose ceiling is below 1.01 cannot be "improved by >= 1 %" by such an edit: those
 bound the suite targets of issue #19.
@@ -23,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from asmevo.codeobj import CodeObject  # noqa: E402
 from asmevo.launches import timing_launch  # noqa: E402
-from asmevo.model.launch import Estimate  # noqa: E402
+from asmevo.model.launch import Estimate, resident  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
 from asmevo.target.gpus import gpu as gpu_named  # noqa: E402
 from asmevo.timing import model_time  # noqa: E402
@@ -33,11 +34,19 @@ AT_FLOOR = 1.01  # issue #19 counts a kernel improved at >= 1 %
 
 
 def floor_cycles(est: Estimate) -> tuple[float, str]:
-    """The launch's floor in cycles and what sets it: the HBM term, or the matrix-core passes of its
-    MFMAs spread over every SIMD (`unit_cycles` is per wave), plus the launch overhead."""
+    """The launch's floor in cycles and what sets it: the HBM term or the matrix-core passes of its
+    MFMAs (`unit_cycles` is per wave), plus the launch overhead. The MFMA bound is the larger of the
+    passes spread over every SIMD (the model's SIMD issue term) and, for its latency term, a wave's own
+    passes (it issues its MFMAs one after another) once per round of resident workgroups, counted at
+    the most workgroups per CU an edit can reach: fewest VGPRs and SGPRs, the kernel's LDS kept. With
+    fewer workgroups than CUs (AITer's i8gemm) the second is far above the first."""
     g = gpu_named(est.gpu)
-    waves = est.workgroups * est.occupancy.waves_per_workgroup
-    matrix = est.unit_cycles["mfma"] * waves / (g.cus * g.simds_per_cu)
+    occ = est.occupancy
+    waves = est.workgroups * occ.waves_per_workgroup
+    spread = est.unit_cycles["mfma"] * waves / (g.cus * g.simds_per_cu)
+    best = resident(g.processor.vgpr_granule, g.sgpr_alloc_granule, occ.lds_bytes, occ.waves_per_workgroup, g)
+    rounds = -(-(-(-est.workgroups // g.cus)) // best.workgroups_per_cu)
+    matrix = max(spread, rounds * est.unit_cycles["mfma"])
     hbm = est.terms["hbm_bandwidth"]
     return max(hbm, matrix) + est.overhead_cycles, "hbm" if hbm >= matrix else "mfma"
 
