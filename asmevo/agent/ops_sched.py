@@ -126,11 +126,13 @@ def _hoist_target(body: Body, i: int, renamed: bool = False) -> int:
     info = infos[i]
     start, _ = _blocks(body, i)
     global_read = info.base.startswith(GLOBAL_READS)
-    crosses_barriers = global_read and no_global_write_before(body, body.cfg.block_of[i])
+    crosses_barriers = None  # decided at the first s_barrier on the way
     dst = info.defs if renamed else frozenset()
     j = i
     while j > start:
         prev = infos[j - 1]
+        if prev.base == "s_barrier" and crosses_barriers is None:
+            crosses_barriers = global_read and no_global_write_before(body, body.cfg.block_of[i])
         barrier = prev.base in BARRIERS and not (prev.base == "s_barrier" and crosses_barriers)
         store = writes_memory(prev, body.processor) and not (global_read and prev.family == "ds")
         clash = prev.defs & info.uses or (prev.uses | prev.defs) & (info.defs - dst)
