@@ -4,17 +4,28 @@ from __future__ import annotations
 from asmevo.agent.body import Body
 from asmevo.agent.edit import Window
 from asmevo.agent.gates import Evaluator
+from asmevo.agent.lineage import Candidate
 from asmevo.agent.source import KernelSource
 from asmevo.source import strip_comment
 from asmevo.suites import load_suite
-from asmevo.launches import suite_launches
+from asmevo.launches import suite_launches, timing_launch
 
 
-def evaluator(problem: str) -> Evaluator:
+def evaluator(problem: str, suite: str = "kernelbench", gpu: str | None = None) -> Evaluator:
     """An evaluator that verifies each candidate on every verify shape of `problem` and its held-out one (the
-    shapes that tell tail paths apart, e.g. 20_LeakyReLU's n % 4 != 0 in v_3x99)."""
-    p = load_suite("kernelbench").problem(problem)
-    return Evaluator(p.code_object, suite_launches(p, heldout=True))
+    shapes that tell tail paths apart, e.g. 20_LeakyReLU's n % 4 != 0 in v_3x99); with `gpu`, candidates are
+    timed at the problem's bench shape by that GPU's model."""
+    p = load_suite(suite).problem(problem)
+    if gpu is None:
+        return Evaluator(p.code_object, suite_launches(p, heldout=True))
+    return Evaluator(p.code_object, suite_launches(p, heldout=True), timing=timing_launch(p)[0], gpu_name=gpu)
+
+
+def evaluated(ev: Evaluator, body: Body, new: Body, operator: str) -> Candidate:
+    """`new`, a rearrangement of K0's `body`, through every gate of `ev`; it must verify as equivalent."""
+    cand = ev.evaluate(0, new.edit(body, operator, "test"), body_window(ev), agent="test", step=1)
+    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    return cand
 
 
 def body_window(ev: Evaluator, cid: int = 0) -> Window:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from asmevo.agent.ops_sched import hoist_load, hoist_load_renamed, hoist_loads, no_global_write_before
 
-from agenttools import body_of, code
+from agenttools import body_of, code, evaluated, evaluator
 
 TILES = ["global_load_dword v1, v[2:3], off", "s_waitcnt vmcnt(0)", "ds_write_b32 v0, v1", "s_waitcnt lgkmcnt(0)",
          "s_barrier", "global_load_dword v4, v[2:3], off offset:4", "s_waitcnt vmcnt(0)", "ds_write_b32 v0, v4 offset:4",
@@ -76,14 +76,9 @@ def test_lora_shrink_k_loop_loads_issue_together():
     through LDS, each tile's loads waiting behind the previous tile's barriers and reusing its
     registers. With every tile's loads issued at the loop's top (18 values moved to unused VGPRs,
     the waves per SIMD kept) it is verified on every verify shape and the held-out one, and faster."""
-    from asmevo.agent.edit import Window
-    from asmevo.agent.gates import Evaluator
     from asmevo.agent.ops_regs import named_top, vgpr_limit
-    from asmevo.launches import suite_launches, timing_launch
-    from asmevo.suites import load_suite
 
-    p = load_suite("triton").problem("vllm_lora_shrink")
-    ev = Evaluator(p.code_object, suite_launches(p, heldout=True), timing=timing_launch(p)[0], gpu_name="mi300x")
+    ev = evaluator("vllm_lora_shrink", "triton", "mi300x")
     body = ev.body_of(0)
     site = next(i for i, x in enumerate(body.instructions) if x.text() == "global_load_ushort v44, v[16:17], off offset:512")
     new = hoist_loads(body, site)
@@ -91,7 +86,4 @@ def test_lora_shrink_k_loop_loads_issue_together():
     assert named_top(new, "v") <= vgpr_limit(body)
     blk = new.cfg.blocks[new.cfg.block_of[site]]
     assert all(x.mnemonic == "global_load_ushort" for x in new.instructions[blk.start:blk.start + 24])
-    cand = ev.evaluate(0, new.edit(body, "hoist_loads", "global_load_ushort v44"), Window(*ev.source_of(0).body),
-                       agent="test", step=1)
-    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
-    assert cand.speedup > 1.2
+    assert evaluated(ev, body, new, "hoist_loads").speedup > 1.2

@@ -5,7 +5,7 @@ import pytest
 
 from asmevo.agent.ops_layout import MAX_UNROLLED, fall_through_branch, placeable, unroll_loop
 
-from agenttools import body_of, code
+from agenttools import body_of, code, evaluated, evaluator
 
 DIAMOND = ["s_cmp_eq_u32 s0, 0", "s_cbranch_scc1 .Lhot", "v_mov_b32_e32 v1, 1", "s_branch .Lend", ".Lhot:",
            "v_mov_b32_e32 v1, 2", ".Lend:", "global_store_dword v[2:3], v1, off", "s_endpgm"]
@@ -105,7 +105,6 @@ def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
     import sys
     from pathlib import Path
 
-    from asmevo.agent.edit import Window
     from asmevo.agent.gates import Evaluator
     from asmevo.launches import launch_from_dict
     sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
@@ -132,8 +131,7 @@ def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
     body = ev.body_of(0)
     new = unroll_loop(body, next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_cbranch_scc1"))
     assert new is not None and len(new.instructions) - len(body.instructions) == 4
-    cand = ev.evaluate(0, new.edit(body, "unroll_loop", "test"), Window(*ev.source_of(0).body), agent="test", step=1)
-    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    evaluated(ev, body, new, "unroll_loop")
 
 
 @pytest.mark.slow
@@ -141,19 +139,11 @@ def test_prefill_attention_hot_path_falls_through():
     """vLLM's prefill attention at its bench shape: almost every wave skips the query block
     (`s_cbranch_scc1` at 0x1a64 is taken by 65280 of 65536 waves). Laying the skipped-to code after
     the branch is verified on every verify shape and the held-out one, and is faster at the bench shape."""
-    from asmevo.agent.edit import Window
-    from asmevo.agent.gates import Evaluator
-    from asmevo.launches import suite_launches, timing_launch
-    from asmevo.suites import load_suite
-
-    p = load_suite("triton").problem("vllm_prefill_attention")
-    ev = Evaluator(p.code_object, suite_launches(p, heldout=True), timing=timing_launch(p)[0], gpu_name="mi300x")
+    ev = evaluator("vllm_prefill_attention", "triton", "mi300x")
     body = ev.body_of(0)
     site = next(i for i, x in enumerate(body.instructions) if x.text() == "s_cbranch_scc1 .Lbb_1cc0")
     new = fall_through_branch(body, site)
     assert new is not None and new.no_worse(body)
     assert new.instructions[site].text() == "s_cbranch_scc0 .Lbb_1cc0_ft0"
-    cand = ev.evaluate(0, new.edit(body, "fall_through_branch", "s_cbranch_scc1 .Lbb_1cc0"),
-                       Window(*ev.source_of(0).body), agent="test", step=1)
-    assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+    cand = evaluated(ev, body, new, "fall_through_branch")
     assert cand.speedup > 1.01
