@@ -49,13 +49,9 @@ def no_global_write_before(body: Body, b: int) -> bool:
     """No instruction that may write memory other than LDS (a store, an atomic, an LDS DMA load, cache
     control) lies in block `b` or in a block from which `b` can be reached: no wave arrives at a
     barrier of `b` after writing global memory."""
-    preds: dict[int, list[int]] = {}
-    for blk in body.cfg.blocks:
-        for s in blk.succs:
-            preds.setdefault(s, []).append(blk.index)
     seen, todo = {b}, [b]
     while todo:
-        for p in preds.get(todo.pop(), []):
+        for p in body.cfg.blocks[todo.pop()].preds:
             if p not in seen:
                 seen.add(p)
                 todo.append(p)

@@ -36,7 +36,7 @@ AT_FLOOR = 1.01  # issue #19 counts a kernel improved at >= 1 %
 def floor_cycles(est: Estimate) -> tuple[float, str]:
     """The launch's floor in cycles and what sets it: the HBM term or the matrix-core passes of its
     MFMAs (`unit_cycles` is per wave), plus the launch overhead. The MFMA bound is the larger of the
-    passes spread over every SIMD (the model's SIMD issue term) and, for its latency term, a wave's own
+    passes spread over every SIMD (the MFMA part of the model's SIMD issue term) and, for its latency term, a wave's own
     passes (it issues its MFMAs one after another) once per round of resident workgroups, counted at
     the most workgroups per CU an edit can reach: fewest VGPRs and SGPRs, the kernel's LDS kept. With
     fewer workgroups than CUs (AITer's i8gemm) the second is far above the first."""
@@ -45,7 +45,8 @@ def floor_cycles(est: Estimate) -> tuple[float, str]:
     waves = est.workgroups * occ.waves_per_workgroup
     spread = est.unit_cycles["mfma"] * waves / (g.cus * g.simds_per_cu)
     best = resident(g.processor.vgpr_granule, g.sgpr_alloc_granule, occ.lds_bytes, occ.waves_per_workgroup, g)
-    rounds = -(-(-(-est.workgroups // g.cus)) // best.workgroups_per_cu)
+    per_cu = -(-est.workgroups // g.cus)
+    rounds = -(-per_cu // best.workgroups_per_cu)
     matrix = max(spread, rounds * est.unit_cycles["mfma"])
     hbm = est.terms["hbm_bandwidth"]
     return max(hbm, matrix) + est.overhead_cycles, "hbm" if hbm >= matrix else "mfma"

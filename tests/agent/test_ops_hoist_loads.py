@@ -74,7 +74,7 @@ def test_hoist_loads_issues_every_tile_of_the_block_together():
 def test_lora_shrink_k_loop_loads_issue_together():
     """vLLM's LoRA shrink at its bench shape: its K loop stages four tiles of six `global_load_ushort`s
     through LDS, each tile's loads waiting behind the previous tile's barriers and reusing its
-    registers. With every tile's loads issued at the loop's top (18 values moved to unused VGPRs,
+    registers. With every tile's loads issued at the loop's top (12 values moved to unused VGPRs,
     the waves per SIMD kept) it is verified on every verify shape and the held-out one, and faster."""
     from asmevo.agent.ops_regs import named_top, vgpr_limit
 
