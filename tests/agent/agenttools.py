@@ -9,13 +9,14 @@ from asmevo.agent.source import KernelSource
 from asmevo.source import strip_comment
 from asmevo.suites import load_suite
 from asmevo.launches import suite_launches, timing_launch
+from prodcache import prepared_suite
 
 
 def evaluator(problem: str, suite: str = "kernelbench", gpu: str | None = None) -> Evaluator:
     """An evaluator that verifies each candidate on every verify shape of `problem` and its held-out one (the
     shapes that tell tail paths apart, e.g. 20_LeakyReLU's n % 4 != 0 in v_3x99); with `gpu`, candidates are
     timed at the problem's bench shape by that GPU's model."""
-    p = load_suite(suite).problem(problem)
+    p = (load_suite(suite) if suite == "kernelbench" else prepared_suite(suite)).problem(problem)
     if gpu is None:
         return Evaluator(p.code_object, suite_launches(p, heldout=True))
     return Evaluator(p.code_object, suite_launches(p, heldout=True), timing=timing_launch(p)[0], gpu_name=gpu)

@@ -9,8 +9,6 @@ ASMEVO_REQUIRE_PRODUCTION=1 (set by .ci/run), which makes a missing wheel a fail
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 
@@ -27,6 +25,7 @@ from asmevo.suites.check import check_shape, problem_inputs, spec_scalars
 from asmevo.suites.manifest import CACHE_ROOT, REPO_ROOT
 from asmevo.suites.refutil import shuffle_weight, unshuffle_weight
 from kernargs import assert_packed, expected_kernargs, note_metadata
+from prodcache import prepared_suite
 
 SUITES = {name: load_suite(name) for name in ("aiter", "aiter_gfx950", "triton")}
 CASES = [(s, p.name, sh.name) for s, suite in SUITES.items() for p in suite.problems for sh in p.shapes
@@ -78,27 +77,9 @@ def test_generators_are_deterministic():
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
-def _fetchable() -> str | None:
-    """None when the production inputs are cached or the package index is reachable, else the reason."""
-    if (CACHE_ROOT / "triton" / "co").is_dir() and (CACHE_ROOT / "aiter").is_dir():
-        return None
-    try:
-        socket.create_connection(("pypi.org", 443), timeout=5).close()
-        return None
-    except OSError as exc:
-        return f"benchmarks/.cache has no production wheels and the package index is unreachable ({exc})"
-
-
 @pytest.fixture(scope="module")
 def prepared():
-    reason = _fetchable()
-    if reason:
-        if os.environ.get("ASMEVO_REQUIRE_PRODUCTION") == "1":
-            pytest.fail(f"ASMEVO_REQUIRE_PRODUCTION=1 but {reason}")
-        pytest.skip(reason)
-    for suite in SUITES.values():
-        suite.prepare()
-    return SUITES
+    return {name: prepared_suite(name) for name in SUITES}
 
 
 def _without_a_pointer(raw: dict) -> tuple[dict, str]:
