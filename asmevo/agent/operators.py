@@ -102,7 +102,8 @@ OPERATORS: tuple[Operator, ...] = (
              "wait at the end of the dominating block; drop waits that became redundant"),
     Operator("hoist_load", _is_mem, hoist_load, "issue a load as early as its block allows"),
     Operator("hoist_load_renamed", _is_mem, hoist_load_renamed,
-             "hoist_load after moving the loaded value to an unused VGPR (earlier uses of its register stop holding it)"),
+             "hoist_load after moving the loaded value to unused VGPRs (a tuple as a whole; earlier uses of its "
+             "registers stop holding it)"),
     Operator("hoist_loads", _is_mem, hoist_loads, "hoist_load_renamed (else hoist_load) at every load of the block",
              once_per=_block),
     Operator("speculate_kernarg_load", _is_mem, speculate_kernarg_load,

@@ -26,7 +26,7 @@ from ..errors import UnsupportedInstruction
 from ..isa.regs import operand_regs, reads_destination
 from ..isa.table import EXEC, instr_info
 from .body import Body, BodyItem, across_loop, make_item
-from .ops_nop import padded
+from .pad import padded
 from .ops_rename import vop3_ok
 from .webs import cross_lane
 

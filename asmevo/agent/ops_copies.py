@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..isa.regs import operand_regs
 from .body import Body
 from .lanes import Lanes, lanes_of
-from .ops_nop import padded
+from .pad import padded
 from .webs import ENTRY, NotAnalysable, webs_of
 
 _COPIES = ("v_accvgpr_write_b32", "v_accvgpr_read_b32")

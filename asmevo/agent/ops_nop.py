@@ -16,7 +16,6 @@ _TRIES = 4  # candidate fillers tried per nop
 # `fill_block` steps per call: each step re-checks hazards near the block, so a long MFMA block full
 # of `s_nop`s (Triton's int8 GEMM: minutes) would stall the search for one proposal.
 _STEPS = 32
-_PADS = 5  # `padded` tries s_nop 0 .. 4: VALU rules need at most 5 wait states; longer waits are refused
 
 
 def _nop_count(body: Body, i: int) -> int | None:
@@ -148,14 +147,3 @@ def fill_nops(body: Body, i: int) -> Body | None:
     """`fill_nop` at every `s_nop` of instruction i's block, as often as it applies (at least twice)."""
     cur, filled = fill_block(body, i)
     return cur if filled > 1 else None
-
-
-def padded(body: Body, items: list[BodyItem], at: int, clear: tuple[BodyItem, ...] = ()) -> Body | None:
-    """The body of `items` (a rearrangement of `body`) with the shortest `s_nop` at item position `at` (none
-    first) after which it has no static finding beyond `body`'s and none at an instruction of `clear`."""
-    keep = {id(it) for it in clear}
-    for n in range(-1, _PADS):
-        new = body.replace(items if n < 0 else items[:at] + [make_item(f"s_nop {n}")] + items[at:])
-        if new.no_worse(body) and not any(id(new.items[new.pos[f.index]]) in keep for f in new.static_findings):
-            return new
-    return None

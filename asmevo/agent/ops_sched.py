@@ -11,6 +11,7 @@ from ..isa.table import instr_info
 from .body import Body, BodyItem, make_item
 from .ops_regs import vgpr_limit
 from .ops_waitcnt import is_wait, relax_at
+from .pad import hazard_nops
 from .webs import NotAnalysable, webs_of
 
 MEMORY = ("smem", "flat", "mubuf", "ds")
@@ -83,35 +84,41 @@ def hoist_load(body: Body, i: int) -> Body | None:
 
 
 def hoist_load_renamed(body: Body, i: int) -> Body | None:
-    """`hoist_load` after moving the load's value (its one-VGPR destination's web, `asmevo.agent.webs`)
-    into a VGPR the body never uses below its VGPR limit (`vgpr_limit`: the waves per SIMD stay):
-    earlier reads or writes of the old register no longer hold the load back. A load whose register
-    is reused tile after tile (a K loop's staging loads) then issues with the tiles before it."""
+    """`hoist_load` after moving the load's value (its destination's web, `asmevo.agent.webs`; for a
+    multi-register destination the webs of its tuple group, shifted together by an even distance) into
+    VGPRs the body never uses below its VGPR limit (`vgpr_limit`: the waves per SIMD stay): earlier reads
+    or writes of the old registers no longer hold the load back. A load whose registers are reused tile
+    after tile (a K loop's staging loads, an LDS fragment read per MFMA) then issues with the tiles before it."""
     ins = body.instructions[i]
     if not is_load(body.infos[i], body.processor) or not ins.operands or ins.operands[0].kind != "vgpr" \
-            or ins.operands[0].count != 1 or _hoist_target(body, i, renamed=True) == _hoist_target(body, i):
+            or _hoist_target(body, i, renamed=True) == _hoist_target(body, i):
         return None
     try:
         webs = webs_of(body)
     except NotAnalysable:
         return None
     web = webs.def_web.get((i, ins.operands[0].index))
-    free = next((r for r in range(vgpr_limit(body)) if not webs.occupancy(r)), None)
-    if web is None or web.pinned or free is None:
+    group = webs.tuple_group(web) if web is not None else None
+    delta = webs.shift_room(group, vgpr_limit(body)) if group is not None else None
+    if delta is None:
         return None
-    return hoist_load(webs.renamed({id(web): free}), i)
+    return hoist_load(webs.renamed({id(w): w.reg + delta for w in group}), i)
 
 
 def hoist_loads(body: Body, i: int) -> Body | None:
-    """`hoist_load_renamed`, else `hoist_load`, at every load of instruction i's block, first to last."""
+    """`hoist_load_renamed`, else `hoist_load`, at every load of instruction i's block, first to last, the
+    vector memory loads (the longer latency) before the LDS loads, so they take the free VGPRs first; a
+    hazard the moves uncover gets its wait states (`hazard_nops`)."""
     blk = body.cfg.blocks[body.cfg.block_of[i]]
-    loads = [body.items[body.pos[k]] for k in range(blk.start, blk.end) if is_load(body.infos[k], body.processor)]
+    loads = sorted((k for k in range(blk.start, blk.end) if is_load(body.infos[k], body.processor)),
+                   key=lambda k: (_counter(body.infos[k]) != "vm", k))
+    loads = [body.items[body.pos[k]] for k in loads]
     cur = body
     for item in loads:  # followed by identity: relaxing a crossed wait may delete it
         k = next((k for k, p in enumerate(cur.pos) if cur.items[p] is item), None)
         if k is not None:
             cur = hoist_load_renamed(cur, k) or hoist_load(cur, k) or cur
-    return None if cur is body else cur
+    return None if cur is body else hazard_nops(cur, body)
 
 
 def _hoist_target(body: Body, i: int, renamed: bool = False) -> int:

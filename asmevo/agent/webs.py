@@ -13,9 +13,12 @@ value only when no later read can see those lanes:
 
 Writes that also read their destination (accumulates, partial writes) never kill. Reaching
 definitions under these kills give the webs (union-find: a read joins every write reaching it, a
-non-killing write joins the writes it keeps alive). A web is *pinned*, never renamed, when its value
-may come from the wave's start (hardware-initialised or undefined), when it appears inside a
-multi-register operand, or when something reads it across lanes (DPP, readlane, permute, swizzle).
+non-killing write joins the writes it keeps alive). A web is *pinned*, never renamed on its own, when its
+value may come from the wave's start (hardware-initialised or undefined) or something reads it across lanes
+(DPP, readlane, permute, swizzle) (`stuck`: never renamed), or when it appears inside a multi-register operand
+(`tupled`): such a web moves only with its *tuple group*, the webs that share a multi-register operand with it,
+transitively, all shifted by one even distance (gfx90a+ VGPR tuples are 64-bit aligned), so every tuple keeps
+its consecutive, aligned registers.
 A web *occupies* the program points (before and after each instruction) where its value is live or
 being written; a load's destination stays occupied until a wait that retires every load on its
 counter. A web may move to register r iff the points it occupies are disjoint from r's.
@@ -74,8 +77,14 @@ class Web:
     defs: set[int] = field(default_factory=set)
     uses: set[int] = field(default_factory=set)
     entry: bool = False
-    pinned: bool = False
+    stuck: bool = False
+    tupled: bool = False
     occupied: int = 0
+
+    @property
+    def pinned(self) -> bool:
+        """Never renamed on its own (see the module docstring)."""
+        return self.stuck or self.tupled
 
 
 class VgprWebs:
@@ -270,12 +279,13 @@ class VgprWebs:
                     w = web(find(next(iter(reach))), 4 * i)
                     w.uses.add(i)
                     self.use_web[(i, r)] = w
-                    w.pinned |= bool(self.cross[i] & bit) or (i, r) in self.tuple_sites
+                    w.stuck |= bool(self.cross[i] & bit)
+                    w.tupled |= (i, r) in self.tuple_sites
                 if self.defs[i] & bit:
                     w = web(find(i), 4 * i + 1)
                     w.defs.add(i)
                     self.def_web[(i, r)] = w
-                    w.pinned |= (i, r) in self.tuple_sites
+                    w.tupled |= (i, r) in self.tuple_sites
                     w.occupied |= 1 << (2 * i + 1)
                     reach = frozenset({i}) if i in killing else reach | {i}
                 lo, live = 2 * i + 1, bool(self.live_after[i] & bit)
@@ -284,7 +294,7 @@ class VgprWebs:
             w = webs[root]
             self.webs.append(w)
             w.entry = ENTRY in parent and find(ENTRY) == w.root
-            w.pinned |= w.entry
+            w.stuck |= w.entry
             for d in list(w.defs):
                 counter = _async_counter(self.body.instructions[d], self.body.processor)
                 if counter is not None:
@@ -317,41 +327,70 @@ class VgprWebs:
         occ = (taken if taken is not None else _occupancy_table(self)).get(reg, 0)
         return not web.pinned and not web.occupied & occ
 
+    def tuple_group(self, web: Web) -> list[Web] | None:
+        """The webs that move with `web` (itself first): those sharing a multi-register operand with it,
+        transitively; None when one of them is stuck or a register of such an operand carries no web."""
+        group, work = {id(web): web}, [web]
+        while work:
+            w = work.pop()
+            if w.stuck:
+                return None
+            for i in sorted(w.defs | w.uses - {ENTRY}):
+                ndst = len(self.body.infos[i].dst)
+                for k, op in enumerate(self.body.instructions[i].operands):
+                    table = self.def_web if k < ndst else self.use_web
+                    if op.kind != "vgpr" or op.count == 1 or table.get((i, w.reg)) is not w or \
+                            not op.index <= w.reg < op.index + op.count:
+                        continue
+                    for r in range(op.index, op.index + op.count):
+                        other = table.get((i, r))
+                        if other is None:
+                            return None
+                        if id(other) not in group:
+                            group[id(other)] = other
+                            work.append(other)
+        return list(group.values())
+
+    def shift_room(self, group: list[Web], limit: int) -> int | None:
+        """The distance, smallest target first, that moves every web of `group` to a VGPR below `limit`
+        the body never uses (an even one when a web is in a tuple); None when there is none."""
+        lo, hi = min(w.reg for w in group), max(w.reg for w in group)
+        table = _occupancy_table(self)
+        step = 2 if any(w.tupled for w in group) else 1
+        for base in range(lo % step, limit - (hi - lo), step):
+            delta = base - lo
+            if delta and not any(table.get(w.reg + delta, 0) for w in group):
+                return delta
+        return None
+
     def renamed(self, moves: dict[int, int]) -> Body:
         """The body with every web in `moves` (id(web) -> new VGPR) renamed; every other register
-        keeps its name."""
+        keeps its name. A tuple operand's webs move together (`tuple_group`, one distance)."""
         by_id = {id(w): w for w in self.webs}
-        texts: dict[int, Instruction] = {}
-        body = self.body
-        for wid, new in moves.items():
-            w = by_id[wid]
-            for i in sorted(w.defs | w.uses):
-                if i == ENTRY:
-                    continue
-                texts[i] = _rename_operands(texts.get(i, body.instructions[i]), w, i, new, self)
-        items: list[BodyItem] = list(body.items)
-        for i, ins in texts.items():
-            items[body.pos[i]] = make_item(ins.text())
-        return body.replace(items)
+        touched = sorted({i for wid in moves for i in by_id[wid].defs | by_id[wid].uses if i != ENTRY})
+        items: list[BodyItem] = list(self.body.items)
+        for i in touched:
+            items[self.body.pos[i]] = make_item(self._renamed_at(i, moves).text())
+        return self.body.replace(items)
 
-
-def _rename_operands(ins: Instruction, web: Web, i: int, new: int, webs: VgprWebs) -> Instruction:
-    """`ins` (instruction i, possibly already partly renamed) with the operands that carry `web`
-    spelling VGPR `new`: destinations when the web is written at i, sources when it is read."""
-    info = webs.body.infos[i]
-    ndst = len(info.dst)
-    writes = webs.def_web.get((i, web.reg)) is web
-    reads = webs.use_web.get((i, web.reg)) is web
-    original = webs.body.instructions[i].operands
-    ops = []
-    for k, (op, orig) in enumerate(zip(ins.operands, original)):
-        role = writes if k < ndst else reads
-        if role and orig.kind == "vgpr" and orig.count == 1 and orig.index == web.reg:
-            ops.append(re.sub(rf"\bv{web.reg}\b", f"v{new}", op.text))
-        else:
-            ops.append(op.text)
-    text = " ".join([ins.mnemonic, ", ".join(ops), *ins.modifiers]) if ops else ins.text()
-    return parse_instruction(text)
+    def _renamed_at(self, i: int, moves: dict[int, int]) -> Instruction:
+        """Instruction i with each VGPR operand spelling the registers its webs move to."""
+        ins = self.body.instructions[i]
+        ndst = len(self.body.infos[i].dst)
+        ops = []
+        for k, op in enumerate(ins.operands):
+            old = list(range(op.index, op.index + op.count)) if op.kind == "vgpr" else []
+            table = self.def_web if k < ndst else self.use_web
+            new = [moves.get(id(w), r) if (w := table.get((i, r))) is not None else r for r in old]
+            if new == old:
+                ops.append(op.text)
+            elif new != list(range(new[0], new[0] + op.count)):
+                raise ValueError(f"{ins.text()}: the registers of {op.text} renamed apart")
+            elif op.count == 1:
+                ops.append(re.sub(rf"\bv{op.index}\b", f"v{new[0]}", op.text))
+            else:
+                ops.append(op.text.replace(f"v[{old[0]}:{old[-1]}]", f"v[{new[0]}:{new[-1]}]"))
+        return parse_instruction(" ".join([ins.mnemonic, ", ".join(ops), *ins.modifiers]))
 
 
 @lru_cache(maxsize=8)

@@ -87,3 +87,64 @@ def test_lora_shrink_k_loop_loads_issue_together():
     blk = new.cfg.blocks[new.cfg.block_of[site]]
     assert all(x.mnemonic == "global_load_ushort" for x in new.instructions[blk.start:blk.start + 24])
     assert evaluated(ev, body, new, "hoist_loads").speedup > 1.2
+
+
+PAIRS = ["ds_read_b64 v[4:5], v0", "s_waitcnt lgkmcnt(0)", "v_pk_add_f32 v[8:9], v[4:5], v[4:5]",
+         "ds_read_b64 v[4:5], v0 offset:8", "s_waitcnt lgkmcnt(0)", "v_pk_add_f32 v[10:11], v[4:5], v[8:9]",
+         "global_store_dwordx2 v[2:3], v[10:11], off", "s_endpgm"]
+
+
+def test_a_multi_register_destination_moves_as_one_aligned_tuple():
+    """The second fragment's pair moves to the first even pair the body never uses (v1 alone is free too,
+    but a tuple keeps its 64-bit alignment), its reader with it; the first fragment keeps v[4:5]."""
+    b = body_of(PAIRS)
+    assert hoist_load(b, 3) is None  # v_pk_add reads the old v[4:5]
+    new = hoist_load_renamed(b, 3)
+    assert new is not None and new.no_worse(b)
+    assert code(new)[:3] == ["ds_read_b64 v[4:5], v0", "ds_read_b64 v[6:7], v0 offset:8", "s_waitcnt lgkmcnt(1)"]
+    assert "v_pk_add_f32 v[8:9], v[4:5], v[4:5]" in code(new) and "v_pk_add_f32 v[10:11], v[6:7], v[8:9]" in code(new)
+
+
+def test_a_tuple_with_a_register_read_across_lanes_stays():
+    stuck = PAIRS[:5] + ["v_readlane_b32 s6, v5, 0"] + PAIRS[5:]
+    assert hoist_load_renamed(body_of(stuck), 3) is None
+
+
+def test_hoist_loads_gives_an_uncovered_hazard_its_wait_states():
+    """The second load was one of the two instructions between a VALU's SGPR write and a VALU reading it
+    (two wait states, `valu-sgpr-valu`); hoisted, it leaves one, so an `s_nop 0` restores the other."""
+    lines = ["ds_read_b32 v1, v0", "s_waitcnt lgkmcnt(0)", "v_add_f32_e32 v5, v1, v1", "v_cmp_gt_f32_e64 s[4:5], v5, v6",
+             "ds_read_b32 v1, v0 offset:4", "v_mov_b32_e32 v7, 0", "v_cndmask_b32_e64 v8, v5, v7, s[4:5]",
+             "s_waitcnt lgkmcnt(0)", "v_add_f32_e32 v9, v1, v8", "global_store_dword v[2:3], v9, off", "s_endpgm"]
+    b = body_of(lines)
+    moved = hoist_load_renamed(b, 4)
+    assert moved is not None and not moved.no_worse(b)  # the move alone uncovers the hazard
+    new = hoist_loads(b, 4)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    assert c[1].startswith("ds_read_b32") and c[c.index("v_cndmask_b32_e64 v8, v5, v7, s[4:5]") - 1] == "s_nop 0"
+
+
+def test_lora_expand_fragment_reads_renamed_as_a_tuple_and_hazards_padded_verify():
+    """vLLM's LoRA expand. Its K loop reads four `ds_read_b128` fragments at offset 4096 into one register
+    quadruple, v[52:55]: the first moves to the one quadruple free below the VGPR count that keeps its waves
+    per SIMD and issues with the four reads before it. In the block before, the hoisted reads leave two
+    `valu-sgpr-valu` hazards uncovered, which get a nop each. Both candidates verify on every verify shape
+    and the held-out one (no faster: the launch's time is its longest wave's, which these blocks barely shape)."""
+    ev = evaluator("vllm_lora_expand", "triton", "mi300x")
+    body = ev.body_of(0)
+    site = next(i for i, x in enumerate(body.instructions) if x.text() == "ds_read_b128 v[52:55], v60 offset:4096")
+    new = hoist_loads(body, site)
+    assert new is not None and new.no_worse(body)
+    blk = new.cfg.blocks[new.cfg.block_of[site]]
+    reads = [x.text() for x in new.instructions[blk.start:blk.end] if x.mnemonic == "ds_read_b128"]
+    assert reads[:5] == [x.text() for x in new.instructions[blk.start + 40:blk.start + 45]]
+    assert reads[4] == "ds_read_b128 v[164:167], v60 offset:4096"
+    evaluated(ev, body, new, "hoist_loads")
+
+    site = next(i for i, x in enumerate(body.instructions) if x.text() == "ds_read_b128 v[58:61], v34")
+    new = hoist_loads(body, site)
+    assert new is not None and new.no_worse(body)
+    nops = lambda b: sum(x.mnemonic == "s_nop" for x in b.instructions)
+    assert nops(new) == nops(body) + 2
+    evaluated(ev, body, new, "hoist_loads")

@@ -1,0 +1,47 @@
+"""Hazard wait states for rearranged bodies: an `s_nop N` gives N+1 wait states (CDNA3 ISA guide, "Manually
+Inserted Wait States"), so a move that brings a hazard's producer and consumer too close is repaired by the
+shortest nop before the consumer. The static checks on the result are the oracle."""
+from __future__ import annotations
+
+from .body import Body, BodyItem, make_item
+
+_PADS = 5  # s_nop 0 .. 4: VALU rules need at most 5 wait states; longer waits are refused
+_REPAIRS = 8  # nops `hazard_nops` inserts at most
+
+
+def padded(body: Body, items: list[BodyItem], at: int, clear: tuple[BodyItem, ...] = ()) -> Body | None:
+    """The body of `items` (a rearrangement of `body`) with the shortest `s_nop` at item position `at` (none
+    first) after which it has no static finding beyond `body`'s and none at an instruction of `clear`."""
+    keep = {id(it) for it in clear}
+    for n in range(-1, _PADS):
+        new = body.replace(items if n < 0 else items[:at] + [make_item(f"s_nop {n}")] + items[at:])
+        if new.no_worse(body) and not any(id(new.items[new.pos[f.index]]) in keep for f in new.static_findings):
+            return new
+    return None
+
+
+def hazard_nops(body: Body, parent: Body) -> Body | None:
+    """`body`, a rearrangement of `parent`, with the shortest `s_nop` before each instruction a hazard finding
+    `parent` lacks names, until it has no static finding beyond `parent`'s; None when another kind of
+    finding is new or that takes more than a few nops."""
+    cur = body
+    for _ in range(_REPAIRS + 1):
+        if cur.no_worse(parent):
+            return cur
+        new = [f for f in cur.static_findings if cur.findings[(f.check, f.rule)] > parent.findings[(f.check, f.rule)]]
+        if any(f.check != "hazard" for f in new):
+            return None
+        at = cur.pos[new[0].index]
+        for n in range(_PADS):
+            trial = cur.replace(cur.items[:at] + [make_item(f"s_nop {n}")] + cur.items[at:])
+            if not _flags(trial, cur.items[at]):
+                break
+        else:
+            return None
+        cur = trial
+    return None
+
+
+def _flags(body: Body, item: BodyItem) -> bool:
+    """Whether a hazard finding of `body` names the instruction of `item`."""
+    return any(f.check == "hazard" and body.items[body.pos[f.index]] is item for f in body.static_findings)
