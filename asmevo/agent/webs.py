@@ -335,7 +335,7 @@ class VgprWebs:
             w = work.pop()
             if w.stuck:
                 return None
-            for i in sorted(w.defs | w.uses - {ENTRY}):
+            for i in sorted((w.defs | w.uses) - {ENTRY}):
                 ndst = len(self.body.infos[i].dst)
                 for k, op in enumerate(self.body.instructions[i].operands):
                     table = self.def_web if k < ndst else self.use_web
