@@ -131,8 +131,8 @@ OPERATORS: tuple[Operator, ...] = (
              "define a scalar constant materialised in several places once, in the nearest common dominator",
              once_per=constant_key),
     Operator("hoist_vector_constant", lambda body, i: vector_constant_key(body, i) is not None,
-             hoist_vector_constant, "write a vector constant moved into VGPRs in several places once, at the wave's "
-             "start, into an unused VGPR its readers read", once_per=vector_constant_key),
+             hoist_vector_constant, "write a vector constant written into VGPRs in several places (a move, or a v_not/v_bfrev "
+             "of an inline constant) once, at the wave's start, into an unused VGPR its readers read", once_per=vector_constant_key),
     Operator("fuse_constant_fma", lambda body, i: body.instructions[i].mnemonic == "v_mov_b32_e32", fuse_constant_fma,
              "v_mov vD, K0 + v_fmac vD, K1, vX -> v_fmaak vD, K1, vX, K0 (a literal K1 from a VGPR set at the wave's start)"),
     Operator("pipeline_loop", _is_global_load, pipeline_loop,

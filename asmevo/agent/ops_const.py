@@ -70,21 +70,30 @@ def hoist_constant(body: Body, i: int) -> Body | None:
     return new if new.no_worse(body) else None
 
 
+_MATERIALISE = {"v_not_b32_e32": lambda k: ~k, "v_bfrev_b32_e32": lambda k: int(f"{k:032b}"[::-1], 2)}
+
+
 def vector_constant_key(body: Body, i: int) -> str | None:
-    """The constant instruction i (`v_mov_b32_e32 vD, K`) writes into one VGPR, else None."""
+    """The constant instruction i writes into one VGPR, else None: K of `v_mov_b32_e32 vD, K`, or the 32-bit
+    value of `v_not_b32_e32`/`v_bfrev_b32_e32 vD, K` of an integer K (LLVM's way to build a constant
+    without a literal: ~63 = 0xffffffc0, bfrev(1) = 0x80000000), as the literal a move would write."""
     ins = body.instructions[i]
-    if ins.mnemonic != "v_mov_b32_e32" or ins.modifiers or len(ins.operands) != 2:
+    if ins.mnemonic not in ("v_mov_b32_e32", *_MATERIALISE) or ins.modifiers or len(ins.operands) != 2:
         return None
     dst, src = ins.operands
     if dst.kind != "vgpr" or dst.count != 1 or src.kind not in ("imm", "float"):
         return None
-    return src.text
+    if ins.mnemonic == "v_mov_b32_e32":
+        return src.text
+    if src.kind != "imm":
+        return None
+    return f"{_MATERIALISE[ins.mnemonic](int(src.value) & 0xFFFFFFFF) & 0xFFFFFFFF:#010x}"
 
 
 def _mov_fmac(body: Body, i: int) -> tuple[int, Operand] | None:
     """(j, K1) when instruction i is `v_mov_b32_e32 vD, K0` and the next instruction of its block
     touching vD is `v_fmac_f32_e32 vD, K1, vX` with constant K1 and vX another VGPR."""
-    if vector_constant_key(body, i) is None:
+    if body.instructions[i].mnemonic != "v_mov_b32_e32" or vector_constant_key(body, i) is None:
         return None
     dst = body.instructions[i].operands[0]
     reg = ("v", dst.index)
@@ -137,8 +146,8 @@ def fuse_constant_fma(body: Body, i: int) -> Body | None:
 
 
 def hoist_vector_constant(body: Body, i: int) -> Body | None:
-    """Write the constant instruction i moves into a VGPR once, at the wave's start, into an unused VGPR;
-    every value web whose writes all move that constant (not pinned: no cross-lane or multi-register
+    """Write the constant instruction i writes (`vector_constant_key`) once, at the wave's start, into an unused
+    VGPR; every value web whose writes all write that constant (not pinned: no cross-lane or multi-register
     read, no value from the wave's start) is read from there and its writes go. Only when EXEC provably
     never leaves the launch's lanes (isa.exec_bound), so the VGPR holds the constant in every lane that
     can read it; None when nothing outside the entry block is saved."""

@@ -205,6 +205,17 @@ def test_vector_constant_hoisted_in_tanh():
     assert cand.cycles < ev.lineage.candidates[0].cycles
 
 
+def test_sigmoid_exponent_constant_hoisted():
+    """21_Sigmoid builds -64 (`v_not_b32 v3, 63`, its exp2 range reduction's exponent bias) in each of its four
+    elements' blocks; one write at the wave's start serves all four, verified, four VALU slots fewer per wave."""
+    ev = evaluator("21_Sigmoid")
+    cand = _apply(ev, 0, "hoist_vector_constant", "v_not_b32_e32 v3, 63")
+    body = ev.body_of(cand.id)
+    assert sum(x.mnemonic == "v_not_b32_e32" for x in ev.body_of(0).instructions) == 4
+    assert not any(x.mnemonic == "v_not_b32_e32" for x in body.instructions)
+    assert body.instructions[body.start].text().endswith(", 0xffffffc0")
+
+
 def test_running_maximum_canonicalizes_removed_in_logsoftmax():
     """24_LogSoftmax's online-softmax loop re-canonicalizes its four running maxima (loop-carried copies of
     v_max results) every iteration; all four go, verified (the special input sets hold NaNs, infinities

@@ -106,6 +106,27 @@ def test_vector_constant_copies_become_one_write_at_the_wave_start():
     assert sum(x.startswith("v_mov_b32") for x in c) == 1
 
 
+def test_a_constant_built_by_v_not_or_v_bfrev_is_hoisted_as_the_value_it_builds():
+    """LLVM builds -64 as `v_not_b32 63` and the sign bit as `v_bfrev_b32 1` (no literal); each is the
+    constant it builds, shared with a move of the same value, and neither is a move `fuse_constant_fma` fuses."""
+    built = [x.replace("v_mov_b32_e32 v8, 0x7f800000", "v_not_b32_e32 v8, 63")
+             .replace("v_mov_b32_e32 v9, 0x7f800000", "v_mov_b32_e32 v9, 0xffffffc0") for x in SELECTS]
+    b = body_of(["s_load_dwordx2 s[2:3], s[0:1], 0x0", *built])
+    new = hoist_vector_constant(b, b.instructions.index(next(x for x in b.instructions if x.mnemonic == "v_not_b32_e32")))
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    assert c[0] == "v_mov_b32_e32 v4, 0xffffffc0" and not any(x.startswith(("v_not", "v_mov_b32_e32 v9")) for x in c)
+    assert [x for x in c if x.startswith("v_cndmask")] == ["v_cndmask_b32_e64 v2, v4, v3, s[6:7]",
+                                                         "v_cndmask_b32_e64 v2, v4, v5, s[6:7]"]
+    sign = body_of(["s_load_dwordx2 s[2:3], s[0:1], 0x0", *(x.replace("v_mov_b32_e32 v8, 0x7f800000", "v_bfrev_b32_e32 v8, 1")
+                                                              .replace("v_mov_b32_e32 v9, 0x7f800000", "v_bfrev_b32_e32 v9, 1")
+                                                              for x in SELECTS)])
+    assert code(hoist_vector_constant(sign, 4))[0] == "v_mov_b32_e32 v4, 0x80000000"
+    fma = body_of(["v_not_b32_e32 v8, 63", "v_fmac_f32_e32 v8, 0x3f000001, v3", "global_store_dword v[0:1], v8, off",
+                   "s_endpgm"])
+    assert fuse_constant_fma(fma, 0) is None
+
+
 def test_no_vector_hoist_for_an_accumulated_value_a_wide_exec_or_the_entry_block_alone():
     mov = lambda b: b.instructions.index(next(x for x in b.instructions if x.mnemonic == "v_mov_b32_e32"))
     accumulated = body_of(["s_nop 0", "s_branch .La", ".La:", "v_mov_b32_e32 v8, 0x3ba10414",
