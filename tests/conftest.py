@@ -32,15 +32,11 @@ from hipstub import stub_hip, stub_root  # noqa: E402,F401  (the HIP runtime tes
 def wheel():
     """The pinned amd-aiter wheel with its gfx942 code objects extracted, fetched into benchmarks/.cache when
     missing; a test that needs it skips with the reason when it is neither cached nor downloadable."""
-    import socket
-
     from asmevo.calibrate import aiter_wheel
+    from prodcache import unreachable
 
-    if not (aiter_wheel.CACHE / aiter_wheel.WHEEL).exists():
-        try:
-            socket.create_connection(("pypi.org", 443), timeout=5).close()
-        except OSError as exc:
-            pytest.skip(f"the amd-aiter wheel is not cached and the package index is unreachable ({exc})")
+    if not (aiter_wheel.CACHE / aiter_wheel.WHEEL).exists() and (reason := unreachable()):
+        pytest.skip(f"the amd-aiter wheel is not cached and {reason}")
     path = aiter_wheel.fetch_wheel()
     aiter_wheel.extract(path)
     return path
