@@ -1,5 +1,6 @@
-"""hoist_load across barriers and LDS writes, hoist_load_renamed and hoist_loads: loads of a K loop's
-later tiles issue with the first tile's, each refusal where moving would change what a load reads."""
+"""hoist_load across barriers and LDS writes, hoist_load_renamed (one-register and tuple destinations) and
+hoist_loads: loads of a K loop's later tiles issue with the first tile's, hazards the moves uncover get their
+nops, each refusal where moving would change what a load reads."""
 from __future__ import annotations
 
 
@@ -128,7 +129,7 @@ def test_hoist_loads_gives_an_uncovered_hazard_its_wait_states():
 def test_lora_expand_fragment_reads_renamed_as_a_tuple_and_hazards_padded_verify():
     """vLLM's LoRA expand. Its K loop reads four `ds_read_b128` fragments at offset 4096 into one register
     quadruple, v[52:55]: the first moves to the one quadruple free below the VGPR count that keeps its waves
-    per SIMD and issues with the four reads before it. In the block before, the hoisted reads leave two
+    per SIMD and issues with the four reads before it. In another block of the loop, the hoisted reads leave two
     `valu-sgpr-valu` hazards uncovered, which get a nop each. Both candidates verify on every verify shape
     and the held-out one (no faster: the launch's time is its longest wave's, which these blocks barely shape)."""
     ev = evaluator("vllm_lora_expand", "triton", "mi300x")
