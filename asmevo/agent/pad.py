@@ -32,16 +32,7 @@ def hazard_nops(body: Body, parent: Body) -> Body | None:
         if any(f.check != "hazard" for f in new):
             return None
         at = cur.pos[new[0].index]
-        for n in range(_PADS):
-            trial = cur.replace(cur.items[:at] + [make_item(f"s_nop {n}")] + cur.items[at:])
-            if not _flags(trial, cur.items[at]):
-                break
-        else:
+        cur = padded(cur, list(cur.items), at, clear=(cur.items[at],))
+        if cur is None:
             return None
-        cur = trial
     return None
-
-
-def _flags(body: Body, item: BodyItem) -> bool:
-    """Whether a hazard finding of `body` names the instruction of `item`."""
-    return any(f.check == "hazard" and body.items[body.pos[f.index]] is item for f in body.static_findings)

@@ -339,8 +339,8 @@ class VgprWebs:
                 ndst = len(self.body.infos[i].dst)
                 for k, op in enumerate(self.body.instructions[i].operands):
                     table = self.def_web if k < ndst else self.use_web
-                    if op.kind != "vgpr" or op.count == 1 or table.get((i, w.reg)) is not w or \
-                            not op.index <= w.reg < op.index + op.count:
+                    if op.kind != "vgpr" or op.count == 1 or not op.index <= w.reg < op.index + op.count or \
+                            table.get((i, w.reg)) is not w:
                         continue
                     for r in range(op.index, op.index + op.count):
                         other = table.get((i, r))

@@ -22,9 +22,10 @@ def evaluator(problem: str, suite: str = "kernelbench", gpu: str | None = None) 
     return Evaluator(p.code_object, suite_launches(p, heldout=True), timing=timing_launch(p)[0], gpu_name=gpu)
 
 
-def evaluated(ev: Evaluator, body: Body, new: Body, operator: str) -> Candidate:
-    """`new`, a rearrangement of K0's `body`, through every gate of `ev`; it must verify as equivalent."""
-    cand = ev.evaluate(0, new.edit(body, operator, "test"), body_window(ev), agent="test", step=1)
+def evaluated(ev: Evaluator, body: Body, new: Body, operator: str, parent: int = 0) -> Candidate:
+    """`new`, a rearrangement of candidate `parent`'s `body`, through every gate of `ev`; it must verify as
+    equivalent."""
+    cand = ev.evaluate(parent, new.edit(body, operator, "test"), body_window(ev, parent), agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
     return cand
 

@@ -11,7 +11,7 @@ from asmevo.agent.operators import BY_NAME
 from asmevo.codeobj import CodeObject
 from asmevo.profile import profile_launch
 from asmevo.recover import disassemble_text
-from agenttools import body_window, evaluator, line_of
+from agenttools import body_window, evaluated, evaluator, line_of
 
 
 def _apply(ev, parent: int, operator: str, text: str):
@@ -20,10 +20,7 @@ def _apply(ev, parent: int, operator: str, text: str):
     site = next(i for i, ins in enumerate(body.instructions) if ins.text() == text)
     new = BY_NAME[operator].apply(body, site)
     assert new is not None and new.no_worse(body), f"{operator} does not apply at {text!r}"
-    cand = ev.evaluate(parent, new.edit(body, operator, text), body_window(ev, parent), agent="test", step=1)
-    assert cand.status == "verified", cand.summary()
-    assert cand.verdict["kind"] == "equivalent"
-    return cand
+    return evaluated(ev, body, new, operator, parent)
 
 
 def _parent(ev, anchor: str, new_text: str) -> int:
