@@ -21,6 +21,7 @@ from .ops_mfma import interleave_mfma
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
+from .ops_range import fuse_range_check, fuse_range_checks, range_check
 from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
@@ -191,6 +192,11 @@ OPERATORS: tuple[Operator, ...] = (
              "s_cselect sX, -1, 0 + s_and sY, Z, sX -> s_cselect sY, Z, 0 (SCC and sX dead after the AND)"),
     Operator("fuse_select_ands", lambda body, i: all_or_nothing(body, i) is not None, fuse_select_ands,
              "fuse_select_and at every such select of the innermost loop"),
+    Operator("fuse_range_check", lambda body, i: range_check(body, i) is not None, fuse_range_check,
+             "v_cmp x >= 0 + v_cmp x < n + s_and_b64 -> v_cmp_gt_u32 max(n, 0), x (max set once where n is ready; "
+             "the compares' masks and SCC dead after the AND)"),
+    Operator("fuse_range_checks", lambda body, i: range_check(body, i) is not None, fuse_range_checks,
+             "fuse_range_check at every range check of the innermost loop"),
     Operator("remove_scc_roundtrip", scc_roundtrip, remove_scc_roundtrip,
              "s_cselect_b32 sT, 1, 0 + s_cmp_lg_u32 sT, 1 + s_cbranch_scc1 -> s_cbranch_scc0 (sT dead after)"),
     Operator("remove_scc_roundtrips", scc_roundtrip, remove_scc_roundtrips,
