@@ -73,7 +73,7 @@ class Body:
 
     def __init__(self, items: list[BodyItem], offset: int, xnack: bool = True, kernarg: int | None = None,
                  preload: bool = False, buffers: frozenset[int] = frozenset(), processor: str = "gfx942",
-                 float_mode: FloatMode = FloatMode()):
+                 float_mode: FloatMode = FloatMode(), launch_sgprs: int | None = None):
         self.items = items
         self.offset = offset
         self.xnack = xnack
@@ -82,20 +82,22 @@ class Body:
         self.preload = preload  # kernarg preloading: hardware starts past the compatibility preamble
         self.buffers = buffers  # kernarg byte offsets of pointer arguments (global buffers)
         self.float_mode = float_mode
+        self.launch_sgprs = launch_sgprs  # SGPRs the hardware initialises at wave launch (None: unknown)
         # Set by an operator on its result: instruction index -> (parent instruction index, factor):
         # its global-memory traffic is the parent instruction's times factor (for predictions only).
         self.traffic: dict[int, tuple[int, float]] = {}
 
     @classmethod
     def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,
-           buffers: frozenset[int] = frozenset(), processor: str = "gfx942", float_mode: FloatMode = FloatMode()) -> "Body":
+           buffers: frozenset[int] = frozenset(), processor: str = "gfx942", float_mode: FloatMode = FloatMode(),
+           launch_sgprs: int | None = None) -> "Body":
         lo, hi = src.body
         return cls([item_of(src.line(n)) for n in range(lo, hi + 1)], lo, xnack, kernarg, preload, buffers,
-                   processor, float_mode)
+                   processor, float_mode, launch_sgprs)
 
     def replace(self, items: list[BodyItem]) -> "Body":
         return Body(items, self.offset, self.xnack, self.kernarg, self.preload, self.buffers, self.processor,
-                    self.float_mode)
+                    self.float_mode, self.launch_sgprs)
 
     def with_lines(self, lines: list[str]) -> "Body":
         """This body's kernel with the body lines `lines` (each read as `Body.of` reads a source line)."""

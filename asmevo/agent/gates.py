@@ -19,6 +19,7 @@ from typing import Callable
 from ..codeobj import CodeObject
 from ..device import Device
 from ..errors import AsmEvoError
+from ..isa.resources import hardware_sgprs
 from ..launches import VerifyLaunch
 from ..model import Estimate
 from ..profile import Profile, hot_windows, profile_launch
@@ -104,7 +105,8 @@ class Evaluator:
         buffers = frozenset(a[".offset"] for a in kernel.metadata.get(".args", [])
                             if a.get(".value_kind") == "global_buffer")
         mode = FloatMode(bool(kernel.descriptor.fields["enable_ieee_mode"]), kernel.descriptor.fields["float_denorm_mode_32"])
-        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers, self.processor, mode)
+        return Body.of(self.source_of(cid), self.xnack, self.kernarg_sgpr, preload, buffers, self.processor, mode,
+                       hardware_sgprs(kernel.descriptor))
 
     def source_of(self, cid: int) -> KernelSource:
         return KernelSource(self.lineage.get(cid).source, self.kernel)

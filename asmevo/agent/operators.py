@@ -18,6 +18,7 @@ from .ops_kernarg import hoist_kernarg_load
 from .ops_layout import fall_through_branch, loop_latch, placeable, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_mfma import interleave_mfma
+from .ops_mul import fuse_signed_multiplies, fuse_signed_multiply, signed_multiply
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
@@ -192,6 +193,11 @@ OPERATORS: tuple[Operator, ...] = (
              "s_cselect sX, -1, 0 + s_and sY, Z, sX -> s_cselect sY, Z, 0 (SCC and sX dead after the AND)"),
     Operator("fuse_select_ands", lambda body, i: all_or_nothing(body, i) is not None, fuse_select_ands,
              "fuse_select_and at every such select of the innermost loop"),
+    Operator("fuse_signed_multiply", lambda body, i: signed_multiply(body, i) is not None, fuse_signed_multiply,
+             "v_ashrrev + 2x v_mul_lo_u32 + v_mad_u64_u32 + v_add3_u32 (a 64-bit product of two sign-extended "
+             "values) -> v_mad_i64_i32 (the high words proved sign extensions, the partial products read only there)"),
+    Operator("fuse_signed_multiplies", lambda body, i: signed_multiply(body, i) is not None, fuse_signed_multiplies,
+             "fuse_signed_multiply at every such multiply of the innermost loop"),
     Operator("fuse_range_check", lambda body, i: range_check(body, i) is not None, fuse_range_check,
              "v_cmp x >= 0 + v_cmp x < n + s_and_b64 -> v_cmp_gt_u32 max(n, 0), x (max set once where n is ready; "
              "the compares' masks and SCC dead after the AND)"),

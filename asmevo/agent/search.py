@@ -45,6 +45,7 @@ from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
 from .ops_layout import loop_latch, placeable
+from .ops_mul import signed_multiply
 from .ops_select import all_or_nothing, scc_roundtrip, vcc_mask_branch
 
 
@@ -361,7 +362,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
-    a compare (it can branch on SCC), broadcast move its block can read through (`broadcast_reads`) and
+    a compare (it can branch on SCC), broadcast move its block can read through (`broadcast_reads`),
+    64-bit multiply of sign-extended values (one `v_mad_i64_i32` can do its five instructions) and
     global-memory access (the cache lines it touches are the bandwidth terms' business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles[id(instrs[i])]
@@ -376,7 +378,7 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
                   or scc_roundtrip(body, i) or vcc_mask_branch(body, i) or loop_latch(body, i)
                   or mostly_taken(body, heat, i)
-                  or broadcast_reads(body, i) is not None)]
+                  or broadcast_reads(body, i) is not None or signed_multiply(body, i) is not None)]
     return sites + cheap
 
 
