@@ -153,6 +153,14 @@ def signed_multiply(body: Body, i: int) -> tuple[list[int], int] | None:
     return sorted((i1, found["P"], found["Q"])), i5
 
 
+def _roles(body: Body, gone: list[int]) -> tuple[int, int, int]:
+    """(I1, I2, I3) among the instructions `signed_multiply` found: I1 the shift, I3 the multiply reading it."""
+    i1 = next(k for k in gone if body.infos[k].base == "v_ashrrev_i32")
+    vh = body.infos[i1].dst[0]
+    q = next(k for k in gone if k != i1 and any(_same(s, vh) for s in body.infos[k].srcs))
+    return i1, next(k for k in gone if k not in (i1, q)), q
+
+
 def fuse_signed_multiply(body: Body, i: int) -> Body | None:
     """Make the generic 64-bit multiply of two sign-extended values at i one `v_mad_i64_i32` (module docstring);
     None unless every condition there holds."""
@@ -168,6 +176,10 @@ def fuse_signed_multiply(body: Body, i: int) -> Body | None:
         web = webs.def_web.get((k, body.infos[k].dst[0].index))
         if web is None or not web.defs <= set(gone) or not web.uses <= {*gone, i5}:
             return None
+    i1, p, q = _roles(body, gone)
+    reads = [(q, i1, body.infos[i1].dst[0].index)] + [(i5, k, body.infos[k].dst[0].index) for k in (p, q)]
+    if any(webs.use_web.get((user, reg)) is not webs.def_web.get((k, reg)) for user, k, reg in reads):
+        return None  # each value must reach its reader from the instruction that computes it
     text = body.items[body.pos[i]].text.replace("v_mad_u64_u32", "v_mad_i64_i32", 1)
     items = list(body.items)
     items[body.pos[i]] = make_item(text)

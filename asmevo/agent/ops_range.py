@@ -8,7 +8,8 @@ For every lane, 0 <= x < n is (u32)x < (u32)max(n, 0): a negative x is at least 
 max(n, 0); a non-negative x is below max(n, 0) exactly when it is below n. So `v_cmp_gt_u32 D, sM, vX` at
 the AND's place does it all, with sM = max(n, 0) set once by `s_max_i32 sM, sN, 0` where sN is ready: after
 sN's only write (a scalar load: after the first `s_waitcnt lgkmcnt(0)` that follows it in its block), or at
-the wave's start when the body never writes sN (a constant n >= 0 is its own maximum). Legal when EXEC and x
+the wave's start when the body never writes sN (a constant n >= 0 is its own maximum; one beyond the inline
+constants needs the VOPC form, so D must be VCC: VOP3 takes no literal on gfx9). Legal when EXEC and x
 do not change from the first compare to the AND (inactive lanes get 0 in A, B and D alike); A and B are read
 by nothing else (dead after the AND unless it overwrites them); SCC is dead after the AND (a compare writes
 no SCC) and where `s_max_i32` goes; and the block setting sM dominates the AND. A VALU compare and a SALU
@@ -142,8 +143,11 @@ def fuse_range_check(body: Body, i: int) -> Body | None:
             lines.append((site[0], f"\ts_max_i32 {bound}, {n.text}, 0"))
     else:
         bound = n.text
+    form = "e32" if dst.text == "vcc" else "e64"
+    if form == "e64" and n.kind != "sgpr" and not 0 <= n.value <= 64:
+        return None  # VOP3 takes no literal on gfx9: a bound outside the inline constants needs VOPC's VCC
     items = list(body.items)
-    items[body.pos[i]] = make_item(f"\tv_cmp_gt_u32_e64 {dst.text}, {bound}, v{x}")
+    items[body.pos[i]] = make_item(f"\tv_cmp_gt_u32_{form} {dst.text}, {bound}, v{x}")
     for k in sorted((lo, hi), reverse=True):
         del items[body.pos[k]]
     for at, line in lines:  # before the compares' positions, which were only deleted after it
@@ -155,7 +159,8 @@ def fuse_range_check(body: Body, i: int) -> Body | None:
 
 def _existing_max(body: Body, n: Operand, user: int) -> str | None:
     """An SGPR an earlier `fuse_range_check` set to max(n, 0) for a check that `user`'s can share: written only
-    by that `s_max_i32`, whose block dominates `user`'s, with n written nowhere or only before it."""
+    by that `s_max_i32`, whose block dominates `user`'s, with n written nowhere or only once, before it in its
+    block (so every path to `user` reads the maximum of n's current value, as for a fresh one)."""
     dom, cfg = body.cfg.dominators(), body.cfg
     for k, ins in enumerate(body.instructions):
         if ins.mnemonic != "s_max_i32" or [op.text for op in ins.operands[1:]] != [n.text, "0"]:
@@ -163,8 +168,9 @@ def _existing_max(body: Body, n: Operand, user: int) -> str | None:
         reg = operand_regs(ins.operands[0])
         writers = [j for j, info in enumerate(body.infos) if reg & info.defs]
         n_writers = [j for j, info in enumerate(body.infos) if operand_regs(n) & info.defs]
-        if writers != [k] or any(j > k for j in n_writers):
-            continue
+        if writers != [k] or len(n_writers) > 1 or n_writers and not (
+                cfg.block_of[n_writers[0]] == cfg.block_of[k] and n_writers[0] < k):
+            continue  # n's value at the maximum must be its value wherever the maximum's is read
         if cfg.block_of[k] in dom[cfg.block_of[user]] and (cfg.block_of[k] != cfg.block_of[user] or k < user):
             return ins.operands[0].text
     return None

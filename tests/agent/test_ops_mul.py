@@ -55,6 +55,8 @@ def test_every_path_may_set_the_pair_and_an_unwritten_pair_is_undefined_when_no_
     PAIR + ["v_lshrrev_b32_e32 v19, 31, v3"] + MUL[1:] + STORE,  # vA's high is not its sign
     PAIR + MUL[:2] + ["v_add_u32_e32 v3, 1, v3"] + MUL[2:] + STORE,  # vA changes on the way
     PAIR + MUL + ["global_store_dword v[20:21], v22, off", "s_endpgm"],  # a partial product is read later
+    PAIR + MUL[:2] + ["v_mov_b32_e32 v19, 0"] + MUL[2:] + STORE,  # a's high word overwritten before I3 reads it
+    PAIR + MUL[:4] + ["v_mov_b32_e32 v22, 1"] + MUL[4:] + STORE,  # a partial product overwritten before the sum
     PAIR + MUL[:4] + ["v_add3_u32 v21, v21, v19, v19"] + STORE,  # not both cross terms
     PAIR + MUL[:4] + ["v_add_u32_e32 v21, v21, v19"] + STORE,
 ])

@@ -41,6 +41,15 @@ def test_a_constant_bound_needs_no_maximum_and_a_second_check_shares_the_first_o
         "s_max_i32 s7, s6, 0", "v_cmp_gt_u32_e64 s[10:11], s7, v3", "v_cmp_gt_u32_e64 s[12:13], s7, v4"]
 
 
+def test_a_literal_bound_needs_the_vcc_form():
+    new = _fuse(["v_cmp_gt_i32_e32 vcc, 1000, v3", "v_cmp_lt_i32_e64 s[4:5], -1, v3", "s_and_b64 vcc, s[4:5], vcc",
+                 "s_and_saveexec_b64 s[8:9], vcc", "global_store_dword v0, v1, s[2:3]", "s_or_b64 exec, exec, s[8:9]",
+                 "s_endpgm"], tail=[])
+    assert code(new)[4] == "v_cmp_gt_u32_e32 vcc, 0x3e8, v3" or code(new)[4] == "v_cmp_gt_u32_e32 vcc, 1000, v3"
+    assert _fuse(["v_cmp_gt_i32_e32 vcc, 1000, v3", "v_cmp_lt_i32_e64 s[4:5], -1, v3",
+                  "s_and_b64 s[10:11], s[4:5], vcc"]) is None
+
+
 def test_an_unwritten_bound_gets_its_maximum_at_the_wave_start():
     body = body_of(["v_cmp_lt_i32_e32 vcc, -1, v0", "v_cmp_gt_i32_e64 s[4:5], s9, v0", "s_and_b64 s[10:11], vcc, s[4:5]",
                     "s_and_saveexec_b64 s[12:13], s[10:11]", "v_mov_b32_e32 v1, 0", "s_or_b64 exec, exec, s[12:13]",
