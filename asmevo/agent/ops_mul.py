@@ -9,14 +9,16 @@
 
 mod 2^64, al*bl + Z + ((ah*bl + al*bh) << 32) is sext(a) * sext(b) + Z whenever ah and bh are the
 high words of the sign extensions, which `v_mad_i64_i32 v[d:d+1], s[c:c+1], sBL, vA, Z` computes alone (its
-low word is al*bl + Z's as before). A high word is proved so when a `v_ashrrev_i32 vH, 31, vA` of the same
-block computes it (vA unchanged up to I4), or, for an SGPR pair, when its halves' only writes are
-`s_ashr_i32 sBH, sY, 31` and `s_mov_b32 sBL, sY` (or sBL is sY) in one block that dominates the multiply,
-with sY not written between them. Either operand may be the VGPR or the SGPR, in either order, and I2/I3
-in either order; all five are in one block, where the sources do not change from I1 to I4 and EXEC not at
-all. The values of I1, I2 and I3 must feed only this multiply (their webs, `asmevo.agent.webs`), and I4's
-high word only I5. Four VALU instructions fewer, two of them quarter-rate multiplies: 9_Tall_skinny's epilogue
-computes `(long)row * N` this way for each of its sixteen stores."""
+low word is al*bl + Z's as before; its carry-out SGPR pair differs, so that must be dead). A VGPR's high word
+is proved by a `v_ashrrev_i32 vH, 31, vA` of the same block (vA unchanged up to the multiply), an SGPR pair's
+by every block that writes either half leaving `s_ashr_i32 sBH, sY, 31` and `s_mov_b32 sBL, sY` (or sBL is
+sY) as its last writes of them, sY unchanged between, and every path from the start to the multiply passing
+such a block (or writing neither half, neither one the hardware sets at launch: see `sign_extended_pair`).
+Operands and partial products may come in either order; all five are in one block, where the sources and
+EXEC do not change from I1 to I5. The values of I1, I2 and I3 feed only this multiply and reach their readers
+from where they are computed (their webs, `asmevo.agent.webs`), and I4's high word only I5. Four VALU
+instructions fewer, two of them quarter-rate multiplies: 9_Tall_skinny's epilogue computes `(long)row * N`
+this way for each of its sixteen stores."""
 from __future__ import annotations
 
 from ..isa.operands import Operand
@@ -135,21 +137,22 @@ def signed_multiply(body: Body, i: int) -> tuple[list[int], int] | None:
     found: dict[str, int] = {}
     high = None
     for k in range(i1 + 1, i5):
-        info5 = body.infos[k]
-        if info5.base != "v_mul_lo_u32" or not any(_same(info5.dst[0], t) for t in others):
+        other = body.infos[k]
+        if other.base != "v_mul_lo_u32" or not any(_same(other.dst[0], t) for t in others):
             continue
         if _mul_of(body, k, sca, vh):
             found.setdefault("Q", k)
-        else:
-            h = next((t for t in info5.srcs if t.kind == "sgpr" and t.count == 1), None)
+        elif "P" not in found:
+            h = next((t for t in other.srcs if t.kind == "sgpr" and t.count == 1), None)
             if h is not None and _mul_of(body, k, h, vec) and sign_extended_pair(body, sca, h, i):
-                found.setdefault("P", k)
-                high = high or h
+                found["P"], high = k, h
     if set(found) != {"P", "Q"}:
         return None
     watched = EXEC | operand_regs(vec) | operand_regs(sca) | operand_regs(high)
-    if any(watched & body.infos[k].defs for k in range(i1 + 1, i)):
+    if any(watched & body.infos[k].defs for k in range(i1 + 1, i5)):
         return None
+    if operand_regs(info.dst[1]) & body.live_after(i):
+        return None  # v_mad_i64_i32's carry-out is not v_mad_u64_u32's
     return sorted((i1, found["P"], found["Q"])), i5
 
 

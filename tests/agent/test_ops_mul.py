@@ -57,6 +57,7 @@ def test_every_path_may_set_the_pair_and_an_unwritten_pair_is_undefined_when_no_
     PAIR + MUL + ["global_store_dword v[20:21], v22, off", "s_endpgm"],  # a partial product is read later
     PAIR + MUL[:2] + ["v_mov_b32_e32 v19, 0"] + MUL[2:] + STORE,  # a's high word overwritten before I3 reads it
     PAIR + MUL[:4] + ["v_mov_b32_e32 v22, 1"] + MUL[4:] + STORE,  # a partial product overwritten before the sum
+    PAIR + MUL + ["s_cselect_b64 s[6:7], s[2:3], 0"] + STORE,  # the carry-out is read
     PAIR + MUL[:4] + ["v_add3_u32 v21, v21, v19, v19"] + STORE,  # not both cross terms
     PAIR + MUL[:4] + ["v_add_u32_e32 v21, v21, v19"] + STORE,
 ])
