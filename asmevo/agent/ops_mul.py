@@ -7,18 +7,17 @@
     v_mad_u64_u32 v[d:d+1], s[c:c+1], sBL, vA, Z   <- I4: al * bl + Z (unsigned, 64-bit)
     v_add3_u32 vd+1, vd+1, vQ, vP             <- I5: the cross terms into the high word
 
-mod 2^64, al*bl + Z + ((ah*bl + al*bh) << 32) is sext(a) * sext(b) + Z whenever ah and bh are the
-high words of the sign extensions, which `v_mad_i64_i32 v[d:d+1], s[c:c+1], sBL, vA, Z` computes alone (its
-low word is al*bl + Z's as before; its carry-out SGPR pair differs, so that must be dead). A VGPR's high word
-is proved by a `v_ashrrev_i32 vH, 31, vA` of the same block (vA unchanged up to the multiply), an SGPR pair's
-by every block that writes either half leaving `s_ashr_i32 sBH, sY, 31` and `s_mov_b32 sBL, sY` (or sBL is
-sY) as its last writes of them, sY unchanged between, and every path from the start to the multiply passing
-such a block (or writing neither half, neither one the hardware sets at launch: see `sign_extended_pair`).
-Operands and partial products may come in either order; all five are in one block, where the sources and
-EXEC do not change from I1 to I5. The values of I1, I2 and I3 feed only this multiply and reach their readers
-from where they are computed (their webs, `asmevo.agent.webs`), and I4's high word only I5. Four VALU
-instructions fewer, two of them quarter-rate multiplies: 9_Tall_skinny's epilogue computes `(long)row * N`
-this way for each of its sixteen stores."""
+mod 2^64, al*bl + Z + ((ah*bl + al*bh) << 32) is sext(a) * sext(b) + Z whenever ah and bh are the high words of the
+sign extensions, which `v_mad_i64_i32 v[d:d+1], s[c:c+1], sBL, vA, Z` computes alone (its low word is al*bl + Z's as
+before; its carry-out SGPR pair differs, so that must be dead). A VGPR's high word is proved by a `v_ashrrev_i32 vH,
+31, vA` of the same block (vA unchanged up to the multiply), an SGPR pair's by every block that writes either half
+leaving `s_ashr_i32 sBH, sY, 31` and `s_mov_b32 sBL, sY` (or sBL is sY) as its last writes of them, sY unchanged
+between, and every path from the start to the multiply passing such a block (or writing neither half, neither one
+the hardware sets at launch: see `sign_extended_pair`). Operands and partial products may come in either order; all
+five are in one block, where EXEC does not change and the sources do not change from I1 to the last of I2, I3, I4
+(which read them). The values of I1, I2 and I3 feed only this multiply and reach their readers from where they are
+computed (their webs, `asmevo.agent.webs`), and I4's high word only I5. Four VALU instructions fewer, two of them
+quarter-rate multiplies: 9_Tall_skinny's epilogue computes `(long)row * N` this way for each of its sixteen stores."""
 from __future__ import annotations
 
 from ..isa.operands import Operand
@@ -148,9 +147,10 @@ def signed_multiply(body: Body, i: int) -> tuple[list[int], int] | None:
                 found["P"], high = k, h
     if set(found) != {"P", "Q"}:
         return None
-    watched = EXEC | operand_regs(vec) | operand_regs(sca) | operand_regs(high)
-    if any(watched & body.infos[k].defs for k in range(i1 + 1, i5)):
-        return None
+    sources = operand_regs(vec) | operand_regs(sca) | operand_regs(high)
+    if any(sources & body.infos[k].defs for k in range(i1 + 1, max(found["P"], found["Q"], i))) or \
+            any(EXEC & body.infos[k].defs for k in range(i1 + 1, i5)):
+        return None  # the sources are what the last of the three reading them reads; EXEC is one throughout
     if operand_regs(info.dst[1]) & body.live_after(i):
         return None  # v_mad_i64_i32's carry-out is not v_mad_u64_u32's
     return sorted((i1, found["P"], found["Q"])), i5
