@@ -81,8 +81,27 @@ def fall_through_branch(body: Body, i: int) -> Body | None:
             new = [*items[:pos[i]], *placed, *items[pos[i] + 1:lo], *gap, *items[hi:]]
         else:
             new = [*items[:lo], *gap, *items[hi:pos[i]], *placed, *items[pos[i] + 1:]]
-    result = body.replace(new)
+    result = body.replace(_without_branches_to_next(new))
     return result if result.no_worse(body, full=False) else None
+
+
+def _without_branches_to_next(items: list[BodyItem]) -> list[BodyItem]:
+    """`items` without the `s_branch L` that only labels separate from `L:` (a move can leave one: the
+    branch falls through to its target anyway, and taking it would cost a fetch redirect)."""
+    out: list[BodyItem] = []
+    for k, it in enumerate(items):
+        ins = it.ins
+        if ins is not None and ins.mnemonic == "s_branch" and ins.label:
+            following = []
+            for nxt in items[k + 1:]:
+                if nxt.ins is not None:
+                    break
+                if nxt.label:
+                    following.append(nxt.label)
+            if ins.label in following:
+                continue
+        out.append(it)
+    return out
 
 
 def loop_latch(body: Body, i: int) -> bool:

@@ -32,16 +32,17 @@ def test_an_existing_label_after_the_branch_is_reused_and_a_backward_target_move
     lines = ["s_branch .La", ".Lback:", "v_mov_b32_e32 v1, 3", "s_endpgm", ".La:", "s_cmp_eq_u32 s0, 0",
              "s_cbranch_scc1 .Lback", ".Lnext:", "v_mov_b32_e32 v1, 4", "s_endpgm"]
     new = fall_through_branch(body_of(lines), 4)
-    assert code(new) == ["s_branch .La", ".La:", "s_cmp_eq_u32 s0, 0", "s_cbranch_scc0 .Lnext", ".Lback:",
+    assert code(new) == [".La:", "s_cmp_eq_u32 s0, 0", "s_cbranch_scc0 .Lnext", ".Lback:",
                          "v_mov_b32_e32 v1, 3", "s_endpgm", ".Lnext:", "v_mov_b32_e32 v1, 4", "s_endpgm"]
 
 
 def test_an_unconditional_branch_goes_when_its_target_run_follows():
+    """The moved run's own `s_branch .Ly` now has .Ly right after it, so it goes too."""
     lines = ["v_mov_b32_e32 v1, 0", "s_branch .Lx", ".Ly:", "v_mov_b32_e32 v1, 5", "s_endpgm", ".Lx:",
              "v_mov_b32_e32 v2, 6", "s_branch .Ly"]
     new = fall_through_branch(body_of(lines), 1)
-    assert code(new) == ["v_mov_b32_e32 v1, 0", ".Lx:", "v_mov_b32_e32 v2, 6", "s_branch .Ly", ".Ly:",
-                         "v_mov_b32_e32 v1, 5", "s_endpgm"]
+    assert code(new) == ["v_mov_b32_e32 v1, 0", ".Lx:", "v_mov_b32_e32 v2, 6", ".Ly:", "v_mov_b32_e32 v1, 5",
+                         "s_endpgm"]
 
 
 def test_a_lone_endpgm_target_is_copied():
