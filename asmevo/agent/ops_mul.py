@@ -16,8 +16,8 @@ between, and every path from the start to the multiply passing such a block (or 
 the hardware sets at launch: see `sign_extended_pair`). Operands and partial products may come in either order; all
 five are in one block, where EXEC does not change and the sources do not change from I1 to the last of I2, I3, I4
 (which read them). The values of I1, I2 and I3 feed only this multiply and reach their readers from where they are
-computed (their webs, `asmevo.agent.webs`), and I4's high word only I5. Four VALU instructions fewer, two of them
-quarter-rate multiplies: 9_Tall_skinny's epilogue computes `(long)row * N` this way for each of its sixteen stores."""
+computed (their webs, `asmevo.agent.webs`), and I4's high word only I5. Four VALU instructions fewer:
+9_Tall_skinny's epilogue computes `(long)row * N` this way for each of its sixteen stores."""
 from __future__ import annotations
 
 from ..isa.operands import Operand
@@ -107,8 +107,8 @@ def _vgpr_high(body: Body, low: Operand, site: int) -> int | None:
     return None
 
 
-def signed_multiply(body: Body, i: int) -> tuple[list[int], int] | None:
-    """For the `v_mad_u64_u32` at i: (I1, I2 and I3 of the module docstring in order, I5); else None."""
+def signed_multiply(body: Body, i: int) -> tuple[int, int, int, int] | None:
+    """For the `v_mad_u64_u32` at i: (I1, I2, I3, I5) of the module docstring; else None."""
     ins, info = body.instructions[i], body.infos[i]
     if info.base != "v_mad_u64_u32" or ins.modifiers or len(info.srcs) != 3 or len(info.dst) != 2:
         return None
@@ -153,15 +153,7 @@ def signed_multiply(body: Body, i: int) -> tuple[list[int], int] | None:
         return None  # the sources are what the last of the three reading them reads; EXEC is one throughout
     if operand_regs(info.dst[1]) & body.live_after(i):
         return None  # v_mad_i64_i32's carry-out is not v_mad_u64_u32's
-    return sorted((i1, found["P"], found["Q"])), i5
-
-
-def _roles(body: Body, gone: list[int]) -> tuple[int, int, int]:
-    """(I1, I2, I3) among the instructions `signed_multiply` found: I1 the shift, I3 the multiply reading it."""
-    i1 = next(k for k in gone if body.infos[k].base == "v_ashrrev_i32")
-    vh = body.infos[i1].dst[0]
-    q = next(k for k in gone if k != i1 and any(_same(s, vh) for s in body.infos[k].srcs))
-    return i1, next(k for k in gone if k not in (i1, q)), q
+    return i1, found["P"], found["Q"], i5
 
 
 def fuse_signed_multiply(body: Body, i: int) -> Body | None:
@@ -170,7 +162,8 @@ def fuse_signed_multiply(body: Body, i: int) -> Body | None:
     found = signed_multiply(body, i)
     if found is None:
         return None
-    gone, i5 = found
+    i1, p, q, i5 = found
+    gone = (i1, p, q)
     try:
         webs = webs_of(body)
     except NotAnalysable:
@@ -179,7 +172,6 @@ def fuse_signed_multiply(body: Body, i: int) -> Body | None:
         web = webs.def_web.get((k, body.infos[k].dst[0].index))
         if web is None or not web.defs <= set(gone) or not web.uses <= {*gone, i5}:
             return None
-    i1, p, q = _roles(body, gone)
     reads = [(q, i1, body.infos[i1].dst[0].index)] + [(i5, k, body.infos[k].dst[0].index) for k in (p, q)]
     if any(webs.use_web.get((user, reg)) is not webs.def_web.get((k, reg)) for user, k, reg in reads):
         return None  # each value must reach its reader from the instruction that computes it

@@ -22,9 +22,9 @@ from ..isa.waitcnt import decode_waitcnt
 from .body import Body, across_loop, make_item
 from .ops_rename import free_sgprs
 
-_ANDS = ("s_and_b64",)
-_STRICT = {"v_cmp_lt_i32": False, "v_cmp_gt_i32": True}  # relation "<"; True: operands swapped (a > b is b < a)
-_WEAK = {"v_cmp_le_i32": False, "v_cmp_ge_i32": True}     # relation "<="
+# compare -> (operands swapped: a > b is b < a, strict: "<" rather than "<=")
+_RELATIONS = {"v_cmp_lt_i32": (False, True), "v_cmp_gt_i32": (True, True),
+              "v_cmp_le_i32": (False, False), "v_cmp_ge_i32": (True, False)}
 
 
 def _int(op: Operand) -> int | None:
@@ -37,13 +37,10 @@ def _bound(body: Body, k: int) -> tuple[str, int, Operand | None] | None:
     info, ins = body.infos[k], body.instructions[k]
     if ins.modifiers or len(info.srcs) != 2 or len(info.dst) != 1:
         return None
-    a, b = info.srcs
-    if info.base in _STRICT:
-        p, q, strict = (b, a, True) if _STRICT[info.base] else (a, b, True)
-    elif info.base in _WEAK:
-        p, q, strict = (b, a, False) if _WEAK[info.base] else (a, b, False)
-    else:
+    if info.base not in _RELATIONS:
         return None
+    swapped, strict = _RELATIONS[info.base]
+    p, q = reversed(info.srcs) if swapped else info.srcs
     if q.kind == "vgpr" and q.count == 1 and _int(p) == (-1 if strict else 0):
         return "lo", q.index, None  # -1 < x, 0 <= x
     if strict and p.kind == "vgpr" and p.count == 1:
@@ -58,19 +55,25 @@ def _writer(body: Body, regs: set, before: int, stop: int) -> int | None:
     return next((k for k in range(before - 1, stop - 1, -1) if regs & body.infos[k].defs), None)
 
 
-def _max_site(body: Body, n: Operand, user: int) -> tuple[int, bool] | None:
-    """Where `s_max_i32 sM, sN, 0` goes (insert before this instruction index) for the check at `user`, and
-    whether that is the body's start; None when sN has several writes, is not ready by a wait there, the place
-    does not dominate `user`, or SCC is live there."""
-    reg = operand_regs(n)
-    writes = [k for k, info in enumerate(body.infos) if reg & info.defs]
+def _writers(body: Body, op: Operand) -> list[int]:
+    return [k for k, info in enumerate(body.infos) if operand_regs(op) & info.defs]
+
+
+def _dominates(body: Body, x: int, y: int) -> bool:
+    """Whether instruction x runs before y on every path to y."""
+    bx, by = body.cfg.block_of[x], body.cfg.block_of[y]
+    return bx in body.cfg.dominators()[by] and (bx != by or x < y)
+
+
+def _max_site(body: Body, n: Operand, user: int) -> int | None:
+    """Where `s_max_i32 sM, sN, 0` goes (insert before this instruction index) for the check at `user`; None
+    when sN has several writes, is not ready by a wait there, the place does not dominate `user`, or SCC is
+    live there."""
+    writes = _writers(body, n)
     if len(writes) > 1:
         return None
     if not writes:
-        at = body.start
-        if SCC in body.live_in[body.cfg.block_of[at]]:
-            return None
-        return at, True
+        return None if SCC in body.live_in[body.cfg.block_of[body.start]] else body.start
     d = writes[0]
     blk = body.cfg.blocks[body.cfg.block_of[d]]
     if body.infos[d].family == "smem":
@@ -78,20 +81,16 @@ def _max_site(body: Body, n: Operand, user: int) -> tuple[int, bool] | None:
                    and decode_waitcnt(body.instructions[k]).get("lgkmcnt") == 0), None)
     else:
         at = d + 1
-    if at is None or at >= blk.end or SCC in body.live_after(at - 1):
+    if at is None or at >= blk.end or SCC in body.live_after(at - 1) or not _dominates(body, at - 1, user):
         return None
-    dom = body.cfg.dominators()
-    ub = body.cfg.block_of[user]
-    if body.cfg.block_of[d] not in dom[ub] or (body.cfg.block_of[d] == ub and at > user):
-        return None
-    return at, False
+    return at
 
 
 def range_check(body: Body, i: int) -> tuple[int, int, int, Operand] | None:
     """For the `s_and_b64` at i ANDing two compares of one block that test 0 <= x < n: (the lower compare,
     the upper compare, x's VGPR, n); else None."""
     ins, info = body.instructions[i], body.infos[i]
-    if ins.mnemonic not in _ANDS or ins.modifiers or len(info.srcs) != 2:
+    if ins.mnemonic != "s_and_b64" or ins.modifiers or len(info.srcs) != 2:
         return None
     start = body.cfg.blocks[body.cfg.block_of[i]].start
     found = {}
@@ -131,18 +130,14 @@ def fuse_range_check(body: Body, i: int) -> Body | None:
     live = body.live_after(i)
     if SCC in live or (tested - operand_regs(dst)) & live:
         return None
-    lines: list[tuple[int, str]] = []
+    bound, site = n.text, None  # a constant bound is its own maximum
     if n.kind == "sgpr":
         bound = _existing_max(body, n, i)
         if bound is None:
-            site = _max_site(body, n, i)
-            free = free_sgprs(body)
+            site, free = _max_site(body, n, i), free_sgprs(body)
             if site is None or not free:
                 return None
             bound = free[0]
-            lines.append((site[0], f"\ts_max_i32 {bound}, {n.text}, 0"))
-    else:
-        bound = n.text
     form = "e32" if dst.text == "vcc" else "e64"
     if form == "e64" and n.kind != "sgpr" and not 0 <= n.value <= 64:
         return None  # VOP3 takes no literal on gfx9: a bound outside the inline constants needs VOPC's VCC
@@ -150,9 +145,9 @@ def fuse_range_check(body: Body, i: int) -> Body | None:
     items[body.pos[i]] = make_item(f"\tv_cmp_gt_u32_{form} {dst.text}, {bound}, v{x}")
     for k in sorted((lo, hi), reverse=True):
         del items[body.pos[k]]
-    for at, line in lines:  # before the compares' positions, which were only deleted after it
-        where = body.pos[at] if at < len(body.instructions) else len(items)
-        items.insert(where - sum(1 for k in (lo, hi) if k < at), make_item(line))
+    if site is not None:  # the compares before it are deleted already
+        at = body.pos[site] - sum(1 for k in (lo, hi) if k < site)
+        items.insert(at, make_item(f"\ts_max_i32 {bound}, {n.text}, 0"))
     new = body.replace(items)
     return new if new.no_worse(body) else None
 
@@ -161,17 +156,16 @@ def _existing_max(body: Body, n: Operand, user: int) -> str | None:
     """An SGPR an earlier `fuse_range_check` set to max(n, 0) for a check that `user`'s can share: written only
     by that `s_max_i32`, whose block dominates `user`'s, with n written nowhere or only once, before it in its
     block (so every path to `user` reads the maximum of n's current value, as for a fresh one)."""
-    dom, cfg = body.cfg.dominators(), body.cfg
+    block_of, n_writers = body.cfg.block_of, _writers(body, n)
+    if len(n_writers) > 1:
+        return None
     for k, ins in enumerate(body.instructions):
         if ins.mnemonic != "s_max_i32" or [op.text for op in ins.operands[1:]] != [n.text, "0"]:
             continue
-        reg = operand_regs(ins.operands[0])
-        writers = [j for j, info in enumerate(body.infos) if reg & info.defs]
-        n_writers = [j for j, info in enumerate(body.infos) if operand_regs(n) & info.defs]
-        if writers != [k] or len(n_writers) > 1 or n_writers and not (
-                cfg.block_of[n_writers[0]] == cfg.block_of[k] and n_writers[0] < k):
+        if _writers(body, ins.operands[0]) != [k] or n_writers and not (
+                block_of[n_writers[0]] == block_of[k] and n_writers[0] < k):
             continue  # n's value at the maximum must be its value wherever the maximum's is read
-        if cfg.block_of[k] in dom[cfg.block_of[user]] and (cfg.block_of[k] != cfg.block_of[user] or k < user):
+        if _dominates(body, k, user):
             return ins.operands[0].text
     return None
 
