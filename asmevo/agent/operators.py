@@ -17,6 +17,7 @@ from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_layout import fall_through_branch, loop_latch, placeable, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
+from .ops_list import list_schedule, list_schedules
 from .ops_mfma import interleave_mfma
 from .ops_mul import fuse_signed_multiplies, fuse_signed_multiply, signed_multiply
 from .ops_nop import fill_nop, fill_nops
@@ -210,6 +211,11 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("fold_vcc_branch", vcc_mask_branch, fold_vcc_branch,
              "s_and_b64 vcc, exec, sX + s_cbranch_vcc(n)z on an all-or-nothing sX (a select or a constant) under the "
              "wave's starting EXEC -> s_cbranch_scc0/1 on the select's SCC, s_branch or nothing (VCC dead after)"),
+    Operator("list_schedule", lambda body, i: True, list_schedule,
+             "reorder a block's instructions (registers, memory order, waits and fences kept) so independent work "
+             "issues while a conversion's, transcendental's or MFMA's result is in flight", once_per=_block),
+    Operator("list_schedules", lambda body, i: True, list_schedules, "list_schedule at every block of the body",
+             once_per=lambda body, i: 0),
     Operator("interleave_mfma", lambda body, i: body.infos[i].family == "mfma", interleave_mfma,
              "sink a loop's MFMA chain past its exit branch (a copy on the exit path) and interleave it with the "
              "next tile's skip-branch-free address and load work", once_per=_block),
