@@ -23,7 +23,6 @@ the parent's are inserted (`pad.hazard_nops`) and the gates verify it on the emu
 """
 from __future__ import annotations
 
-from ..isa.table import instr_info
 from ..model.costs import Cost, cost
 from ..model.schedule import schedule_block
 from .body import FLOAT_MODE_WRITERS, Body
