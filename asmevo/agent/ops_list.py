@@ -18,8 +18,8 @@ the wait states the new order needs) form a dependence graph:
 The scheduler issues, slot by slot, the ready instruction that can start earliest under the cycle
 model's latencies (`asmevo.model.costs`), waits last, ties to the longest latency path to the block's
 end, then to the original order. The result must be shorter by the model's own block schedule
-(`asmevo.model.schedule.schedule_block`); then the shortest `s_nop`s that leave no static finding beyond
-the parent's are inserted (`pad.hazard_nops`) and the gates verify it on the emulator.
+(`asmevo.model.schedule.schedule_block`), after the shortest `s_nop`s that leave no static finding the parent
+lacks at the same instruction (`pad.site_hazard_nops`); the gates then verify it on the emulator.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from ..model.costs import Cost, cost
 from ..model.schedule import schedule_block
 from .body import FLOAT_MODE_WRITERS, Body
 from .ops_sched import MEMORY, is_load
-from .pad import hazard_nops
+from .pad import site_hazard_nops
 
 _FENCE_SALU = ("s_getpc", "s_setreg", "s_getreg", "s_set_gpr_idx", "s_movrel", "s_cbranch", "s_setvskip",
                "s_setpc", "s_swappc", "s_call") + FLOAT_MODE_WRITERS
@@ -163,8 +163,8 @@ def list_schedule(body: Body, i: int) -> Body | None:
     if new_ks == list(range(blk.start, end)):
         return None
     others = [it for it in body.items[lo:hi] if it.ins is None]
-    new = hazard_nops(body.replace(body.items[:lo] + others + [body.items[pos[k]] for k in new_ks] + body.items[hi:]),
-                      body)
+    items = body.items[:lo] + others + [body.items[pos[k]] for k in new_ks] + body.items[hi:]
+    new = site_hazard_nops(body.replace(items), body)
     if new is None or _block_length(new, blk.start) >= _block_length(body, blk.start):
         return None
     return new

@@ -36,3 +36,27 @@ def hazard_nops(body: Body, parent: Body) -> Body | None:
         if cur is None:
             return None
     return None
+
+
+def _sited(body: Body) -> set[tuple[int, str, str]]:
+    """(id of the instruction item, check, rule) of each static finding of `body`."""
+    return {(id(body.items[body.pos[f.index]]), f.check, f.rule) for f in body.static_findings}
+
+
+def site_hazard_nops(body: Body, parent: Body) -> Body | None:
+    """`body`, a reordering of `parent`'s items, with the shortest `s_nop` before each instruction that has a
+    hazard finding it did not have in `parent`, until every finding is one `parent` had at the same instruction
+    (a count per rule is not enough: shipped code with a known hazard would trade it for a new one, which the
+    emulator reports); None when a finding of another kind is new or that takes more than a few nops."""
+    known, cur = _sited(parent), body
+    for _ in range(_REPAIRS + 1):
+        fresh = [f for f in cur.static_findings if (id(cur.items[cur.pos[f.index]]), f.check, f.rule) not in known]
+        if not fresh:
+            return cur
+        if any(f.check != "hazard" for f in fresh):
+            return None
+        at = cur.pos[fresh[0].index]
+        cur = padded(cur, list(cur.items), at, clear=(cur.items[at],))
+        if cur is None:
+            return None
+    return None

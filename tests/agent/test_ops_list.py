@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from asmevo.agent.ops_list import list_schedule, list_schedules
+from asmevo.agent.pad import hazard_nops, site_hazard_nops
 
 from agenttools import body_of, code, evaluated, evaluator
 
@@ -80,3 +81,18 @@ def test_aiter_int8_gemm_epilogue_scheduled_is_faster_at_the_bench_shape(wheel):
     assert new is not None
     cand = evaluated(ev, body, new, "list_schedules")
     assert ev.lineage.get(0).cycles / cand.cycles > 1.03
+
+
+def test_a_known_hazard_is_not_traded_for_a_new_one():
+    """Shipped code may lack wait states (a known finding); a reordering that fixes that site but opens the same
+    hazard at another passes a count per rule, not the emulator, so the new site gets its nop."""
+    parent = body_of(["v_cmp_gt_f32_e64 s[0:1], 0, v6", "v_cndmask_b32_e64 v7, 0, v6, s[0:1]",
+                      "v_add_f32_e32 v1, v0, v0", "v_add_f32_e32 v2, v0, v0", "v_cmp_gt_f32_e64 s[2:3], 0, v8",
+                      "v_mul_f32_e32 v3, v0, v0", "v_mul_f32_e32 v4, v0, v0", "v_cndmask_b32_e64 v9, 0, v8, s[2:3]",
+                      "s_endpgm"])
+    assert sum(parent.findings.values()) == 1
+    moved = parent.replace([parent.items[k] for k in (0, 2, 3, 1, 4, 7, 5, 6, 8)])
+    assert hazard_nops(moved, parent) is moved  # one finding each: equal counts
+    fixed = site_hazard_nops(moved, parent)
+    c = code(fixed)
+    assert c[c.index("v_cndmask_b32_e64 v9, 0, v8, s[2:3]") - 1] == "s_nop 1" and not fixed.findings
