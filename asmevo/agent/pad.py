@@ -3,6 +3,9 @@ Inserted Wait States"), so a move that brings a hazard's producer and consumer t
 shortest nop before the consumer. The static checks on the result are the oracle."""
 from __future__ import annotations
 
+from typing import Callable
+
+from ..static_checks import StaticFinding
 from .body import Body, BodyItem, make_item
 
 _PADS = 5  # s_nop 0 .. 4: VALU rules need at most 5 wait states; longer waits are refused
@@ -20,15 +23,14 @@ def padded(body: Body, items: list[BodyItem], at: int, clear: tuple[BodyItem, ..
     return None
 
 
-def hazard_nops(body: Body, parent: Body) -> Body | None:
-    """`body`, a rearrangement of `parent`, with the shortest `s_nop` before each instruction a hazard finding
-    `parent` lacks names, until it has no static finding beyond `parent`'s; None when another kind of
-    finding is new or that takes more than a few nops."""
+def _repaired(body: Body, fresh: Callable[[Body], list[StaticFinding]]) -> Body | None:
+    """`body` with the shortest `s_nop` before the instruction of each `fresh` finding, until there is none;
+    None when a fresh finding is not a hazard or that takes more than a few nops."""
     cur = body
     for _ in range(_REPAIRS + 1):
-        if cur.no_worse(parent):
+        new = fresh(cur)
+        if not new:
             return cur
-        new = [f for f in cur.static_findings if cur.findings[(f.check, f.rule)] > parent.findings[(f.check, f.rule)]]
         if any(f.check != "hazard" for f in new):
             return None
         at = cur.pos[new[0].index]
@@ -38,25 +40,22 @@ def hazard_nops(body: Body, parent: Body) -> Body | None:
     return None
 
 
-def _sited(body: Body) -> set[tuple[int, str, str]]:
-    """(id of the instruction item, check, rule) of each static finding of `body`."""
-    return {(id(body.items[body.pos[f.index]]), f.check, f.rule) for f in body.static_findings}
+def hazard_nops(body: Body, parent: Body) -> Body | None:
+    """`body`, a rearrangement of `parent`, with the shortest `s_nop` before each instruction a hazard finding
+    `parent` lacks names, until it has no static finding beyond `parent`'s (a count per rule); None when another
+    kind of finding is new or that takes more than a few nops."""
+    return _repaired(body, lambda cur: [] if cur.no_worse(parent) else [
+        f for f in cur.static_findings if cur.findings[(f.check, f.rule)] > parent.findings[(f.check, f.rule)]])
+
+
+def _sited(body: Body, f: StaticFinding) -> tuple[int, str, str]:
+    """Finding `f` of `body` as (id of its instruction's item, check, rule)."""
+    return id(body.items[body.pos[f.index]]), f.check, f.rule
 
 
 def site_hazard_nops(body: Body, parent: Body) -> Body | None:
-    """`body`, a reordering of `parent`'s items, with the shortest `s_nop` before each instruction that has a
-    hazard finding it did not have in `parent`, until every finding is one `parent` had at the same instruction
-    (a count per rule is not enough: shipped code with a known hazard would trade it for a new one, which the
-    emulator reports); None when a finding of another kind is new or that takes more than a few nops."""
-    known, cur = _sited(parent), body
-    for _ in range(_REPAIRS + 1):
-        fresh = [f for f in cur.static_findings if (id(cur.items[cur.pos[f.index]]), f.check, f.rule) not in known]
-        if not fresh:
-            return cur
-        if any(f.check != "hazard" for f in fresh):
-            return None
-        at = cur.pos[fresh[0].index]
-        cur = padded(cur, list(cur.items), at, clear=(cur.items[at],))
-        if cur is None:
-            return None
-    return None
+    """`hazard_nops` for a reordering of `parent`'s items, until every finding is one `parent` had at the same
+    instruction (a count per rule is not enough: shipped code with a known hazard would trade it for a new one,
+    which the emulator reports)."""
+    known = {_sited(parent, f) for f in parent.static_findings}
+    return _repaired(body, lambda cur: [f for f in cur.static_findings if _sited(cur, f) not in known])

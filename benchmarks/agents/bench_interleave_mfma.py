@@ -10,20 +10,16 @@ Record: interleave_mfma.txt beside this script (benchmarks/record.py).
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from asmevo.agent.edit import Window  # noqa: E402
-from asmevo.agent.gates import Evaluator  # noqa: E402
+from operator_bench import bench_evaluator, k0_bound, main_rows, outcome  # noqa: E402
+
 from asmevo.agent.ops_mfma import interleave_mfma  # noqa: E402
-from asmevo.launches import suite_launches, timing_launch  # noqa: E402
-from asmevo.suites import load_suite  # noqa: E402
 from benchmarks import record  # noqa: E402
 
 KERNELS = (("kernelbench", "2_Standard_matrix_multiplication_", "mi308x"),
@@ -51,51 +47,27 @@ def mfma_stalls(listing: str) -> str:
 
 
 def run(suite: str, name: str, gpu: str) -> str:
-    p = load_suite(suite).problem(name)
-    launches = suite_launches(p)
-    labels = {vl.label for vl in launches}
-    heldout = [vl for vl in suite_launches(p, heldout=True) if vl.label not in labels]
-    ev = Evaluator(p.code_object, launches, heldout=heldout, timing=timing_launch(p)[0], gpu_name=gpu)
-    k0 = ev.lineage.candidates[0]
-    bound = (k0.timing or {}).get("provenance", {}).get("config", {}).get("bound")
+    ev = bench_evaluator(suite, name, gpu)
+    bound = k0_bound(ev)
     body = ev.body_of(0)
     stalls = mfma_stalls(ev.baseline.profile.listing())
-    head = f"{name:36s} {gpu:7s} {k0.cycles:>10.2f} "
+    head = f"{name:36s} {gpu:7s} {ev.lineage.candidates[0].cycles:>10.2f} "
     blocks = sorted({body.cfg.block_of[i] for i, info in enumerate(body.infos) if info.family == "mfma"})
     for b in blocks:
         blk = body.cfg.blocks[b]
         site = next(i for i in range(blk.start, blk.end) if body.infos[i].family == "mfma")
         new = interleave_mfma(body, site)
-        if new is None:
-            continue
-        cand = ev.evaluate(0, new.edit(body, "interleave_mfma", f"block {b}"), Window(*ev.source_of(0).body),
-                           agent="bench", step=1)
-        if cand.status != "verified":
-            return head + f"{'-':>10} {'-':>8}  {cand.status}: {cand.summary()} | bound {bound} | MFMA stalls: {stalls}"
-        if cand.accepted:
-            held = "held-out ok" if ev.confirm_heldout().id == cand.id else "held-out REJECTED"
-        else:
-            held = "not faster (held-out shape not run)"
-        return (head + f"{cand.cycles:>10.2f} {k0.cycles / cand.cycles:>7.3f}x  verified, {held} | bound {bound} | "
-                f"MFMA stalls: {stalls}")
+        if new is not None:
+            result = outcome(ev, body, new, "interleave_mfma", f"block {b}")
+            return head + f"{result} | bound {bound} | MFMA stalls: {stalls}"
     return head + f"{'-':>10} {'-':>8}  does not apply | bound {bound} | MFMA stalls: {stalls}"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", nargs="*")
-    args = ap.parse_args(argv)
-    print(f"{'problem':36s} {'gpu':7s} {'K0 us':>10} {'after us':>10} {'speedup':>8}  outcome | K0 bound | "
-          f"K0 MFMA stall wave-cycles by cause", flush=True)
-    for suite, name, gpu in KERNELS:
-        if args.only and name not in args.only:
-            continue
-        try:
-            print(run(suite, name, gpu), flush=True)
-        except Exception as exc:  # one bad problem must not hide the others' numbers
-            print(f"{name:36s} ERROR {type(exc).__name__}: {exc}", flush=True)
-    print("\nunit: model_us at the bench shape (asmevo.launches.timing_launch) on the GPU shown")
-    return 0
+    return main_rows(argv, __doc__.splitlines()[0],
+                     f"{'problem':36s} {'gpu':7s} {'K0 us':>10} {'after us':>10} {'speedup':>8}  outcome | K0 bound | "
+                     "K0 MFMA stall wave-cycles by cause", KERNELS, run,
+                     "\nunit: model_us at the bench shape (asmevo.launches.timing_launch) on the GPU shown")
 
 
 if __name__ == "__main__":

@@ -60,7 +60,8 @@ def test_hazard_wait_states_the_new_order_needs_are_inserted():
     new = list_schedule(b, 0)
     assert new is not None and new.no_worse(b) and not new.findings
     c = code(new)
-    assert c[c.index("v_cmp_gt_f32_e64 s[0:1], 0, v6") + 1:c.index("v_cndmask_b32_e64 v7, 0, v6, s[0:1]")] == ["s_nop 1"]
+    compare, select = c.index("v_cmp_gt_f32_e64 s[0:1], 0, v6"), c.index("v_cndmask_b32_e64 v7, 0, v6, s[0:1]")
+    assert c[compare + 1:select] == ["s_nop 1"]
 
 
 def test_a_real_softmax_block_scheduled_runs_like_k0():
