@@ -30,6 +30,7 @@ class StaticFinding:
     index: int
     pc: int | None
     message: str
+    missing: int = 0  # wait states a hazard lacks (needed - found); 0 for other checks
 
     def __str__(self) -> str:
         return f"{self.check}/{self.rule}: {self.message}"
@@ -51,7 +52,7 @@ def run_static_checks(instructions: list[Instruction], descriptor: KernelDescrip
     if not instructions:
         return []
     cfg = build_cfg(instructions, labels)
-    findings = [StaticFinding("hazard", v.rule, v.index, v.pc, v.message)
+    findings = [StaticFinding("hazard", v.rule, v.index, v.pc, v.message, v.needed - v.found)
                 for v in check_hazards(instructions, cfg=cfg, xnack=xnack, processor=processor)]
     findings += [StaticFinding("waitcnt", v.counter, v.index, v.pc, v.message)
                  for v in check_waitcnt(instructions, cfg=cfg, processor=processor)]

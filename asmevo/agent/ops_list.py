@@ -163,11 +163,12 @@ def list_schedule(body: Body, i: int) -> Body | None:
     if new_ks == list(range(blk.start, end)):
         return None
     others = [it for it in body.items[lo:hi] if it.ins is None]
-    items = body.items[:lo] + others + [body.items[pos[k]] for k in new_ks] + body.items[hi:]
-    new = site_hazard_nops(body.replace(items), body)
-    if new is None or _block_length(new, blk.start) >= _block_length(body, blk.start):
+    reordered = body.replace(body.items[:lo] + others + [body.items[pos[k]] for k in new_ks] + body.items[hi:])
+    before = _block_length(body, blk.start)
+    if _block_length(reordered, blk.start) >= before:  # nops only lengthen it: skip the static checks
         return None
-    return new
+    new = site_hazard_nops(reordered, body)
+    return new if new is not None and _block_length(new, blk.start) < before else None
 
 
 def list_schedules(body: Body, i: int) -> Body | None:

@@ -3,8 +3,6 @@ Inserted Wait States"), so a move that brings a hazard's producer and consumer t
 shortest nop before the consumer. The static checks on the result are the oracle."""
 from __future__ import annotations
 
-from typing import Callable
-
 from ..static_checks import StaticFinding
 from .body import Body, BodyItem, make_item
 
@@ -23,14 +21,15 @@ def padded(body: Body, items: list[BodyItem], at: int, clear: tuple[BodyItem, ..
     return None
 
 
-def _repaired(body: Body, fresh: Callable[[Body], list[StaticFinding]]) -> Body | None:
-    """`body` with the shortest `s_nop` before the instruction of each `fresh` finding, until there is none;
-    None when a fresh finding is not a hazard or that takes more than a few nops."""
+def hazard_nops(body: Body, parent: Body) -> Body | None:
+    """`body`, a rearrangement of `parent`, with the shortest `s_nop` before each instruction a hazard finding
+    `parent` lacks names, until it has no static finding beyond `parent`'s (a count per rule); None when another
+    kind of finding is new or that takes more than a few nops."""
     cur = body
     for _ in range(_REPAIRS + 1):
-        new = fresh(cur)
-        if not new:
+        if cur.no_worse(parent):
             return cur
+        new = [f for f in cur.static_findings if cur.findings[(f.check, f.rule)] > parent.findings[(f.check, f.rule)]]
         if any(f.check != "hazard" for f in new):
             return None
         at = cur.pos[new[0].index]
@@ -40,22 +39,26 @@ def _repaired(body: Body, fresh: Callable[[Body], list[StaticFinding]]) -> Body 
     return None
 
 
-def hazard_nops(body: Body, parent: Body) -> Body | None:
-    """`body`, a rearrangement of `parent`, with the shortest `s_nop` before each instruction a hazard finding
-    `parent` lacks names, until it has no static finding beyond `parent`'s (a count per rule); None when another
-    kind of finding is new or that takes more than a few nops."""
-    return _repaired(body, lambda cur: [] if cur.no_worse(parent) else [
-        f for f in cur.static_findings if cur.findings[(f.check, f.rule)] > parent.findings[(f.check, f.rule)]])
-
-
 def _sited(body: Body, f: StaticFinding) -> tuple[int, str, str]:
     """Finding `f` of `body` as (id of its instruction's item, check, rule)."""
     return id(body.items[body.pos[f.index]]), f.check, f.rule
 
 
 def site_hazard_nops(body: Body, parent: Body) -> Body | None:
-    """`hazard_nops` for a reordering of `parent`'s items, until every finding is one `parent` had at the same
-    instruction (a count per rule is not enough: shipped code with a known hazard would trade it for a new one,
-    which the emulator reports)."""
-    known = {_sited(parent, f) for f in parent.static_findings}
-    return _repaired(body, lambda cur: [f for f in cur.static_findings if _sited(cur, f) not in known])
+    """`body`, a reordering of `parent`'s items, with an `s_nop` of the wait states it lacks before the first
+    instruction that has a hazard finding it did not have in `parent`, again until every finding is one `parent`
+    had at the same instruction (a count per rule is not enough: shipped code with a known hazard would trade it for a
+    new one, which the emulator reports; one static check per nop, as the finding names the wait states missing);
+    None when a finding of another kind is new, a hazard lacks more than a few wait states, or more than a few nops
+    are needed."""
+    known, cur = {_sited(parent, f) for f in parent.static_findings}, body
+    for _ in range(_REPAIRS + 1):
+        fresh = [f for f in cur.static_findings if _sited(cur, f) not in known]
+        if not fresh:
+            return cur
+        if any(f.check != "hazard" or not 0 < f.missing <= _PADS for f in fresh):
+            return None
+        first = [f for f in fresh if f.index == fresh[0].index]  # a nop there may cover later ones too
+        at = cur.pos[first[0].index]
+        cur = cur.replace(cur.items[:at] + [make_item(f"s_nop {max(f.missing for f in first) - 1}")] + cur.items[at:])
+    return None
