@@ -16,8 +16,8 @@ the wait states the new order needs) form a dependence graph:
   every instruction on its side.
 
 The scheduler issues, slot by slot, the ready instruction that can start earliest under the cycle
-model's latencies (`asmevo.model.costs`), waits last, ties to the longest latency path to the block's
-end, then to the original order. The result must be shorter by the model's own block schedule
+model's latencies (`asmevo.model.costs`, from the instruction table's LLVM gfx940 latencies), waits last,
+ties to the longest latency path to the block's end, then to the original order. The result must be shorter by the model's own block schedule
 (`asmevo.model.schedule.schedule_block`), after the shortest `s_nop`s that leave no static finding the parent
 lacks at the same instruction (`pad.site_hazard_nops`); the gates then verify it on the emulator.
 """
@@ -55,10 +55,10 @@ def _loaded(body: Body) -> frozenset:
     return frozenset(out)
 
 
-def _graph(body: Body, ks: list[int]) -> list[set[int]]:
-    """Predecessors (positions in `ks`) of each instruction of `ks` (instruction indices, in order)."""
+def _graph(body: Body, ks: list[int], kinds: list[str]) -> list[set[int]]:
+    """Predecessors (positions in `ks`) of each instruction of `ks` (instruction indices, in order; `kinds`
+    their `_kind`s)."""
     infos, loaded = body.infos, _loaded(body)
-    kinds = [_kind(body, k) for k in ks]
     preds: list[set[int]] = [set() for _ in ks]
     last_def: dict = {}
     readers: dict = {}
@@ -103,7 +103,7 @@ def _graph(body: Body, ks: list[int]) -> list[set[int]]:
     return preds
 
 
-def _order(body: Body, ks: list[int], preds: list[set[int]], costs: list[Cost]) -> list[int]:
+def _order(body: Body, ks: list[int], kinds: list[str], preds: list[set[int]], costs: list[Cost]) -> list[int]:
     """A list schedule of `ks` (positions) honouring `preds`."""
     infos, size = body.infos, len(ks)
     succs: list[list[int]] = [[] for _ in ks]
@@ -122,7 +122,7 @@ def _order(body: Body, ks: list[int], preds: list[set[int]], costs: list[Cost]) 
             c = costs[n]
             at = max([t] + [ready_at.get(r, 0.0) for r in infos[ks[n]].uses])
             return max(at, xdl_free) if c.cls == "mfma" else at
-        n = min(ready_set, key=lambda n: (start(n), _kind(body, ks[n]) == "wait", -height[n], n))
+        n = min(ready_set, key=lambda n: (start(n), kinds[n] == "wait", -height[n], n))
         at, c = start(n), costs[n]
         ready_set.discard(n)
         order.append(n)
@@ -159,7 +159,8 @@ def list_schedule(body: Body, i: int) -> Body | None:
     if any(it.label for it in body.items[lo:hi]):
         return None
     costs = [cost(instrs[k], processor=body.processor) for k in ks]
-    new_ks = [ks[n] for n in _order(body, ks, _graph(body, ks), costs)]
+    kinds = [_kind(body, k) for k in ks]
+    new_ks = [ks[n] for n in _order(body, ks, kinds, _graph(body, ks, kinds), costs)]
     if new_ks == list(range(blk.start, end)):
         return None
     others = [it for it in body.items[lo:hi] if it.ins is None]
