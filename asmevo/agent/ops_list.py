@@ -17,9 +17,10 @@ the wait states the new order needs) form a dependence graph:
 
 The scheduler issues, slot by slot, the ready instruction that can start earliest under the cycle
 model's latencies (`asmevo.model.costs`, from the instruction table's LLVM gfx940 latencies), waits last,
-ties to the longest latency path to the block's end, then to the original order. The result must be shorter by the model's own block schedule
-(`asmevo.model.schedule.schedule_block`), after the shortest `s_nop`s that leave no static finding the parent
-lacks at the same instruction (`pad.site_hazard_nops`); the gates then verify it on the emulator.
+ties to the longest latency path to the block's end, then to the original order. The result must be
+shorter by the model's own block schedule (`asmevo.model.schedule.schedule_block`), after the shortest
+`s_nop`s that leave no static finding the parent lacks at the same instruction (`pad.site_hazard_nops`);
+the gates then verify it on the emulator.
 """
 from __future__ import annotations
 
