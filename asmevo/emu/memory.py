@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import EmulationError
+from .arrays import distinct
 from .atomics import AtomicWriters
 
 BASE = 0x0000_7F00_0000_0000  # device address of heap byte 0
@@ -102,6 +103,10 @@ class Memory:
 
     def buffer_index(self, off: np.ndarray) -> np.ndarray:
         """Index (allocation order) of the buffer each in-bounds heap offset lies in."""
+        if off.size:  # fast path: the lowest and the highest offset in one buffer, so all are
+            lo, hi = np.searchsorted(self._starts, [off.min(), off.max()], side="right") - 1
+            if lo == hi:
+                return np.full(off.shape, max(int(lo), 0), np.int64)
         return np.maximum(np.searchsorted(self._starts, off, side="right") - 1, 0)
 
     def _inside(self, off: np.ndarray, size: int) -> np.ndarray:
@@ -319,9 +324,9 @@ class SparseMemory(Memory):
     def touch(self, off: np.ndarray, size: int) -> None:
         off = np.asarray(off, np.int64).ravel()
         if size <= PAGE:  # an access spans at most two pages
-            pages = np.unique(np.concatenate([off // PAGE, (off + size - 1) // PAGE]))
+            pages = distinct(np.concatenate([off // PAGE, (off + size - 1) // PAGE]))
         else:
-            pages = np.unique(np.concatenate([np.arange(o // PAGE, (o + size - 1) // PAGE + 1) for o in off.tolist()]))
+            pages = distinct(np.concatenate([np.arange(o // PAGE, (o + size - 1) // PAGE + 1) for o in off.tolist()]))
         pages = pages[(pages >= 0) & (pages < self._reserve // PAGE)]
         for page in pages.tolist():
             if page not in self._pages:

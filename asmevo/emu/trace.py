@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrays import distinct, distinct_counts
+
 LINE_BYTES = 128  # CDNA3 L2 cache line (CDNA3 white paper)
 ENTRY = -1        # pseudo-block before the kernel's first block
 
@@ -52,7 +54,7 @@ class LaunchTrace:
     def enter(self, waves: np.ndarray, block: int) -> None:
         """Batch-local `waves` start `block`."""
         prev = self._last[waves]
-        for p in np.unique(prev):
+        for p in distinct(prev):
             col = self.edges.setdefault((int(p), block), len(self.edges))
             counts = self._counts.get(col)
             if counts is None:
@@ -71,8 +73,12 @@ class LaunchTrace:
         st.executions += 1
         st.bytes += size * len(offsets)
         rows = np.asarray(waves, np.int64)
-        st.lines += len(np.unique(offsets // LINE_BYTES * (int(rows.max(initial=0)) + 1) + rows))
-        for b, n in zip(*np.unique(buffers, return_counts=True)):
+        st.lines += len(distinct(offsets // LINE_BYTES * (int(rows.max(initial=0)) + 1) + rows))
+        if buffers.size and (buffers == buffers[0]).all():  # the usual case: one buffer
+            by_buffer = [(buffers[0], buffers.size)]
+        else:
+            by_buffer = zip(*distinct_counts(buffers))
+        for b, n in by_buffer:
             st.by_buffer[int(b)] = st.by_buffer.get(int(b), 0) + size * int(n)
 
     def _flush(self) -> None:

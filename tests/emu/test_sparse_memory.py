@@ -79,3 +79,13 @@ def test_a_few_workgroups_of_a_giant_grid_on_sparse_memory():
     with pytest.raises(EmulationError, match="geometry"):
         run_kernel(co, "k", grid=(nwg + 1, 1, 1), block=(64, 1, 1), dynamic_lds=0,
                    kernarg=struct.pack("<QQ", out, 0), memory=mem, workgroups=[0])
+
+
+def test_buffer_index_of_offsets_in_one_buffer_and_across_buffers():
+    mem = SparseMemory()
+    a, b = mem.alloc(3 * PAGE, "a"), mem.alloc(PAGE, "b")
+    off = mem.offsets(np.array([a, a + 3 * PAGE - 4, b, b + 4], np.uint64))
+    assert mem.buffer_index(off[:2]).tolist() == [0, 0]
+    assert mem.buffer_index(off[2:]).tolist() == [1, 1]
+    assert mem.buffer_index(off).tolist() == [0, 0, 1, 1]
+    assert mem.buffer_index(off[:0]).tolist() == []

@@ -20,3 +20,10 @@ def test_two_waves_reading_one_line_make_two_requests_in_one_group_as_apart():
     together = _lines(np.zeros(128), np.repeat([0, 1], 64))
     apart = _lines(np.zeros(64), np.zeros(64)) + _lines(np.zeros(64), np.zeros(64))
     assert together == apart == 2
+
+
+def test_bytes_by_buffer_for_one_buffer_and_for_several():
+    trace = LaunchTrace({})
+    trace.access(0x100, np.full(64, 2), np.arange(64) * 4, 4, np.zeros(64, np.int64))
+    trace.access(0x100, np.repeat([0, 3], 32), np.arange(64) * 4, 2, np.zeros(64, np.int64))
+    assert trace.memory[0x100].by_buffer == {2: 256, 0: 64, 3: 64}
