@@ -12,9 +12,13 @@ outstanding write to, per counter, the fewest in-order events issued after its p
 path, plus whether the producer is out of order; it is joined at CFG merges and iterated to a
 fixed point over loops. A read of such a register, or a write to it (except an in-order write
 on the same counter), is reported. LDS written by LDS-DMA loads (`buffer_load ... lds`,
-`global_load_lds_*`) is tracked as the pseudo register ('lds', 0), read by DS loads; LDS
-accesses in flight as ('ldsa', 0), which `s_barrier` must not pass: other waves touch LDS after
-it (the workgroup release LLVM emits for a fenced barrier waits for them).
+`global_load_lds_*`) is tracked per load instruction, as the pseudo register ('lds', i + 1) of
+the load at index i, and a DS load reads all of them (('lds', 0) names that read): a DS load is
+reported once per LDS-DMA load that may still be pending, so a wait that leaves more of them in
+flight gives more findings, even where the code already read LDS with some pending (double
+buffering: the analysis does not know which LDS bytes a load writes). LDS accesses in flight are
+('ldsa', 0), which `s_barrier` must not pass: other waves touch LDS after it (the workgroup
+release LLVM emits for a fenced barrier waits for them).
 """
 from __future__ import annotations
 
@@ -139,6 +143,12 @@ def _facts(ins: Instruction, info: RegInfo, processor: str) -> _Facts:
     return facts
 
 
+def _pending_regs(pending: dict) -> set[Reg]:
+    """The registers of pending writes, with ('lds', 0) when an LDS-DMA load is one of them."""
+    regs = {r for _, r in pending}
+    return regs | {LDS_MEMORY} if any(r[0] == "lds" for r in regs) else regs
+
+
 class _Path:
     """The analysis state along one block: each pending write keeps the count of in-order events its
     counter had issued when it was issued (a stamp), so an event costs O(1) instead of a pass over
@@ -147,7 +157,7 @@ class _Path:
     def __init__(self, state: State):
         self.issued = dict.fromkeys(COUNTER_MAX, 0)
         self.pending = {key: (-k, ooo) for key, (k, ooo) in state.items()}
-        self.regs = {r for _, r in self.pending}  # the registers of `pending`, for a quick test
+        self.regs = _pending_regs(self.pending)  # for a quick test
 
     def since(self, counter: str, stamp: int) -> int:
         return min(self.issued[counter] - stamp, COUNTER_MAX[counter])
@@ -162,6 +172,8 @@ class _Analysis:
         self.cfg = cfg
         facts = [_facts(ins, info, processor) for ins, info in zip(instructions, def_use_all(instructions, processor))]
         self.events, self.reads, self.touched, limits = (list(column) for column in zip(*facts))
+        self.events = [[_Event(ev.counter, ev.in_order, frozenset({("lds", i + 1)})) if LDS_MEMORY in ev.regs else ev
+                        for ev in events] for i, events in enumerate(self.events)]
         self.limits = {i: lim for i, lim in enumerate(limits) if lim is not None}
 
     def step(self, i: int, path: _Path, report: list[WaitcntViolation] | None) -> None:
@@ -169,7 +181,7 @@ class _Analysis:
         if limits is not None:
             path.pending = {(c, r): (stamp, ooo) for (c, r), (stamp, ooo) in path.pending.items()
                             if c not in limits or not (limits[c] == 0 or (not ooo and path.since(c, stamp) >= limits[c]))}
-            path.regs = {r for _, r in path.pending}
+            path.regs = _pending_regs(path.pending)
             return
         events = self.events[i]
         if report is not None and not path.regs.isdisjoint(self.touched[i]):
@@ -180,30 +192,41 @@ class _Analysis:
         for ev in events:
             for r in ev.regs:
                 path.pending[(ev.counter, r)] = (path.issued[ev.counter], not ev.in_order)
-                path.regs.add(r)
+                path.regs.update((r, LDS_MEMORY) if r[0] == "lds" else (r,))
 
     def _check(self, i: int, events: list[_Event], pending: dict, report: list[WaitcntViolation]) -> None:
         reads = self.reads[i]
         in_order_same = {ev.counter for ev in events if ev.in_order}
-        bad: dict[str, list[Reg]] = {}
+        bad: dict[tuple[str, Reg | None], list[Reg]] = {}  # (counter, LDS-DMA load or None) -> registers
         for r in self.touched[i]:
+            if r == LDS_MEMORY:  # a DS load: one finding per LDS-DMA load that may be pending
+                for counter, dma in pending:
+                    if dma[0] == "lds":
+                        bad[(counter, dma)] = [dma]
+                continue
             for counter in COUNTER_MAX:
                 entry = pending.get((counter, r))
                 if entry is None:
                     continue
                 overwrite = r != LDS_ACCESS and not (counter in in_order_same and not entry[1])
                 if r in reads or overwrite:
-                    bad.setdefault(counter, []).append(r)
+                    bad.setdefault((counter, None), []).append(r)
         ins = self.ins[i]
-        for counter, regs in sorted(bad.items()):
+        for (counter, dma), regs in sorted(bad.items(), key=lambda kv: (kv[0][0], kv[0][1] or ("", -1))):
             regs.sort()
-            names = _names(regs)
-            where = f"0x{ins.address:x}" if ins.address is not None else f"#{i}"
-            verb = "reads" if any(r in reads for r in regs) else "overwrites"
+            names = [self._dma_name(dma[1] - 1)] if dma else _names(regs)
+            verb = "reads" if dma or any(r in reads for r in regs) else "overwrites"
             report.append(WaitcntViolation(
                 i, ins.address, names[0], counter,
-                f"waitcnt: '{ins.text()}' at {where} {verb} {', '.join(names)} while the {counter} "
+                f"waitcnt: '{ins.text()}' at {self._where(i)} {verb} {', '.join(names)} while the {counter} "
                 f"operation writing it may be outstanding (missing s_waitcnt {counter})"))
+
+    def _where(self, i: int) -> str:
+        address = self.ins[i].address
+        return f"0x{address:x}" if address is not None else f"#{i}"
+
+    def _dma_name(self, k: int) -> str:
+        return f"LDS (DMA load at {self._where(k)})"
 
     def _through(self, b: int, state: State, report: list[WaitcntViolation] | None) -> State:
         path = _Path(state)
@@ -237,7 +260,7 @@ class _Analysis:
 
 
 def _names(regs: list[Reg]) -> list[str]:
-    """Compact names: consecutive registers of a file as ranges (v[4:7]), pseudo LDS as 'LDS'."""
+    """Compact names: consecutive registers of a file as ranges (v[4:7]), LDS accesses in flight by name."""
     out: list[str] = []
     run: list[Reg] = []
     for r in regs + [("", -2)]:
@@ -246,8 +269,7 @@ def _names(regs: list[Reg]) -> list[str]:
             continue
         if run:
             f, lo, hi = run[0][0], run[0][1], run[-1][1]
-            special = {"lds": "LDS (DMA)", "ldsa": "LDS accesses"}
-            out.append(special[f] if f in special else f"{f}{lo}" if lo == hi else f"{f}[{lo}:{hi}]")
+            out.append("LDS accesses" if f == "ldsa" else f"{f}{lo}" if lo == hi else f"{f}[{lo}:{hi}]")
         run = [r]
     return out
 

@@ -23,6 +23,16 @@ def test_relax_counts_only_what_the_consumer_needs():
     assert new.no_worse(b)
 
 
+def test_relax_keeps_a_double_buffer_wait_for_lds_dma_loads():
+    """The read after the barrier already has the other buffer's LDS-DMA loads pending (the analysis cannot
+    tell the buffers apart); dropping the wait leaves the read's own buffer pending too: refused (flatmm_fp8's
+    prologue wait, which the emulator rejected when only the count of findings per read was compared)."""
+    b = body_of(["buffer_load_dword off, s[4:7], 0 lds", "buffer_load_dword off, s[4:7], 0 offset:4 lds",
+                 "buffer_load_dword off, s[4:7], 0 offset:8 lds", "s_waitcnt vmcnt(1)", "s_barrier",
+                 "ds_read_b32 v0, v1", "s_endpgm"])
+    assert relax(b, 3) is None
+
+
 def test_sink_moves_wait_past_independent_work_and_splits():
     b = body_of(["global_load_dword v1, v[2:3], off", "global_load_dword v4, v[2:3], off offset:4",
                  "s_waitcnt vmcnt(0)", "v_mov_b32_e32 v7, 1", "v_add_f32_e32 v5, v1, v1",

@@ -71,6 +71,30 @@ def test_join_keeps_pending_from_one_path():
     assert [x.index for x in check_waitcnt(ins, labels)] == [2]
 
 
+DOUBLE_BUFFER = """
+    buffer_load_dword off, s[4:7], 0 lds
+    buffer_load_dword off, s[4:7], 0 offset:4 lds
+    buffer_load_dword off, s[4:7], 0 offset:8 lds
+    buffer_load_dword off, s[4:7], 0 offset:12 lds
+    s_waitcnt vmcnt(2)
+    s_barrier
+    ds_read_b32 v0, v1
+    s_endpgm
+"""
+
+
+def test_lds_dma_loads_are_reported_per_load():
+    """Double buffering: the first two LDS-DMA loads fill the buffer read, the last two the other one. The
+    analysis does not know which bytes each writes, so the read is reported once per load that may be pending:
+    a wait leaving more of them in flight gives more findings."""
+    ins, labels = program(DOUBLE_BUFFER)
+    found = check_waitcnt(ins, labels)
+    assert [(v.index, v.counter) for v in found] == [(6, "vmcnt"), (6, "vmcnt")]
+    assert [v.register for v in found] == ["LDS (DMA load at #2)", "LDS (DMA load at #3)"]
+    ins, labels = program(DOUBLE_BUFFER.replace("s_waitcnt vmcnt(2)", "s_waitcnt vmcnt(3)"))
+    assert len(check_waitcnt(ins, labels)) == 3
+
+
 def test_decode_waitcnt():
     assert decode_waitcnt(parse_instruction("s_waitcnt vmcnt(0) lgkmcnt(3)")) == {"vmcnt": 0, "lgkmcnt": 3}
     assert decode_waitcnt(parse_instruction("s_waitcnt 0")) == {"vmcnt": 0, "expcnt": 0, "lgkmcnt": 0}
