@@ -172,8 +172,6 @@ class _Analysis:
         self.cfg = cfg
         facts = [_facts(ins, info, processor) for ins, info in zip(instructions, def_use_all(instructions, processor))]
         self.events, self.reads, self.touched, limits = (list(column) for column in zip(*facts))
-        self.events = [[_Event(ev.counter, ev.in_order, frozenset({("lds", i + 1)})) if LDS_MEMORY in ev.regs else ev
-                        for ev in events] for i, events in enumerate(self.events)]
         self.limits = {i: lim for i, lim in enumerate(limits) if lim is not None}
 
     def step(self, i: int, path: _Path, report: list[WaitcntViolation] | None) -> None:
@@ -191,42 +189,38 @@ class _Analysis:
                 path.issued[ev.counter] += 1
         for ev in events:
             for r in ev.regs:
+                if r == LDS_MEMORY:  # each LDS-DMA load is its own pseudo register
+                    path.regs.add(r)
+                    r = ("lds", i + 1)
                 path.pending[(ev.counter, r)] = (path.issued[ev.counter], not ev.in_order)
-                path.regs.update((r, LDS_MEMORY) if r[0] == "lds" else (r,))
+                path.regs.add(r)
 
     def _check(self, i: int, events: list[_Event], pending: dict, report: list[WaitcntViolation]) -> None:
         reads = self.reads[i]
         in_order_same = {ev.counter for ev in events if ev.in_order}
-        bad: dict[tuple[str, Reg | None], list[Reg]] = {}  # (counter, LDS-DMA load or None) -> registers
+        bad: dict[str, list[Reg]] = {}
         for r in self.touched[i]:
-            if r == LDS_MEMORY:  # a DS load: one finding per LDS-DMA load that may be pending
-                for counter, dma in pending:
-                    if dma[0] == "lds":
-                        bad[(counter, dma)] = [dma]
-                continue
             for counter in COUNTER_MAX:
                 entry = pending.get((counter, r))
                 if entry is None:
                     continue
                 overwrite = r != LDS_ACCESS and not (counter in in_order_same and not entry[1])
                 if r in reads or overwrite:
-                    bad.setdefault((counter, None), []).append(r)
+                    bad.setdefault(counter, []).append(r)
+        found = [(counter, _names(sorted(regs)), any(r in reads for r in regs)) for counter, regs in sorted(bad.items())]
+        if LDS_MEMORY in reads:  # a DS load: one finding per LDS-DMA load that may be pending
+            found += [(counter, [f"LDS (DMA load at {self._where(r[1] - 1)})"], True)
+                      for counter, r in sorted(pending) if r[0] == "lds"]
         ins = self.ins[i]
-        for (counter, dma), regs in sorted(bad.items(), key=lambda kv: (kv[0][0], kv[0][1] or ("", -1))):
-            regs.sort()
-            names = [self._dma_name(dma[1] - 1)] if dma else _names(regs)
-            verb = "reads" if dma or any(r in reads for r in regs) else "overwrites"
+        for counter, names, read in found:
             report.append(WaitcntViolation(
                 i, ins.address, names[0], counter,
-                f"waitcnt: '{ins.text()}' at {self._where(i)} {verb} {', '.join(names)} while the {counter} "
-                f"operation writing it may be outstanding (missing s_waitcnt {counter})"))
+                f"waitcnt: '{ins.text()}' at {self._where(i)} {'reads' if read else 'overwrites'} {', '.join(names)} "
+                f"while the {counter} operation writing it may be outstanding (missing s_waitcnt {counter})"))
 
     def _where(self, i: int) -> str:
         address = self.ins[i].address
         return f"0x{address:x}" if address is not None else f"#{i}"
-
-    def _dma_name(self, k: int) -> str:
-        return f"LDS (DMA load at {self._where(k)})"
 
     def _through(self, b: int, state: State, report: list[WaitcntViolation] | None) -> State:
         path = _Path(state)
