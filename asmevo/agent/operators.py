@@ -10,6 +10,7 @@ from .body import Body
 from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_broadcast import broadcast_move, propagate_broadcast, propagate_broadcasts
 from .ops_canon import CANONICALIZES, remove_canonicalize, remove_canonicalizes
+from .ops_chain import chain_all_masked_regions, chain_masked_regions
 from .ops_copies import accumulator_copy, remove_redundant_copies
 from .ops_default import default_move, hoist_masked_default, hoist_masked_defaults
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
@@ -186,6 +187,11 @@ OPERATORS: tuple[Operator, ...] = (
              "and EXEC restore go) when nothing between depends on it"),
     Operator("merge_masked_regions", _is_saveexec, merge_masked_regions,
              "merge_masked_region at every masked region of the innermost loop"),
+    Operator("chain_masked_regions", _is_saveexec, chain_masked_regions,
+             "chain the masked regions that follow this one with only scalar work (or vector work that can run "
+             "first) between: EXEC kept in one pair, each restore + s_and_saveexec becomes one s_and_b64 exec"),
+    Operator("chain_all_masked_regions", _is_saveexec, chain_all_masked_regions,
+             "chain_masked_regions from every masked region of the innermost loop", once_per=_loop),
     Operator("remove_redundant_copies", lambda body, i: accumulator_copy(body, i) is not None,
              remove_redundant_copies, "delete a block's accumulator copies (v_accvgpr_read/write) whose destination "
              "already holds the source on every path (a loop's AGPR round trip), then the copies out left dead",

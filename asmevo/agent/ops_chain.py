@@ -1,0 +1,166 @@
+"""Masked regions chained. Compiled code restores EXEC after each masked region and saves it again at the next,
+even when only scalar work lies between (a GEMM's unrolled K step guards each element's load with its own mask):
+
+    s_and_saveexec_b64 sA, m1          <- G1: EXEC = E & m1, sA = E
+    [s_cbranch_execz .Lj1]
+    R1
+  .Lj1:
+    s_or_b64 exec, exec, sA            <- J1: EXEC = E again
+    X                                  (scalar work, and vector work that can run before G1)
+    s_and_saveexec_b64 sB, m2          <- G2: EXEC = E & m2, sB = E
+    [s_cbranch_execz .Lj2]
+    R2
+  .Lj2:
+    s_or_b64 exec, exec, sB            <- J2
+
+Chained, G1 keeps E in one pair sF (sA, or a pair the body never uses when the chain writes sA), J1 goes and G2
+becomes `s_and_b64 exec, sF, m2`, which sets the EXEC and SCC G2 set: one SALU instruction fewer per region after
+the first. The last restore reads sF. X's vector instructions move before G1, where EXEC is E as at their old
+place (they cross no s_waitcnt and no instruction writing a register they read or touching one they write, EXEC
+aside); its scalar instructions stay and now run under E & m1, so none may read or write EXEC. Checked besides:
+no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is read neither in its
+region nor after its restore; sF is written nowhere from G1 to the last restore but by G1. A skip branch keeps
+skipping its region: its label now heads X (scalar work, which runs whatever EXEC is) and the next EXEC write."""
+from __future__ import annotations
+
+from ..isa.regs import EXEC, operand_regs
+from .body import Body, across_loop, make_item
+from .ops_default import masked_region
+from .ops_rename import free_pairs
+from .webs import cross_lane
+
+_SCC = ("scc", 0)
+_MOVABLE = ("valu", "vopc")
+_VECTOR = ("valu", "vopc", "mfma", "flat", "mubuf", "ds")
+
+
+def _saved(body: Body, g: int) -> frozenset:
+    return operand_regs(body.instructions[g].operands[0])
+
+
+def _movable(body: Body, j: int, crossed: list[int]) -> bool:
+    """Vector instruction j of an X can run before G1, crossing the staying instructions `crossed`."""
+    a, ins = body.infos[j], body.instructions[j]
+    if a.family not in _MOVABLE or cross_lane(ins):
+        return False
+    for k in crossed:
+        c = body.infos[k]
+        if body.instructions[k].mnemonic == "s_waitcnt" or (a.defs & (c.uses | c.defs) | a.uses & c.defs) - EXEC:
+            return False
+    return True
+
+
+def _chain(body: Body, i: int) -> tuple[list[tuple[int, int, int]], list[int]] | None:
+    """The longest run of masked regions from the one guarded at i that chains (at least two), and the vector
+    instructions of the X's between them that move before G1."""
+    cfg, infos = body.cfg, body.infos
+    first = masked_region(body, cfg.block_of[i])
+    if first is None or first[0] != i:
+        return None
+    regions, moved, staying = [first], [], list(range(i, cfg.blocks[first[2]].start + 1))
+    while True:
+        last = regions[-1]
+        if any(infos[j].defs & EXEC for j in range(cfg.blocks[last[1]].start, cfg.blocks[last[1]].end)):
+            regions.pop()
+            break
+        nxt = masked_region(body, last[2])
+        restore = cfg.blocks[last[2]].start
+        if nxt is None or _SCC in body.live_after(restore):
+            break
+        x_moved, x_staying = [], []
+        for j in range(restore + 1, nxt[0]):
+            if infos[j].family in _VECTOR:
+                if not _movable(body, j, staying + x_staying):
+                    break
+                x_moved.append(j)
+            elif (infos[j].uses | infos[j].defs) & EXEC:
+                break
+            else:
+                x_staying.append(j)
+        else:
+            regions.append(nxt)
+            moved += x_moved
+            staying += x_staying + list(range(nxt[0], cfg.blocks[nxt[2]].start + 1))
+            continue
+        break
+    return (regions, moved) if len(regions) > 1 else None
+
+
+def _keeper(body: Body, regions: list[tuple[int, int, int]]) -> tuple[str, frozenset] | None:
+    """sF (its text and registers): G1's saved pair when nothing of the chain but its guards writes it, else
+    the lowest pair the body never uses."""
+    g1, end = regions[0][0], body.cfg.blocks[regions[-1][2]].start
+    guards = {g for g, _, _ in regions}
+    sa = _saved(body, g1)
+    if not any(body.infos[j].defs & sa for j in range(g1, end + 1) if j not in guards):
+        return body.instructions[g1].operands[0].text, sa
+    free = free_pairs(body)
+    if not free:
+        return None
+    k = int(free[0][2:].split(":")[0])
+    return free[0], frozenset({("s", k), ("s", k + 1)})
+
+
+def _first_kept_saved(body: Body, regions: list[tuple[int, int, int]], sf: frozenset) -> int | None:
+    """The first region whose saved pair, not sF, is read in the region or after its restore."""
+    cfg = body.cfg
+    for n, (g, then, join) in enumerate(regions):
+        saved = _saved(body, g)
+        if saved == sf:
+            continue
+        if any(saved & body.infos[j].uses for j in range(cfg.blocks[then].start, cfg.blocks[then].end)) \
+                or saved & body.live_after(cfg.blocks[join].start):
+            return n
+    return None
+
+
+def chain_masked_regions(body: Body, i: int) -> Body | None:
+    """Chain the run of masked regions from the one whose `s_and_saveexec_b64` is instruction i (the module
+    docstring's rewrite); None unless at least two regions chain."""
+    found = _chain(body, i)
+    if found is None:
+        return None
+    regions, moved = found
+    while True:
+        kept = _keeper(body, regions)
+        if kept is None:
+            return None
+        keeper, sf = kept
+        bad = _first_kept_saved(body, regions, sf)
+        if bad is None:
+            break
+        regions = regions[:bad]
+        if len(regions) < 2:
+            return None
+    cfg, ins, pos = body.cfg, body.instructions, body.pos
+    moved = [j for j in moved if j < regions[-1][0]]
+    texts: dict[int, str | None] = {}
+    g1 = regions[0][0]
+    texts[pos[g1]] = f"s_and_saveexec_b64 {keeper}, {ins[g1].operands[1].text}"
+    for g, _, _ in regions[1:]:
+        texts[pos[g]] = f"s_and_b64 exec, {keeper}, {ins[g].operands[1].text}"
+    for _, _, join in regions[:-1]:
+        texts[pos[cfg.blocks[join].start]] = None
+    texts[pos[cfg.blocks[regions[-1][2]].start]] = f"s_or_b64 exec, exec, {keeper}"
+    moved_at = {pos[j] for j in moved}
+    items = []
+    for k, it in enumerate(body.items):
+        if k == pos[g1]:
+            items.extend(body.items[m] for m in sorted(moved_at))
+        if k in moved_at:
+            continue
+        if k in texts:
+            if texts[k] is not None:
+                items.append(make_item(texts[k]))
+            continue
+        items.append(it)
+    new = body.replace(items)
+    return new if new.no_worse(body, full=False) else None
+
+
+def chain_all_masked_regions(body: Body, i: int) -> Body | None:
+    """`chain_masked_regions` from every masked region of instruction i's innermost loop (the whole body outside
+    loops), first to last; None unless at least one chain forms."""
+    cur, chained = across_loop(body, i, lambda b, j: b.instructions[j].mnemonic == "s_and_saveexec_b64",
+                               chain_masked_regions)
+    return cur if chained else None
