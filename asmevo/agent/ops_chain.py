@@ -50,6 +50,23 @@ def _movable(body: Body, j: int, crossed: list[int]) -> bool:
     return True
 
 
+def _between(body: Body, restore: int, g: int, staying: list[int]) -> tuple[list[int], list[int]] | None:
+    """The X from a restore to the next guard g, split into its vector instructions, which move before G1, and
+    its scalar ones, which stay; None when one of either kind cannot."""
+    moved, stays = [], []
+    for j in range(restore + 1, g):
+        info = body.infos[j]
+        if info.family in _VECTOR:
+            if not _movable(body, j, staying + stays):
+                return None
+            moved.append(j)
+        elif (info.uses | info.defs) & EXEC:
+            return None
+        else:
+            stays.append(j)
+    return moved, stays
+
+
 def _chain(body: Body, i: int) -> tuple[list[tuple[int, int, int]], list[int]] | None:
     """The longest run of masked regions from the one guarded at i that chains (at least two), and the vector
     instructions of the X's between them that move before G1."""
@@ -63,26 +80,15 @@ def _chain(body: Body, i: int) -> tuple[list[tuple[int, int, int]], list[int]] |
         if any(infos[j].defs & EXEC for j in range(cfg.blocks[last[1]].start, cfg.blocks[last[1]].end)):
             regions.pop()
             break
-        nxt = masked_region(body, last[2])
-        restore = cfg.blocks[last[2]].start
+        nxt, restore = masked_region(body, last[2]), cfg.blocks[last[2]].start
         if nxt is None or _SCC in body.live_after(restore):
             break
-        x_moved, x_staying = [], []
-        for j in range(restore + 1, nxt[0]):
-            if infos[j].family in _VECTOR:
-                if not _movable(body, j, staying + x_staying):
-                    break
-                x_moved.append(j)
-            elif (infos[j].uses | infos[j].defs) & EXEC:
-                break
-            else:
-                x_staying.append(j)
-        else:
-            regions.append(nxt)
-            moved += x_moved
-            staying += x_staying + list(range(nxt[0], cfg.blocks[nxt[2]].start + 1))
-            continue
-        break
+        x = _between(body, restore, nxt[0], staying)
+        if x is None:
+            break
+        regions.append(nxt)
+        moved += x[0]
+        staying += x[1] + list(range(nxt[0], cfg.blocks[nxt[2]].start + 1))
     return (regions, moved) if len(regions) > 1 else None
 
 
