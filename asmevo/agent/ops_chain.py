@@ -16,11 +16,12 @@ even when only scalar work lies between (a GEMM's unrolled K step guards each el
 Chained, G1 keeps E in one pair sF (sA, or a pair the body never uses when the chain writes sA), J1 goes and G2
 becomes `s_and_b64 exec, sF, m2`, which sets the EXEC and SCC G2 set: one SALU instruction fewer per region after
 the first. The last restore reads sF. X's vector instructions move before G1, where EXEC is E as at their old
-place (they cross no s_waitcnt and no instruction writing a register they read or touching one they write, EXEC
-aside); its scalar instructions stay and now run under E & m1, so none may read or write EXEC. Checked besides:
-no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is read neither in its
-region nor after its restore; sF is written nowhere from G1 to the last restore but by G1. A skip branch keeps
-skipping its region: its label now heads X (scalar work, which runs whatever EXEC is) and the next EXEC write."""
+place (they read no other lane and cross no s_waitcnt and no instruction writing a register they read or touching
+one they write, EXEC aside); its scalar instructions stay and now run under E & m1, so none may read or write
+EXEC. Checked besides: no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is
+read neither in its region nor after its restore; sF is written nowhere from G1 to the last restore but by G1. A
+skip branch keeps skipping its region: its label now heads X (scalar work, which runs whatever EXEC is) and the next
+EXEC write."""
 from __future__ import annotations
 
 from ..isa.regs import EXEC, operand_regs

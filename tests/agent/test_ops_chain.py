@@ -75,5 +75,6 @@ def test_every_run_of_the_loop_chains():
     b = body_of(PRE + ["s_mov_b32 s4, 0"] + loop + ["s_endpgm"])
     new = chain_all_masked_regions(b, first_guard(b))
     lines = code(new)
-    assert lines.count("s_and_saveexec_b64 s[10:11], s[8:9]") == 1 and lines.count("s_and_saveexec_b64 s[10:11], s[14:15]") == 1
+    assert lines.count("s_and_saveexec_b64 s[10:11], s[8:9]") == 1
+    assert lines.count("s_and_saveexec_b64 s[10:11], s[14:15]") == 1
     assert lines.count("s_or_b64 exec, exec, s[10:11]") == 2 and len(lines) == len(code(b)) - 2
