@@ -24,7 +24,9 @@ skip branch keeps skipping its region: its label now heads X (scalar work, which
 EXEC write."""
 from __future__ import annotations
 
+from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, operand_regs
+from ..isa.table import instr_info
 from .body import Body, across_loop, make_item
 from .ops_default import masked_region
 from .ops_rename import free_pairs
@@ -32,7 +34,6 @@ from .webs import cross_lane
 
 _SCC = ("scc", 0)
 _MOVABLE = ("valu", "vopc")
-_VECTOR = ("valu", "vopc", "mfma", "flat", "mubuf", "ds")
 
 
 def _saved(body: Body, g: int) -> frozenset:
@@ -57,7 +58,7 @@ def _between(body: Body, restore: int, g: int, staying: list[int]) -> tuple[list
     moved, stays = [], []
     for j in range(restore + 1, g):
         info = body.infos[j]
-        if info.family in _VECTOR:
+        if instr_info(body.instructions[j].mnemonic, body.processor).vector:
             if not _movable(body, j, staying + stays):
                 return None
             moved.append(j)
@@ -102,13 +103,10 @@ def _keeper(body: Body, regions: list[tuple[int, int, int]]) -> tuple[str, froze
     if not any(body.infos[j].defs & sa for j in range(g1, end + 1) if j not in guards):
         return body.instructions[g1].operands[0].text, sa
     free = free_pairs(body)
-    if not free:
-        return None
-    k = int(free[0][2:].split(":")[0])
-    return free[0], frozenset({("s", k), ("s", k + 1)})
+    return (free[0], operand_regs(parse_operand(free[0]))) if free else None
 
 
-def _first_kept_saved(body: Body, regions: list[tuple[int, int, int]], sf: frozenset) -> int | None:
+def _first_unsafe_save(body: Body, regions: list[tuple[int, int, int]], sf: frozenset) -> int | None:
     """The first region whose saved pair, not sF, is read in the region or after its restore."""
     cfg = body.cfg
     for n, (g, then, join) in enumerate(regions):
@@ -133,7 +131,7 @@ def chain_masked_regions(body: Body, i: int) -> Body | None:
         if kept is None:
             return None
         keeper, sf = kept
-        bad = _first_kept_saved(body, regions, sf)
+        bad = _first_unsafe_save(body, regions, sf)
         if bad is None:
             break
         regions = regions[:bad]
