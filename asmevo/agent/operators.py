@@ -16,14 +16,14 @@ from .ops_default import default_move, hoist_masked_default, hoist_masked_defaul
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
-from .ops_layout import fall_through_branch, loop_latch, placeable, unroll_loop
+from .ops_layout import branch_pair, fall_through_branch, loop_latch, placeable, swap_branch_pair, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_list import list_schedule, list_schedules
 from .ops_mfma import interleave_mfma
 from .ops_mul import fuse_signed_multiplies, fuse_signed_multiply, signed_multiply
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
-from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep
+from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep, pipeline_loop_deepest
 from .ops_range import fuse_range_check, fuse_range_checks, range_check
 from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
@@ -123,6 +123,9 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("fall_through_branch", placeable, fall_through_branch,
              "lay out a branch's target code right after it (the branch inverted, or gone if unconditional), so the "
              "path the profile takes falls through instead of redirecting fetch"),
+    Operator("swap_branch_pair", branch_pair, swap_branch_pair,
+             "turn `s_cbranch_C L1; s_branch L2` into `s_cbranch_notC L2; s_branch L1`, so a latch that mostly loops "
+             "issues one branch per iteration"),
     Operator("unroll_loop", loop_latch, unroll_loop,
              "unroll a one-block loop twice: the first copy leaves through the inverted branch, the second branches "
              "back, so the back edge is taken every other iteration"),
@@ -152,6 +155,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("pipeline_loop_deep", _is_global_load, pipeline_loop_deep,
              "keep three of a loop's iterations' loads in flight: its loads, index, address and exit-mask updates "
              "run three iterations ahead for the lanes that will run them (unrolled four times)"),
+    Operator("pipeline_loop_deepest", _is_global_load, pipeline_loop_deepest,
+             "pipeline_loop_deep as deep as the free registers allow, up to eight iterations (seven ahead)"),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
     Operator("propagate_broadcast", lambda body, i: broadcast_move(body, i) is not None, propagate_broadcast,

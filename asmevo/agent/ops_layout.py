@@ -85,6 +85,31 @@ def fall_through_branch(body: Body, i: int) -> Body | None:
     return result if result.no_worse(body, full=False) else None
 
 
+def branch_pair(body: Body, i: int) -> bool:
+    """Instruction i is an invertible conditional branch to a label, followed directly by an `s_branch` to a
+    label that nothing else jumps to (no label between them)."""
+    instrs, items, pos = body.instructions, body.items, body.pos
+    if instrs[i].mnemonic not in INVERSE or not instrs[i].label or i + 1 >= len(instrs):
+        return False
+    nxt = instrs[i + 1]
+    return nxt.mnemonic == "s_branch" and bool(nxt.label) and not any(
+        it.label for it in items[pos[i] + 1:pos[i + 1]])
+
+
+def swap_branch_pair(body: Body, i: int) -> Body | None:
+    """`s_cbranch_C L1; s_branch L2` becomes `s_cbranch_notC L2; s_branch L1` (the `s_branch` goes when L1
+    follows it): the same two edges, the conditional branch now taking the one the `s_branch` took. A loop
+    latch laid out as `s_cbranch_scc0 exit; s_branch header` issues one branch per iteration instead of two."""
+    if not branch_pair(body, i):
+        return None
+    cond, jump = body.instructions[i], body.instructions[i + 1]
+    items, pos = list(body.items), body.pos
+    items[pos[i]] = make_item(f"{INVERSE[cond.mnemonic]} {jump.label}")
+    items[pos[i + 1]] = make_item(f"s_branch {cond.label}")
+    result = body.replace(_without_branches_to_next(items))
+    return result if result.no_worse(body, full=False) else None
+
+
 def _without_branches_to_next(items: list[BodyItem]) -> list[BodyItem]:
     """`items` without the `s_branch L` that only labels separate from `L:` (a move can leave one: the
     branch falls through to its target anyway, and taking it would cost a fetch redirect)."""

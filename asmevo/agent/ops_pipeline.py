@@ -413,3 +413,14 @@ def _spans(regs: list[int]) -> list[range]:
         else:
             out.append(range(r, r + 1))
     return out
+
+
+DEEPEST = (8, 7, 6, 5)  # the depths pipeline_loop_deepest tries, deepest first (8 takes 17 free SGPR pairs)
+
+
+def pipeline_loop_deepest(body: Body, i: int) -> Body | None:
+    """`pipeline_loop_deep` at the deepest depth of DEEPEST the loop's free SGPR pairs, free VGPRs and
+    vmcnt range allow. Where one wave's loop is its kernel's critical path (a few workgroups, each
+    walking a long row), every iteration more in flight hides more of a load's latency; where waves
+    per SIMD bound the kernel, the extra copies' registers may cost occupancy: the timing gate decides."""
+    return next((new for depth in DEEPEST if (new := pipeline_loop_deep(body, i, depth)) is not None), None)

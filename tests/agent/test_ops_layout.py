@@ -1,9 +1,11 @@
-"""fall_through_branch: a branch's target run laid out right after it, every edge kept."""
+"""Block layout: fall_through_branch (a branch's target run laid out right after it, every edge kept),
+unroll_loop and swap_branch_pair."""
 from __future__ import annotations
 
 import pytest
 
-from asmevo.agent.ops_layout import MAX_UNROLLED, fall_through_branch, placeable, unroll_loop
+from asmevo.agent.ops_layout import (MAX_UNROLLED, branch_pair, fall_through_branch, placeable, swap_branch_pair,
+                                     unroll_loop)
 
 from agenttools import body_of, code, evaluated, evaluator
 
@@ -100,9 +102,9 @@ def test_unroll_refused(lines, site):
     assert unroll_loop(body_of(lines), site) is None
 
 
-def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
-    """A kernel adding 1 to each lane's value n times (n its scalar argument), launched with n = 3 and n = 4: the
-    loop unrolled twice leaves through the first copy for one and the second for the other, verified on both."""
+def _counting_kernel(latch: str):
+    """An evaluator of a kernel adding 1 to each lane's value n times (n its scalar argument, the loop's
+    latch `latch`), launched with n = 3 and n = 4."""
     import sys
     from pathlib import Path
 
@@ -110,7 +112,7 @@ def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
     from asmevo.launches import launch_from_dict
     sys.path.insert(0, str(Path(__file__).parents[1] / "emu"))
     from emutools import asm
-    co = asm("""  s_load_dwordx2 s[4:5], s[0:1], 0x0
+    co = asm(f"""  s_load_dwordx2 s[4:5], s[0:1], 0x0
   s_load_dword s6, s[0:1], 0x20
   v_lshlrev_b32_e32 v1, 2, v0
   v_mov_b32_e32 v2, 0
@@ -119,7 +121,7 @@ def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
   v_add_u32_e32 v2, 1, v2
   s_add_i32 s6, s6, -1
   s_cmp_lg_u32 s6, 0
-  s_cbranch_scc1 .Lloop
+{latch}
   global_store_dword v1, v2, s[4:5]
   s_endpgm""")
 
@@ -128,11 +130,55 @@ def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
             {"buffer": "out", "dtype": "int32", "shape": [64], "init": "zeros"},
             *({"buffer": f"unused{i}", "dtype": "float32", "shape": [1], "init": "zeros"} for i in range(3)),
             {"scalar": n, "dtype": "int64"}]}, label=f"n{n}")
-    ev = Evaluator(co.path, [launch(3), launch(4)])
+    return Evaluator(co.path, [launch(3), launch(4)])
+
+
+def test_the_unrolled_loop_is_equivalent_for_odd_and_even_trip_counts():
+    """The loop unrolled twice leaves through the first copy for n = 3 and the second for n = 4, verified on both."""
+    ev = _counting_kernel("  s_cbranch_scc1 .Lloop")
     body = ev.body_of(0)
     new = unroll_loop(body, next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_cbranch_scc1"))
     assert new is not None and len(new.instructions) - len(body.instructions) == 4
     evaluated(ev, body, new, "unroll_loop")
+
+
+def test_a_latch_leaving_by_its_conditional_branch_loops_by_it_instead():
+    b = body_of([".Lloop:", "s_add_i32 s0, s0, -1", "s_cmp_lg_u32 s0, 0", "s_cbranch_scc0 .Lexit", "s_branch .Lloop",
+                 "v_mov_b32_e32 v1, 1", ".Lexit:", "s_endpgm"])
+    new = swap_branch_pair(b, 2)
+    assert new is not None and new.no_worse(b)
+    assert code(new) == [".Lloop:", "s_add_i32 s0, s0, -1", "s_cmp_lg_u32 s0, 0", "s_cbranch_scc1 .Lloop",
+                         "s_branch .Lexit", "v_mov_b32_e32 v1, 1", ".Lexit:", "s_endpgm"]
+
+
+def test_a_swapped_pair_whose_new_jump_reaches_the_next_instruction_loses_it():
+    b = body_of(["s_cmp_eq_u32 s0, 0", "s_cbranch_scc1 .Lnext", "s_branch .Lfar", ".Lnext:", "v_mov_b32_e32 v1, 1",
+                 ".Lfar:", "s_endpgm"])
+    assert code(swap_branch_pair(b, 1)) == ["s_cmp_eq_u32 s0, 0", "s_cbranch_scc0 .Lfar", ".Lnext:",
+                                            "v_mov_b32_e32 v1, 1", ".Lfar:", "s_endpgm"]
+
+
+@pytest.mark.parametrize("lines, site", [
+    # something else jumps to the s_branch
+    (["s_cbranch_scc0 .Lx", ".Lin:", "s_branch .Ly", ".Lx:", "s_cbranch_execz .Lin", ".Ly:", "s_endpgm"], 0),
+    # no s_branch follows
+    (["s_cbranch_scc0 .Lx", "v_mov_b32_e32 v1, 1", ".Lx:", "s_endpgm"], 0),
+    # a condition with no inverse
+    (["s_cbranch_cdbgsys .Lx", "s_branch .Ly", ".Lx:", "s_endpgm", ".Ly:", "s_endpgm"], 0),
+])
+def test_swap_refused(lines, site):
+    b = body_of(lines)
+    assert not branch_pair(b, site) and swap_branch_pair(b, site) is None
+
+
+def test_the_swapped_latch_is_equivalent_and_issues_one_branch_per_iteration():
+    ev = _counting_kernel("  s_cbranch_scc0 .Lexit\n  s_branch .Lloop\n.Lexit:")
+    body = ev.body_of(0)
+    new = swap_branch_pair(body, next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_cbranch_scc0"))
+    assert new is not None and len(new.instructions) == len(body.instructions) - 1   # .Lexit follows: no jump
+    assert [x.mnemonic for x in new.instructions if x.is_branch] == ["s_cbranch_scc1"]
+    cand = evaluated(ev, body, new, "swap_branch_pair")
+    assert cand.cycles < ev.lineage.candidates[0].cycles
 
 
 @pytest.mark.slow

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from asmevo.agent.ops_pipeline import pipeline_loop, pipeline_loop_deep
+from asmevo.agent.ops_pipeline import DEEPEST, pipeline_loop, pipeline_loop_deep, pipeline_loop_deepest
+from asmevo.agent.ops_rename import free_pairs
 from asmevo.codeobj import CodeObject
 from asmevo.launches import launch_from_dict
 from asmevo.suites import load_suite
@@ -149,6 +150,26 @@ def test_deep_pipelining_of_an_output_pass_rotates_its_store_addresses():
 ])
 def test_deep_pipelining_refuses_loops_whose_use_part_feeds_back(old, new):
     assert pipeline_loop_deep(body_of([new if x == old else x for x in OUTPUT_PASS]), 2) is None
+    assert pipeline_loop_deepest(body_of([new if x == old else x for x in OUTPUT_PASS]), 2) is None
+
+
+def test_deepest_pipelining_keeps_seven_iterations_loads_in_flight_when_registers_allow():
+    new = pipeline_loop_deepest(body_of(ROW_SUM), 2)
+    loop = code(new)[code(new).index(".Lloop:"):]
+    assert max(DEEPEST) == 8 and sum(x.startswith("global_load") for x in loop) == 8
+    assert [x for x in loop if x.startswith("s_waitcnt")] == ["s_waitcnt vmcnt(7)"] * 8 + ["s_waitcnt vmcnt(0)"]
+
+
+def test_deepest_pipelining_settles_for_what_the_free_sgpr_pairs_allow():
+    """Depth d takes 2d + 1 free SGPR pairs: with all but 13 live across the loop it pipelines six deep."""
+    free = free_pairs(body_of(ROW_SUM))
+    held = free[:len(free) - 13]
+    busy = body_of([f"s_mov_b64 {p}, 0" for p in held] + ROW_SUM[:-1]
+                   + [f"s_or_b64 s[10:11], s[10:11], {p}" for p in held] + ROW_SUM[-1:])
+    assert len(free_pairs(busy)) == 13
+    new = pipeline_loop_deepest(busy, len(held) + 2)
+    loop = code(new)[code(new).index(".Lloop:"):]
+    assert sum(x.startswith("global_load") for x in loop) == 6
 
 
 @pytest.mark.parametrize("problem, load", [("40_LayerNorm", "global_load_dword v6, v[4:5], off"),
@@ -164,3 +185,18 @@ def test_deep_pipelined_row_loops_of_real_kernels_verify(problem, load):
     new = pipeline_loop_deep(body, body.cfg.blocks[body.cfg.block_of[i]].start)
     cand = ev.evaluate(0, new.edit(body, "pipeline_loop_deep", "x"), body_window(ev), agent="test", step=1)
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
+
+
+def test_deepest_pipelined_layernorm_row_loop_verifies_and_beats_four_deep():
+    """40_LayerNorm's 16 workgroups each walk a long row: one wave's loop is the critical path at the bench
+    shape, so more iterations in flight are faster there."""
+    ev = evaluator("40_LayerNorm")
+    body = ev.body_of(0)
+    i = next(i for i, x in enumerate(body.instructions) if x.text() == "global_load_dword v6, v[4:5], off")
+    start = body.cfg.blocks[body.cfg.block_of[i]].start
+    four, deepest = pipeline_loop_deep(body, start), pipeline_loop_deepest(body, start)
+    assert len(deepest.instructions) > len(four.instructions)
+    cands = [ev.evaluate(0, new.edit(body, name, "x"), body_window(ev), agent="test", step=1)
+             for new, name in ((four, "pipeline_loop_deep"), (deepest, "pipeline_loop_deepest"))]
+    assert all(c.status == "verified" and c.verdict["kind"] == "equivalent" for c in cands), cands[1].summary()
+    assert cands[1].cycles < cands[0].cycles
