@@ -9,7 +9,8 @@ moved code is the target's run: its instructions up to the first one that cannot
 through a label is unchanged; the edge into it by fall-through gets an `s_branch`, a conditional branch
 is inverted to reach its old fall-through (now through a label), and an `s_branch` whose target run now
 follows it goes. A run that is a lone `s_endpgm` is copied instead of moved (the same item, so a
-prediction splits its count between the copies)."""
+prediction splits its count between the copies). A conditional branch directly followed by an `s_branch`
+can also trade targets with it (inverted), so the branch the profile takes is the one that issues alone."""
 from __future__ import annotations
 
 from .body import Body, BodyItem, make_item
@@ -87,7 +88,7 @@ def fall_through_branch(body: Body, i: int) -> Body | None:
 
 def branch_pair(body: Body, i: int) -> bool:
     """Instruction i is an invertible conditional branch to a label, followed directly by an `s_branch` to a
-    label that nothing else jumps to (no label between them)."""
+    label with no label between them (so nothing else jumps to the `s_branch`)."""
     instrs, items, pos = body.instructions, body.items, body.pos
     if instrs[i].mnemonic not in INVERSE or not instrs[i].label or i + 1 >= len(instrs):
         return False

@@ -36,6 +36,7 @@ from .ops_waitcnt import wait_text
 from .webs import NotAnalysable, webs_of
 
 _ALU = ("salu", "valu", "vopc")
+DEEPEST = (8, 7, 6, 5)  # the depths pipeline_loop_deepest tries, deepest first (8 takes 17 free SGPR pairs)
 
 
 def global_load(ins: Instruction, processor: str) -> bool:
@@ -413,9 +414,6 @@ def _spans(regs: list[int]) -> list[range]:
         else:
             out.append(range(r, r + 1))
     return out
-
-
-DEEPEST = (8, 7, 6, 5)  # the depths pipeline_loop_deepest tries, deepest first (8 takes 17 free SGPR pairs)
 
 
 def pipeline_loop_deepest(body: Body, i: int) -> Body | None:
