@@ -54,3 +54,14 @@ def body_of(lines: list[str], **options) -> Body:
 def code(body: Body) -> list[str]:
     """The body's code lines without comments."""
     return [strip_comment(it.text) for it in body.items if strip_comment(it.text)]
+
+
+def masked_region(n: int, mask: str, body: list[str], saved: str = "s[10:11]") -> list[str]:
+    """`body` under EXEC &= `mask` (EXEC saved in `saved`), skipped when no lane is left (label `.Lj<n>`)."""
+    return [f"s_and_saveexec_b64 {saved}, {mask}", f"s_cbranch_execz .Lj{n}", *body, f".Lj{n}:",
+            f"s_or_b64 exec, exec, {saved}"]
+
+
+def first_guard(body: Body) -> int:
+    """The index of the body's first `s_and_saveexec_b64`."""
+    return next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_and_saveexec_b64")

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 from asmevo.agent.ops_chain import chain_all_masked_regions, chain_masked_regions
 
-from agenttools import body_of, code
-
-
-def region(n: int, mask: str, body: list[str], saved: str = "s[10:11]") -> list[str]:
-    return [f"s_and_saveexec_b64 {saved}, {mask}", f"s_cbranch_execz .Lj{n}", *body, f".Lj{n}:",
-            f"s_or_b64 exec, exec, {saved}"]
-
+from agenttools import body_of, code, first_guard, masked_region
 
 PRE = ["v_cmp_gt_u32_e64 s[8:9], 16, v0", "v_cmp_gt_u32_e64 s[12:13], 8, v0", "v_cmp_gt_u32_e64 s[14:15], 4, v0"]
 POST = ["s_waitcnt vmcnt(0)", "v_add_f32_e32 v9, v5, v6", "v_add_f32_e32 v9, v9, v7",
         "global_store_dword v[2:3], v9, off", "s_endpgm"]
-A = region(1, "s[8:9]", ["global_load_dword v5, v[2:3], off"])
-B = region(2, "s[12:13]", ["global_load_dword v6, v[2:3], off offset:4"])
-C = region(3, "s[14:15]", ["global_load_dword v7, v[2:3], off offset:8"])
-
-
-def first_guard(body) -> int:
-    return next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_and_saveexec_b64")
+A = masked_region(1, "s[8:9]", ["global_load_dword v5, v[2:3], off"])
+B = masked_region(2, "s[12:13]", ["global_load_dword v6, v[2:3], off offset:4"])
+C = masked_region(3, "s[14:15]", ["global_load_dword v7, v[2:3], off offset:8"])
 
 
 def test_three_regions_keep_exec_in_one_pair():
@@ -56,11 +46,11 @@ def test_a_fresh_pair_keeps_exec_when_the_chain_writes_the_saved_one():
 def test_refused_where_exec_scc_or_a_saved_pair_would_change():
     exec_read = PRE + A + ["s_and_b64 s[20:21], vcc, exec"] + B + POST       # X reads EXEC (now E & m1)
     scc_read = PRE + A + ["s_cselect_b32 s4, 1, 0"] + B + POST               # X reads the restore's SCC
-    writes_exec = PRE + region(1, "s[8:9]", ["s_mov_b64 exec, s[14:15]"]) + B + POST
+    writes_exec = PRE + masked_region(1, "s[8:9]", ["s_mov_b64 exec, s[14:15]"]) + B + POST
     stuck = PRE + A + ["v_mov_b32_e32 v5, 0"] + B + POST                   # X's vector work reads what R1 writes
     waits = PRE + A + ["s_waitcnt vmcnt(0)", "v_mov_b32_e32 v6, 0"] + B + POST  # it cannot move above the wait
     memory = PRE + A + ["global_store_dword v[2:3], v0, off offset:64"] + B + POST
-    saved_read = PRE + A + region(2, "s[12:13]", ["global_load_dword v6, v[2:3], off offset:4"], "s[16:17]") + \
+    saved_read = PRE + A + masked_region(2, "s[12:13]", ["global_load_dword v6, v[2:3], off offset:4"], "s[16:17]") + \
         ["s_mov_b64 s[18:19], s[16:17]"] + POST                              # G2's saved pair read after it
     for lines in (exec_read, scc_read, writes_exec, stuck, waits, memory, saved_read):
         b = body_of(lines)
@@ -69,7 +59,7 @@ def test_refused_where_exec_scc_or_a_saved_pair_would_change():
 
 def test_every_run_of_the_loop_chains():
     loop = [".Lloop:", *A, *B, "s_waitcnt vmcnt(0)", "v_add_f32_e32 v8, v5, v6", *C,
-            *region(4, "s[8:9]", ["global_load_dword v5, v[2:3], off offset:12"]),
+            *masked_region(4, "s[8:9]", ["global_load_dword v5, v[2:3], off offset:12"]),
             "s_waitcnt vmcnt(0)", "v_add_f32_e32 v9, v7, v5", "s_add_u32 s4, s4, 1", "s_cmp_lt_u32 s4, 8",
             "s_cbranch_scc1 .Lloop"]
     b = body_of(PRE + ["s_mov_b32 s4, 0"] + loop + ["s_endpgm"])

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 from asmevo.agent.ops_regions import merge_masked_region, merge_masked_regions
 
-from agenttools import body_of, code
-
-
-def region(n: int, mask: str, body: list[str]) -> list[str]:
-    return [f"s_and_saveexec_b64 s[10:11], {mask}", f"s_cbranch_execz .Lj{n}", *body, f".Lj{n}:",
-            "s_or_b64 exec, exec, s[10:11]"]
-
+from agenttools import body_of, code, first_guard, masked_region
 
 PRE = ["v_cmp_gt_u32_e64 s[8:9], 16, v0", "v_cmp_gt_u32_e64 s[12:13], 8, v0"]
 POST = ["s_waitcnt vmcnt(0)", "v_add_f32_e32 v9, v5, v6", "v_add_f32_e32 v9, v9, v7",
         "global_store_dword v[2:3], v9, off", "s_endpgm"]
-A = region(1, "s[8:9]", ["global_load_dword v5, v[2:3], off"])
-OTHER = region(2, "s[12:13]", ["global_load_dword v7, v[2:3], off offset:8"])
-B = region(3, "s[8:9]", ["global_load_dword v6, v[2:3], off offset:4"])
-
-
-def first_guard(body) -> int:
-    return next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_and_saveexec_b64")
+A = masked_region(1, "s[8:9]", ["global_load_dword v5, v[2:3], off"])
+OTHER = masked_region(2, "s[12:13]", ["global_load_dword v7, v[2:3], off offset:8"])
+B = masked_region(3, "s[8:9]", ["global_load_dword v6, v[2:3], off offset:4"])
 
 
 def test_the_second_region_of_a_mask_joins_the_first_past_another_mask():
@@ -54,7 +44,7 @@ def test_refused_when_the_second_guard_s_saved_mask_or_scc_is_read_later():
 
 
 def test_every_region_of_the_loop_merges_with_its_mask():
-    loop = [".Lloop:", *A, *OTHER, *B, *region(4, "s[12:13]", ["global_load_dword v8, v[2:3], off offset:12"]),
+    loop = [".Lloop:", *A, *OTHER, *B, *masked_region(4, "s[12:13]", ["global_load_dword v8, v[2:3], off offset:12"]),
             "s_waitcnt vmcnt(0)", "v_add_f32_e32 v9, v5, v6", "v_add_f32_e32 v9, v9, v7", "v_add_f32_e32 v9, v9, v8",
             "s_add_u32 s4, s4, 1", "s_cmp_lt_u32 s4, 8", "s_cbranch_scc1 .Lloop"]
     b = body_of(PRE + ["s_mov_b32 s4, 0"] + loop + POST[3:])
