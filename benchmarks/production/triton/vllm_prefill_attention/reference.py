@@ -5,6 +5,7 @@ import numpy as np
 from asmevo.suites.refutil import bf16_to_f32, f32_to_bf16
 
 GROUP = 2
+BLOCK = 128  # query rows per workgroup (BLOCK_M)
 
 
 def _shapes(launch):
@@ -12,12 +13,28 @@ def _shapes(launch):
 
 
 def generate(launch, rng):
-    """A random split of the `total` packed rows into `batch` sequences (the grid covers `total` rows)."""
+    """A random split of the `total` packed rows into `batch` sequences whose longest fills the grid's last
+    query block, as vLLM launches it (grid z = cdiv(max_input_len, BLOCK) with max_input_len the longest
+    sequence). The others share the rest in random proportions, none longer than the longest."""
     s = _shapes(launch)
     total, batch = s["q"][0], s["seq_lens"][0]
-    cuts = np.sort(rng.choice(np.arange(1, total), batch - 1, replace=False))
-    bounds = np.concatenate([[0], cuts, [total]])
-    return {"seq_lens": np.diff(bounds).astype(np.int32), "start_loc": bounds[:-1].astype(np.int32)}
+    blocks = launch["grid"][2]
+    lo = max((blocks - 1) * BLOCK + 1, -(-total // batch))
+    hi = min(blocks * BLOCK, total - (batch - 1))
+    if lo > hi:
+        raise ValueError(f"{batch} sequences of {total} rows cannot have their longest in query block {blocks}")
+    longest = int(rng.integers(lo, hi + 1))
+    rest = total - longest
+    lens = np.full(batch - 1, 1, np.int64)
+    if batch > 1:
+        weights = rng.uniform(0.5, 1.5, batch - 1)
+        lens += np.floor((rest - (batch - 1)) * weights / weights.sum()).astype(np.int64)
+        lens[: rest - int(lens.sum())] += 1
+        if lens.max() > longest:
+            raise ValueError(f"{batch} sequences of {total} rows do not fit under a longest of {longest}")
+    lens = rng.permutation(np.concatenate([[longest], lens]))
+    bounds = np.concatenate([[0], np.cumsum(lens)])
+    return {"seq_lens": lens.astype(np.int32), "start_loc": bounds[:-1].astype(np.int32)}
 
 
 # The bench shape's control flow depends on these inputs, and they are cheap to draw at its size.
