@@ -204,6 +204,19 @@ def test_generated_inputs_are_part_of_every_launch_verification_and_timing_run()
     assert role == "bench" and lens.min() > 0 and lens.sum() == bench.spec.buffers["q"].shape[0]
 
 
+def test_prefill_attention_grids_end_at_the_longest_sequence_as_vllm_launches_them():
+    """vLLM launches prefill attention on cdiv(longest sequence, 128) query blocks: every shape's generated
+    lengths fill its grid's last block (a grid sized for the packed rows instead left most bench workgroups
+    with no rows), sum to the packed rows and are at least 1."""
+    p = SUITES["triton"].problem("vllm_prefill_attention")
+    for shape in p.shapes:
+        launch = json.loads(shape.launch_path.read_text())
+        lens = p.generator_fn(shape.role)(launch, np.random.default_rng(7))["seq_lens"]
+        rows = next(a["shape"][0] for a in launch["args"] if a.get("buffer") == "q")
+        assert -(-int(lens.max()) // 128) == launch["grid"][2], shape.name
+        assert lens.min() >= 1 and lens.sum() == rows and len(lens) == launch["grid"][0]
+
+
 def test_a_bench_launch_takes_only_what_generate_bench_draws():
     """int8 GEMM operands are values only (generate() draws them for verification); the bench launch keeps
     the spec's inits rather than materialising gigabytes of operands."""
