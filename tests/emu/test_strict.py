@@ -100,6 +100,38 @@ def test_uninitialized_read_in_checked_mode():
     assert launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)]).report.ok
 
 
+# SGPR spill lanes: s7 = 5 spilled to lane {written} of v30 and read back from lane {read} (`s_mov_b32 s8, 3`
+# selects lane 3 through an SGPR), then stored by every lane; the nops are the lane-select and VALU-SGPR hazards'.
+SPILL_LANE = """
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  s_mov_b32 s7, 5
+  s_mov_b32 s8, 3
+  v_writelane_b32 v30, s7, {written}
+  s_nop 4
+  v_readlane_b32 s9, v30, {read}
+  s_nop 1
+  v_mov_b32 v2, s9
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v2, s[4:5]
+  s_endpgm
+"""
+
+
+@pytest.mark.parametrize("written, read, ok", [(3, 3, True), (3, "s8", True), (3, 4, False), (2, "s8", False)])
+def test_a_lane_read_checks_only_the_lane_it_reads(written, read, ok):
+    """`v_writelane` initialises one lane and reads none; `v_readlane` reads only the lane it selects, so a
+    register used as SGPR spill space is read without a finding exactly where it was written."""
+    co = asm(SPILL_LANE.format(written=written, read=read), args=1)
+    res = launch_raw(co, "k", (1,), (64,), [np.zeros(64, np.uint32)], checked=True)
+    assert res.report.ok == ok, res.report.findings
+    if ok:
+        assert res.outputs[0].tolist() == [5] * 64
+    else:
+        assert [f.kind for f in res.report.findings] == ["uninitialized"]
+        assert "v_readlane_b32 reads v30" in res.report.findings[0].message
+
+
 # out[lane] = the lane id stored to LDS (two waves: wave 1 reads the slots wave 1 wrote, so a missing
 # write is not a race but a read of never-written LDS) or to the lane's private memory, when {write}
 # stores it.
