@@ -16,6 +16,7 @@ from .ops_default import default_move, hoist_masked_default, hoist_masked_defaul
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
+from .ops_ladder import ladder_head, version_guard_ladder
 from .ops_layout import branch_pair, fall_through_branch, loop_latch, placeable, swap_branch_pair, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_list import list_schedule, list_schedules
@@ -126,6 +127,9 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("swap_branch_pair", branch_pair, swap_branch_pair,
              "turn `s_cbranch_C L1; s_branch L2` into `s_cbranch_notC L2; s_branch L1`, so a latch that mostly loops "
              "issues one branch per iteration"),
+    Operator("version_guard_ladder", ladder_head, version_guard_ladder,
+             "test a ladder of uniform row guards (s_add_i32 t, B, k; s_cmp_ge_i32 t, L; s_cbranch_scc1) once for its "
+             "largest row and run the guarded work unguarded when every row is in range, the ladder kept for the rest"),
     Operator("unroll_loop", loop_latch, unroll_loop,
              "unroll a one-block loop twice: the first copy leaves through the inverted branch, the second branches "
              "back, so the back edge is taken every other iteration"),

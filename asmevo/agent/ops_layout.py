@@ -40,7 +40,7 @@ def placeable(body: Body, i: int) -> bool:
     return e is not None and not t <= i <= e
 
 
-def _fresh_label(body: Body, base: str, suffix: str = "ft") -> str:
+def fresh_label(body: Body, base: str, suffix: str = "ft") -> str:
     labels, n = body.index[1], 0
     while f"{base}_{suffix}{n}" in labels:
         n += 1
@@ -53,7 +53,7 @@ def _label_after(body: Body, i: int, base: str, suffix: str) -> tuple[str, list[
     labelled = [it.label for it in items[pos[i] + 1:pos[i + 1]] if it.label] if i + 1 < len(pos) else []
     if labelled:
         return labelled[0], []
-    name = _fresh_label(body, base, suffix)
+    name = fresh_label(body, base, suffix)
     return name, [BodyItem(f"{name}:", label=name)]
 
 
