@@ -44,6 +44,7 @@ from .ops_broadcast import broadcast_reads
 from .ops_const import constant_key, vector_constant_key
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
+from .ops_ladder import ladder_head
 from .ops_layout import loop_latch, placeable
 from .ops_mul import signed_multiply
 from .ops_select import all_or_nothing, scc_roundtrip, vcc_mask_branch
@@ -362,7 +363,7 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
-    a compare (it can branch on SCC), broadcast move its block can read through (`broadcast_reads`),
+    a compare (it can branch on SCC), head of a ladder of row guards (`ops_ladder`), broadcast move its block can read through (`broadcast_reads`),
     64-bit multiply of sign-extended values (one `v_mad_i64_i32` can do its five instructions) and
     global-memory access (the cache lines it touches are the bandwidth terms' business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
@@ -377,7 +378,7 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
                   or scc_roundtrip(body, i) or vcc_mask_branch(body, i) or loop_latch(body, i)
-                  or mostly_taken(body, heat, i)
+                  or mostly_taken(body, heat, i) or ladder_head(body, i)
                   or broadcast_reads(body, i) is not None or signed_multiply(body, i) is not None)]
     return sites + cheap
 

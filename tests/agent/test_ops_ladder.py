@@ -136,3 +136,14 @@ def test_prefill_attention_loads_run_unguarded_in_range():
         assert new is not None
     cand = evaluated(ev, body, new, "version_guard_ladder")
     assert cand.speedup > 1.05
+
+
+def test_the_search_tries_an_executed_ladder_head_however_cheap():
+    """Each guard costs a few cycles, below the hottest instructions; the head of a ladder is a site anyway."""
+    from asmevo.agent.search import Heat, hot_sites
+    b = body_of(OUT_OF_LINE)
+    ran = {id(x): 1.0 for x in b.instructions}
+    heat = Heat(ran, ran, None, 0.0, (0.0, {}, 0.0, 0.0))
+    assert 0 in hot_sites(b, heat, limit=0, blocks=0)
+    cold = Heat({}, {id(x): 0.0 for x in b.instructions}, None, 0.0, (0.0, {}, 0.0, 0.0))
+    assert 0 not in hot_sites(b, cold, limit=0, blocks=0)
