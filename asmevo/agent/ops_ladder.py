@@ -37,7 +37,7 @@ from ..isa.regs import SCC, Reg, operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_layout import fresh_label
 
-MIN_RUNGS = 3        # the check costs two tests: versioning pays from three rungs on
+MIN_RUNGS = 3        # the check is four instructions, two rungs' guards five: versioning pays from three rungs on
 MAX_COPIED = 512     # instructions the fast path copies (code size; the instruction cache is not modelled)
 
 
