@@ -54,34 +54,10 @@ def check_init(m: Machine, g: Group, op: Op) -> None:
             elif everywhere:
                 m.written.add(reg)
         else:
-            read = _lanes_read(m, g, op, reg, mask)
-            if read is None:
-                continue
             init = (m.v_init if f == "v" else m.a_init)[i][g.sel]
-            bad = ~init & read
+            bad = ~init & (mask if op.lanes is None else op.lanes(m, g, mask))
             if bad.any():
                 m.find("uninitialized", op.ins.address, g.waves[bad.any(axis=1)],
                        f"{op.ins.mnemonic} reads {f}{i} in lanes never written", each=True)
-            elif everywhere and full and read is mask:
+            elif everywhere and full and op.lanes is None:
                 m.written.add(reg)
-
-
-def _lanes_read(m: Machine, g: Group, op: Op, reg: tuple[str, int], mask: np.ndarray) -> np.ndarray | None:
-    """The lanes of vector register `reg` an instruction reads: none (None) of `v_writelane_b32`'s
-    destination (it writes one lane and leaves the others as they are), the one lane `v_readlane_b32`
-    selects (CDNA3 ISA: the selector's bits [5:0]), the first active lane for `v_readfirstlane_b32` (lane 0
-    when EXEC is 0), else every active lane (`mask` itself)."""
-    ins = op.ins
-    if ins.mnemonic == "v_writelane_b32" and ins.operands[0].index == reg[1]:
-        return None
-    if ins.mnemonic == "v_readlane_b32":
-        sel = ins.operands[2]
-        lane = (np.full(len(g), sel.value, np.int64) if sel.kind == "imm"
-                else m.s[g.sel, sel.index].astype(np.int64)) & 63
-    elif ins.mnemonic == "v_readfirstlane_b32":
-        lane = np.where(mask.any(axis=1), mask.argmax(axis=1), 0)
-    else:
-        return mask
-    read = np.zeros_like(mask)
-    read[np.arange(len(g)), lane] = True
-    return read

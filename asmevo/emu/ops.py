@@ -29,6 +29,8 @@ class Op:
     chk_reads: list = field(default_factory=list)   # reads/writes of registers some load writes
     chk_writes: list = field(default_factory=list)
     s_writes: list = field(default_factory=list)    # SGPRs written (checked mode marks them written)
+    lanes: Callable | None = None   # (machine, group, exec mask) -> bool [G, 64]: the lanes of its VGPR
+                                    # operands a cross-lane op reads (uninitialized check); None: every active one
 
 
 @dataclass

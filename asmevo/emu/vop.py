@@ -7,6 +7,7 @@ omod and clamp, convert back and write under EXEC (and the DPP row/bank mask).
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import numpy as np
 
@@ -410,25 +411,38 @@ def _cndmask(ins: Instruction, base: str, enc: str) -> Op:
     return Op(ins, run)
 
 
+def _one_lane(lane_of: Callable) -> Callable:
+    """`Op.lanes` of an instruction reading, per wave, the one lane `lane_of(m, g, mask)` gives."""
+    def lanes(m, g, mask):
+        read = np.zeros_like(mask)
+        read[np.arange(len(g)), lane_of(m, g, mask)] = True
+        return read
+    return lanes
+
+
 def _lane_ops(ins: Instruction, base: str, enc: str) -> Op:
     ops = list(ins.operands)
     if base == "v_readlane_b32":
         wr, vi, lane = scalar_writer(ops[0]), ops[1].index, scalar_reader(ops[2])
 
+        def selected(m, g, mask=None):  # CDNA3 ISA: the lane select's bits [5:0]
+            return np.broadcast_to((np.asarray(lane(m, g), U32) & U32(63)).astype(I64), (len(g),))
+
         def readlane(m, g):
-            ln = (np.asarray(lane(m, g), U32) & U32(63)).astype(I64)
-            wr(m, g, m.v[vi][g.sel][np.arange(len(g)), np.broadcast_to(ln, (len(g),))])
-        return Op(ins, readlane)
+            wr(m, g, m.v[vi][g.sel][np.arange(len(g)), selected(m, g)])
+        return Op(ins, readlane, lanes=_one_lane(selected))
     if base == "v_readfirstlane_b32":
         wr = scalar_writer(ops[0])
         rd = vector_reader(ops[1])
 
+        def first(m, g, mask):  # lane 0 when EXEC is 0
+            return np.where(mask.any(axis=1), mask.argmax(axis=1), 0)
+
         def readfirst(m, g):
             mask, _, _ = g.exec_info(m)
-            first = np.where(mask.any(axis=1), mask.argmax(axis=1), 0)
             val = np.broadcast_to(rd(m, g), (len(g), 64))
-            wr(m, g, val[np.arange(len(g)), first])
-        return Op(ins, readfirst)
+            wr(m, g, val[np.arange(len(g)), first(m, g, mask)])
+        return Op(ins, readfirst, lanes=_one_lane(first))
     if base == "v_writelane_b32":
         di, val, lane = ops[0].index, scalar_reader(ops[1]), scalar_reader(ops[2])
 
@@ -442,7 +456,8 @@ def _lane_ops(ins: Instruction, base: str, enc: str) -> Op:
                 init = m.v_init[di][g.sel].copy()
                 init[np.arange(len(g)), ln] = True
                 m.v_init[di][g.sel] = init
-        return Op(ins, writelane)
+        # it writes one lane of its destination and leaves the others: it reads none of them
+        return Op(ins, writelane, lanes=lambda m, g, mask: np.zeros_like(mask))
     # v_mbcnt_lo/hi_u32_b32 vdst, mask, src
     write = vector_writer(ops[0])
     mrd, add = vector_reader(ops[1]), vector_reader(ops[2])
