@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ..isa.operands import Operand
 from ..isa.regs import SCC, Reg, operand_regs
 from .body import Body, BodyItem, make_item
-from .ops_layout import fresh_label
+from .ops_layout import fresh_label, labels_before
 
 MIN_RUNGS = 3        # the check is four instructions, two rungs' guards five: versioning pays from three rungs on
 MAX_COPIED = 512     # instructions the fast path copies (code size; the instruction cache is not modelled)
@@ -43,12 +43,11 @@ MAX_COPIED = 512     # instructions the fast path copies (code size; the instruc
 
 @dataclass(frozen=True)
 class Ladder:
-    """The rungs from the guard starting at instruction `head`: `work` are the instructions that run when
+    """The rungs from a guard: `work` are the instructions that run when
     every rung is in range (guards' interleaved instructions included, in order), `end` the index after
     the ladder's last instruction and `join` the label the ladder continues at (`jumps`: the last work
     instruction is the `s_branch` to it; else the code reaches it by falling through)."""
 
-    head: int
     base: Operand
     bound: Operand
     temp: Operand
@@ -75,18 +74,12 @@ def _imm(op: Operand) -> int | None:
     return op.value if op.kind == "imm" and isinstance(op.value, int) else None
 
 
-def _labelled(body: Body, j: int) -> list[str]:
-    """The labels right before instruction j."""
-    items, pos = body.items, body.pos
-    return [it.label for it in items[(pos[j - 1] + 1 if j else 0):pos[j]] if it.label]
-
-
 def _next_touch(body: Body, j: int, regs: set[Reg]) -> tuple[int, tuple[int, ...]] | None:
     """The first instruction after j that reads or writes `regs` or SCC or branches, and the ones before
     it (None past a label or the end)."""
     ins, infos, passed = body.instructions, body.infos, []
     for m in range(j + 1, len(ins)):
-        if _labelled(body, m):
+        if labels_before(body, m):
             return None
         if ins[m].is_branch or not ins[m].falls_through or (regs | {SCC}) & (infos[m].uses | infos[m].defs):
             return m, tuple(passed)
@@ -98,7 +91,7 @@ def _guard(body: Body, j: int) -> _Guard | None:
     """The guard starting at instruction j: `s_add_i32 t, B, k` (k >= 0) then `s_cmp_ge_i32 t, L`, or
     `s_cmp_ge_i32 B, L` alone (k = 0), then `s_cbranch_scc1 Z`; instructions between them that touch
     neither t nor SCC are interleaved work."""
-    ins, k, temp, interleaved = body.instructions, 0, None, ()
+    ins, k, base, temp, interleaved = body.instructions, 0, None, None, ()
     if ins[j].mnemonic == "s_add_i32":
         dst, src0, src1 = ins[j].operands
         if _imm(src1) is None or _imm(src1) < 0 or src0.kind != "sgpr" or dst.kind != "sgpr" \
@@ -107,7 +100,7 @@ def _guard(body: Body, j: int) -> _Guard | None:
         found = _next_touch(body, j, operand_regs(dst))
         if found is None:
             return None
-        k, temp, (j, interleaved) = _imm(src1), dst, found
+        k, base, temp, (j, interleaved) = _imm(src1), src0, dst, found
     if ins[j].mnemonic != "s_cmp_ge_i32":
         return None
     x, bound = ins[j].operands
@@ -115,11 +108,10 @@ def _guard(body: Body, j: int) -> _Guard | None:
         return None
     if temp is not None and x.index != temp.index:
         return None
-    base = ins[j - 1 - len(interleaved)].operands[1] if temp is not None else x
     found = _next_touch(body, j, operand_regs(temp) if temp is not None else set())
     if found is None or ins[found[0]].mnemonic != "s_cbranch_scc1":
         return None
-    return _Guard(k, base, temp, bound, ins[found[0]].label, found[0], interleaved + found[1])
+    return _Guard(k, x if base is None else base, temp, bound, ins[found[0]].label, found[0], interleaved + found[1])
 
 
 def _same_ladder(g: _Guard, base: Operand, bound: Operand, temp: Operand | None) -> bool:
@@ -142,7 +134,7 @@ def ladder(body: Body, head: int) -> Ladder | None:
             work.extend(g.interleaved)
             target, j = g.target, g.branch + 1
             continue
-        if target in _labelled(body, j):
+        if target in labels_before(body, j):
             end, join, jumps = j, target, False
             break
         if ins[j].mnemonic == "s_branch":
@@ -157,7 +149,7 @@ def ladder(body: Body, head: int) -> Ladder | None:
         return None
     if temp is None or len(ks) < MIN_RUNGS or len(work) > MAX_COPIED:
         return None
-    return Ladder(head, base, bound, temp, max(ks), len(ks), tuple(sorted(work)), end, join, jumps)
+    return Ladder(base, bound, temp, max(ks), len(ks), tuple(work), end, join, jumps)
 
 
 def _live_before(body: Body, i: int) -> frozenset[Reg]:
@@ -196,4 +188,5 @@ def version_guard_ladder(body: Body, head: int) -> Body | None:
 def ladder_head(body: Body, i: int) -> bool:
     """Instruction i starts the guard of a ladder `version_guard_ladder` can version, and is not the kept
     ladder of one it versioned already (only launches out of range reach that one)."""
-    return ladder(body, i) is not None and not any(re.fullmatch(r".+_slow\d+", name) for name in _labelled(body, i))
+    return (ladder(body, i) is not None
+            and not any(re.fullmatch(r".+_slow\d+", name) for name in labels_before(body, i)))

@@ -47,10 +47,15 @@ def fresh_label(body: Body, base: str, suffix: str = "ft") -> str:
     return f"{base}_{suffix}{n}"
 
 
+def labels_before(body: Body, j: int) -> list[str]:
+    """The labels right before instruction j."""
+    items, pos = body.items, body.pos
+    return [it.label for it in items[(pos[j - 1] + 1 if j else 0):pos[j]] if it.label]
+
+
 def _label_after(body: Body, i: int, base: str, suffix: str) -> tuple[str, list[BodyItem]]:
     """A label at instruction i + 1: an existing one (no items to add), or a fresh one and its label item."""
-    items, pos = body.items, body.pos
-    labelled = [it.label for it in items[pos[i] + 1:pos[i + 1]] if it.label] if i + 1 < len(pos) else []
+    labelled = labels_before(body, i + 1) if i + 1 < len(body.pos) else []
     if labelled:
         return labelled[0], []
     name = fresh_label(body, base, suffix)

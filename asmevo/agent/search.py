@@ -363,7 +363,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
-    a compare (it can branch on SCC), head of a ladder of row guards (`ops_ladder`), broadcast move its block can read through (`broadcast_reads`),
+    a compare (it can branch on SCC), head of a ladder of row guards (`ops_ladder`: each guard is
+    cheap), broadcast move its block can read through (`broadcast_reads`),
     64-bit multiply of sign-extended values (one `v_mad_i64_i32` can do its five instructions) and
     global-memory access (the cache lines it touches are the bandwidth terms' business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
