@@ -25,8 +25,8 @@ once and keeps the ladder for the other launches:
 Each k_r lies in [0, kmax], so B + k_r <= B + kmax < L without overflow, and each rung's test fails exactly
 as in the ladder. Legal when B and L are not written on the ladder, no work reads t or SCC or branches
 (but the final `s_branch J`), and t and SCC are dead where the ladder starts and at J (the fast path
-leaves them as the check set them). vLLM's prefill attention guards its 64 K/V row loads per iteration so,
-one ladder of each form: three scalar instructions per load in its hottest loop."""
+leaves them as the check set them). vLLM's prefill attention guards its K and V row loads so, one
+ladder of each form (31 and 28 rungs): three scalar instructions per load in its hottest loop."""
 from __future__ import annotations
 
 import re

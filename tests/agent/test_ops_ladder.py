@@ -67,8 +67,8 @@ def test_refused(lines):
 
 
 def _rows_kernel():
-    """An evaluator of a kernel summing rows B, B + 1 and B + 2 of a [3, 64] input into out, each row
-    loaded only when it is below L (0 otherwise); launched with every row in range and with the last out."""
+    """An evaluator of a kernel summing the three rows of a [3, 64] input into out, row k loaded only when
+    B + k is below L (0 otherwise); launched with B = 0 and L = 3 (every row in range) and L = 2 (the last out)."""
     import sys
     from pathlib import Path
 
@@ -125,7 +125,7 @@ def test_the_versioned_ladder_is_equivalent_in_and_out_of_range_and_faster_in_ra
 def test_prefill_attention_loads_run_unguarded_in_range():
     """vLLM's prefill attention guards each of its K and V row loads per iteration (ladders of 31 and 28 rungs,
     one of each form); versioning both verifies on every verify shape and the held-out one and is faster at the bench
-    shape, where most key blocks lie inside their sequence."""
+    shape, where every key block that ends inside its sequence takes the unguarded loads."""
     from agenttools import evaluator
     ev = evaluator("vllm_prefill_attention", "triton", "mi300x")
     body = new = ev.body_of(0)
