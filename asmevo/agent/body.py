@@ -86,6 +86,9 @@ class Body:
         # Set by an operator on its result: instruction index -> (parent instruction index, factor):
         # its global-memory traffic is the parent instruction's times factor (for predictions only).
         self.traffic: dict[int, tuple[int, float]] = {}
+        # instruction index -> terms (parent instruction index, coefficient): it runs the sum of each
+        # coefficient times its parent instruction's executions (for predictions only).
+        self.counts: dict[int, tuple[tuple[int, float], ...]] = {}
 
     @classmethod
     def of(cls, src: KernelSource, xnack: bool = True, kernarg: int | None = None, preload: bool = False,

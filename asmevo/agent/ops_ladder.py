@@ -37,7 +37,9 @@ from ..isa.regs import SCC, Reg, operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_layout import fresh_label, labels_before
 
-MIN_RUNGS = 3        # the check is four instructions, two rungs' guards five: versioning pays from three rungs on
+# the check is four instructions, two rungs' guards five or six: fewer rungs cannot pay (whether more do, the skip form
+# adding a taken `s_branch`, is the search's prediction to say)
+MIN_RUNGS = 3
 MAX_COPIED = 512     # instructions the fast path copies (code size; the instruction cache is not modelled)
 
 
@@ -46,7 +48,8 @@ class Ladder:
     """The rungs from a guard: `work` are the instructions that run when
     every rung is in range (guards' interleaved instructions included, in order), `end` the index after
     the ladder's last instruction and `join` the label the ladder continues at (`jumps`: the last work
-    instruction is the `s_branch` to it; else the code reaches it by falling through)."""
+    instruction is the `s_branch` to it; else the code reaches it by falling through); `widest` is the
+    branch of a rung with k = kmax (it skips whenever any rung does)."""
 
     base: Operand
     bound: Operand
@@ -57,6 +60,7 @@ class Ladder:
     end: int
     join: str
     jumps: bool
+    widest: int
 
 
 @dataclass(frozen=True)
@@ -126,10 +130,12 @@ def ladder(body: Body, head: int) -> Ladder | None:
         return None
     base, bound, temp = first.base, first.bound, first.temp
     ks, work, target, j, ins = [first.k], list(first.interleaved), first.target, first.branch + 1, body.instructions
+    widest = first.branch
     while j < len(ins):
         g = _guard(body, j) if ins[j].mnemonic == "s_add_i32" else None
         if g is not None and _same_ladder(g, base, bound, temp):
             temp = g.temp
+            widest = g.branch if g.k >= max(ks) else widest
             ks.append(g.k)
             work.extend(g.interleaved)
             target, j = g.target, g.branch + 1
@@ -149,7 +155,7 @@ def ladder(body: Body, head: int) -> Ladder | None:
         return None
     if temp is None or len(ks) < MIN_RUNGS or len(work) > MAX_COPIED:
         return None
-    return Ladder(base, bound, temp, max(ks), len(ks), tuple(work), end, join, jumps)
+    return Ladder(base, bound, temp, max(ks), len(ks), tuple(work), end, join, jumps, widest)
 
 
 def _live_before(body: Body, i: int) -> frozenset[Reg]:
@@ -182,7 +188,25 @@ def version_guard_ladder(body: Body, head: int) -> Body | None:
     fast = [items[pos[i]] for i in lad.work] + ([] if lad.jumps else [make_item(f"s_branch {lad.join}")])
     new = [*items[:pos[head]], *check, *fast, BodyItem(f"{slow}:", label=slow), *items[pos[head]:]]
     result = body.replace(new)
-    return result if result.no_worse(body) else None
+    if not result.no_worse(body):
+        return None
+    result.counts = _counts(body, head, lad, len(check), len(fast))
+    return result
+
+
+def _counts(body: Body, head: int, lad: Ladder, checks: int, fast: int) -> dict[int, tuple[tuple[int, float], ...]]:
+    """The versioned ladder's executions in terms of the parent's (`Body.counts`): the check runs as often as
+    the head; the fast path as often as the widest rung fell through (its branch's count minus its taken
+    ones: the widest rung's next instruction is reached from it alone); each kept rung instruction its
+    count minus the fast path's. Empty when the widest rung's next instruction has a label."""
+    w = lad.widest
+    if w + 1 >= len(body.instructions) or labels_before(body, w + 1):
+        return {}
+    in_range = ((head, 1.0), (w, -1.0), (w + 1, 1.0))
+    out = {head + n: ((head, 1.0),) for n in range(checks)}
+    out.update({head + checks + n: in_range for n in range(fast)})
+    out.update({i + checks + fast: ((i, 1.0), *((p, -c) for p, c in in_range)) for i in range(head, lad.end)})
+    return out
 
 
 def ladder_head(body: Body, i: int) -> bool:

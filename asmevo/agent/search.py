@@ -138,17 +138,24 @@ def _addressed(body: Body) -> list[Instruction]:
 
 
 def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, float] | None:
-    """The body's count-based static cost, LDS bytes and cache lines, assuming the parent's execution counts (a
-    new or rewritten instruction counts as its block's first known one; k copies of one, after
-    unrolling, count 1/k each)."""
+    """The body's count-based static cost, LDS bytes and cache lines, assuming the parent's execution counts (an
+    instruction an operator described (`Body.counts`) as it said; a new or rewritten one counts as its block's
+    first known one; k copies of one, after unrolling, count 1/k each)."""
     instrs = body.instructions
     copies = Counter(id(ins) for ins in instrs)  # an unrolled instruction shares its parent's count
     per, pc_counts = heat.counts, {}
+
+    def count(n: int) -> float | None:
+        if n in body.counts:
+            return max(0.0, sum(c * per.get(id(heat.instructions[p]), 0.0) for p, c in body.counts[n]))
+        c = per.get(id(instrs[n]))
+        return None if c is None else c / copies[id(instrs[n])]
+
     for blk in body.cfg.blocks:
-        known = [per[id(instrs[n])] / copies[id(instrs[n])] for n in range(blk.start, blk.end) if id(instrs[n]) in per]
-        for n in range(blk.start, blk.end):
-            c = per.get(id(instrs[n]))
-            pc_counts[4 * n] = c / copies[id(instrs[n])] if c is not None else known[0] if known else 0
+        counted = {n: count(n) for n in range(blk.start, blk.end)}
+        known = [c for c in counted.values() if c is not None]
+        for n, c in counted.items():
+            pc_counts[4 * n] = c if c is not None else known[0] if known else 0
     try:
         return (*static_cost(_addressed(body), pc_counts, processor=body.processor), _lines(body, heat, pc_counts))
     except AsmEvoError:

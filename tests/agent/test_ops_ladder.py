@@ -20,6 +20,13 @@ OUT_OF_LINE = ["s_cmp_ge_i32 s0, s33", "s_cbranch_scc1 .Lz0", "v_mov_b32_e32 v1,
                ".Ljoin:", "s_mov_b32 s1, 0", "global_store_dword v[4:5], v1, off", "s_endpgm"]
 
 
+INLINE = ["s_cmp_ge_i32 s0, s33", "v_mov_b32_e32 v1, 0", "s_cbranch_scc1 .Ls1", "v_mov_b32_e32 v1, 1",
+          ".Ls1:", "s_add_i32 s1, s0, 1", "v_mov_b32_e32 v2, 0", "s_cmp_ge_i32 s1, s33", "s_cbranch_scc1 .Ls2",
+          "v_mov_b32_e32 v2, 2",
+          ".Ls2:", "s_add_i32 s1, s0, 2", "s_cmp_ge_i32 s1, s33", "s_cbranch_scc1 .Ls3", "v_mov_b32_e32 v3, 3",
+          ".Ls3:", "global_store_dword v[4:5], v1, off", "s_endpgm"]
+
+
 def test_the_ladder_is_tested_once_and_its_work_runs_unguarded_before_the_original():
     b = body_of(OUT_OF_LINE)
     lad = ladder(b, 0)
@@ -37,16 +44,37 @@ def test_the_ladder_is_tested_once_and_its_work_runs_unguarded_before_the_origin
 def test_an_inline_ladder_ends_at_its_last_skip_target_and_keeps_interleaved_work():
     """Skips to the next rung (Triton's prefill V loads): the defaults are set before, an instruction between
     a guard's compare and branch runs either way, and the fast path branches to the last skip target."""
-    b = body_of(["s_cmp_ge_i32 s0, s33", "v_mov_b32_e32 v1, 0", "s_cbranch_scc1 .Ls1", "v_mov_b32_e32 v1, 1",
-                 ".Ls1:", "s_add_i32 s1, s0, 1", "v_mov_b32_e32 v2, 0", "s_cmp_ge_i32 s1, s33", "s_cbranch_scc1 .Ls2",
-                 "v_mov_b32_e32 v2, 2",
-                 ".Ls2:", "s_add_i32 s1, s0, 2", "s_cmp_ge_i32 s1, s33", "s_cbranch_scc1 .Ls3", "v_mov_b32_e32 v3, 3",
-                 ".Ls3:", "global_store_dword v[4:5], v1, off", "s_endpgm"])
+    b = body_of(INLINE)
     lad = ladder(b, 0)
     assert (lad.rungs, lad.kmax, lad.join, lad.jumps) == (3, 2, ".Ls3", False)
     new = version_guard_ladder(b, 0)
     assert code(new)[4:11] == ["v_mov_b32_e32 v1, 0", "v_mov_b32_e32 v1, 1", "v_mov_b32_e32 v2, 0",
                                "v_mov_b32_e32 v2, 2", "v_mov_b32_e32 v3, 3", "s_branch .Ls3", ".Ls3_slow0:"]
+
+
+def _skips(rungs: int) -> list[str]:
+    """A ladder of the inline form with `rungs` rungs, one move of work each."""
+    lines = ["s_cmp_ge_i32 s0, s33", "s_cbranch_scc1 .Ls1", "v_mov_b32_e32 v1, 1"]
+    for r in range(1, rungs):
+        lines += [f".Ls{r}:", f"s_add_i32 s1, s0, {r}", "s_cmp_ge_i32 s1, s33", f"s_cbranch_scc1 .Ls{r + 1}",
+                  f"v_mov_b32_e32 v{r + 1}, {r + 1}"]
+    return lines + [f".Ls{rungs}:", "global_store_dword v[4:5], v1, off", "s_endpgm"]
+
+
+@pytest.mark.parametrize("widest_taken, faster", [(0, True), (10, False)])
+def test_the_prediction_runs_the_fast_path_as_often_as_the_widest_rung_fell_through(widest_taken, faster):
+    """The kept ladder does not run as often as the parent's: a prediction counts the fast path as often as the
+    widest rung (k = kmax) fell through in the parent and each kept instruction the rest of its executions.
+    (Counted at the parent's counts instead, an inline ladder of any length was predicted slower.)"""
+    from asmevo.agent.search import Heat, _static, ratios
+    b = body_of(_skips(6))
+    new = version_guard_ladder(b, 0)
+    instrs = b.instructions
+    runs = {id(x): 10.0 for x in instrs}
+    runs[id(instrs[-3])] = 10.0 - widest_taken   # the widest rung's work
+    heat = Heat(runs, dict(runs), None, 0.0, (0.0, {}, 0.0, 0.0), {}, list(instrs))
+    heat.static = _static(b, heat)
+    assert (ratios(new, heat)["latency"] < 1.0) == faster
 
 
 def _with(lines: list[str], old: str, new: str) -> list[str]:
