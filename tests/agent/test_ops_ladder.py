@@ -166,6 +166,20 @@ def test_prefill_attention_loads_run_unguarded_in_range():
     assert cand.speedup > 1.05
 
 
+@pytest.mark.slow
+def test_both_prefill_ladders_are_predicted_faster_at_the_bench_shape():
+    """From K0's profile at the bench shape, versioning either ladder is predicted faster than K0 (the search
+    proposes only those): the kept ladder is counted for the key blocks that leave their sequence only."""
+    from agenttools import evaluator
+    from asmevo.agent.search import heat_of, predict
+    ev = evaluator("vllm_prefill_attention", "triton", "mi300x")
+    body = ev.body_of(0)
+    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
+    heads = [i for i, x in enumerate(body.instructions) if x.text() == "s_cmp_ge_i32 s0, s33" and ladder_head(body, i)]
+    assert [ladder(body, h).rungs for h in heads] == [31, 28]
+    assert all(predict(version_guard_ladder(body, h), heat) < heat.time for h in heads)
+
+
 def test_the_search_tries_an_executed_ladder_head_however_cheap():
     """Each guard costs a few cycles, below the hottest instructions; the head of a ladder is a site anyway."""
     from asmevo.agent.search import Heat, hot_sites
