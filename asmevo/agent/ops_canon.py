@@ -12,12 +12,14 @@ the emulator cannot check (its max is numpy's fmax). So on a value that is no si
 flushing, no denormal, the instruction is a move (deleted when vD is vS). A value is that when every write
 whose value a lane may see (`asmevo.agent.lanes`) is a float operation (its result quieted, and flushed
 when the mode flushes), an integer-to-float conversion, a constant that is neither, or a move or select of
-such values. Refused when the body changes the float mode or the kernel starts outside IEEE mode."""
+such values, a DPP move included (a cross-lane reduction's partner value). Refused when the body changes the
+float mode or the kernel starts outside IEEE mode."""
 from __future__ import annotations
 
 import struct
 
 from ..isa.operands import Operand
+from ..isa.regs import reads_destination
 from .body import FLOAT_MODE_WRITERS, Body, across_block, make_item
 from .lanes import Lanes, lanes_of
 from .ops_cleanup import propagate_move
@@ -46,10 +48,29 @@ def _canonical_constant(op: Operand, flushing: bool) -> bool:
     return not signalling and not (flushing and exponent == 0 and mantissa)
 
 
+def _dpp_canonical(body: Body, lanes: Lanes, d: int, seen: set[tuple[int, int]]) -> bool:
+    """Whether DPP instruction d writes canonical values (CDNA3 ISA "DPP"): a lane it writes gets a float
+    operation's result or, for `v_mov_b32`, its source in an active lane, or 0 (with bound_ctrl an invalid or
+    inactive source lane reads 0: LLVM's AMDGPUModifierSyntax, `bound_ctrl`); a lane a row or bank mask (or,
+    without bound_ctrl, an invalid source lane) leaves keeps its old value, which must be canonical too."""
+    ins, info = body.instructions[d], body.infos[d]
+    dst, src = ins.operands[0], ins.operands[1]
+    if dst.kind != "vgpr" or dst.count != 1:
+        return False
+    if reads_destination(ins, body.processor) and not _read_canonical(body, lanes, d, dst.index, seen):
+        return False
+    if info.base in _FLOAT_OPS:
+        return True
+    return (info.base == "v_mov_b32" and src.kind == "vgpr" and src.count == 1
+            and _read_canonical(body, lanes, d, src.index, seen))
+
+
 def _written_canonical(body: Body, lanes: Lanes, d: int, seen: set[tuple[int, int]]) -> bool:
     ins, info = body.instructions[d], body.infos[d]
-    if ins.mnemonic.endswith(("_dpp", "_sdwa")):
+    if ins.mnemonic.endswith("_sdwa"):
         return False
+    if ins.mnemonic.endswith("_dpp"):
+        return _dpp_canonical(body, lanes, d, seen)
     if info.base in _FLOAT_OPS:
         return True
     if info.base not in _COPIES:

@@ -56,3 +56,27 @@ def test_every_canonicalize_of_a_block_at_once():
                  "v_max_f32_e32 v9, v9, v9", "v_max_f32_e32 v8, v8, v9", "global_store_dword v[0:1], v8, off",
                  "s_endpgm"], **IEEE)
     assert not any(x.endswith(("v8, v8", "v9, v9")) for x in code(remove_canonicalizes(b, 2)))
+
+
+# A cross-lane maximum step: the partner lane's value comes by a DPP move, then is canonicalized.
+REDUCE = ["global_load_dword v6, v[0:1], off", "s_waitcnt vmcnt(0)", "v_max_f32_e64 v7, |v6|, |v6|",
+          "s_nop 1", "v_mov_b32_dpp v8, v7 row_shr:8 {masks} bound_ctrl:1", "v_max_f32_e32 v8, v8, v8",
+          "v_max_f32_e32 v7, v7, v8", "global_store_dword v[0:1], v7, off", "s_endpgm"]
+
+
+def test_a_dpp_move_of_a_canonical_value_is_canonical():
+    """With bound_ctrl an invalid or inactive source lane reads 0; every lane is written under full masks."""
+    b = body_of([x.format(masks="row_mask:0xf bank_mask:0xf") for x in REDUCE], **IEEE)
+    new = remove_canonicalize(b, 5)
+    assert new is not None and "v_max_f32_e32 v8, v8, v8" not in code(new)
+
+
+def test_a_dpp_move_of_a_loaded_value_or_over_an_unknown_old_value_is_not():
+    loaded = [x.format(masks="row_mask:0xf bank_mask:0xf").replace("v_mov_b32_dpp v8, v7", "v_mov_b32_dpp v8, v6")
+              for x in REDUCE]
+    assert remove_canonicalize(body_of(loaded, **IEEE), 5) is None
+    # a row mask leaves rows 2 and 3 their old v8: here never written, so no canonical value
+    assert remove_canonicalize(body_of([x.format(masks="row_mask:0x3 bank_mask:0xf") for x in REDUCE], **IEEE), 5) is None
+    # the old value canonical too: v8 set by a float op before
+    old = ["v_add_f32_e32 v8, 1.0, v6" if x == "s_nop 1" else x.format(masks="row_mask:0x3 bank_mask:0xf") for x in REDUCE]
+    assert remove_canonicalize(body_of(old, **IEEE), 5) is not None
