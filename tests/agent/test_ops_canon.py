@@ -76,7 +76,8 @@ def test_a_dpp_move_of_a_loaded_value_or_over_an_unknown_old_value_is_not():
               for x in REDUCE]
     assert remove_canonicalize(body_of(loaded, **IEEE), 5) is None
     # a row mask leaves rows 2 and 3 their old v8: here never written, so no canonical value
-    assert remove_canonicalize(body_of([x.format(masks="row_mask:0x3 bank_mask:0xf") for x in REDUCE], **IEEE), 5) is None
+    rows = [x.format(masks="row_mask:0x3 bank_mask:0xf") for x in REDUCE]
+    assert remove_canonicalize(body_of(rows, **IEEE), 5) is None
     # the old value canonical too: v8 set by a float op before
-    old = ["v_add_f32_e32 v8, 1.0, v6" if x == "s_nop 1" else x.format(masks="row_mask:0x3 bank_mask:0xf") for x in REDUCE]
+    old = ["v_add_f32_e32 v8, 1.0, v6" if x == "s_nop 1" else x for x in rows]
     assert remove_canonicalize(body_of(old, **IEEE), 5) is not None
