@@ -12,12 +12,16 @@ the emulator cannot check (its max is numpy's fmax). So on a value that is no si
 flushing, no denormal, the instruction is a move (deleted when vD is vS). A value is that when every write
 whose value a lane may see (`asmevo.agent.lanes`) is a float operation (its result quieted, and flushed
 when the mode flushes), an integer-to-float conversion, a constant that is neither, or a move or select of
-such values, a DPP move included (a cross-lane reduction's partner value). Refused when the body changes the
-float mode or the kernel starts outside IEEE mode."""
+such values, a DPP move included (a cross-lane reduction's partner value). Refused when the kernel starts
+outside IEEE mode or the body may change a MODE bit other than FP16_OVFL (bit 23: it clamps overflowed f16
+results only, CDNA3 ISA guide, MODE register; vllm_per_token_group_quant_fp8 sets it for its fp8
+conversions): the round and denormal modes, IEEE and the exception enables all bear on a canonicalize."""
 from __future__ import annotations
 
+import re
 import struct
 
+from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import reads_destination
 from .body import FLOAT_MODE_WRITERS, Body, across_block, make_item
@@ -33,6 +37,20 @@ _FLOAT_OPS = frozenset({
     "v_rcp_f32", "v_rsq_f32", "v_sqrt_f32", "v_ldexp_f32", "v_pk_add_f32", "v_pk_mul_f32", "v_pk_fma_f32",
     "v_cvt_f32_i32", "v_cvt_f32_u32"})
 _COPIES = ("v_mov_b32", "v_cndmask_b32")
+_FIELD = re.compile(r"hwreg\(\s*(HW_REG_MODE|1)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
+_FP16_OVFL = 1 << 23
+
+
+def _changes_float_mode(ins: Instruction, base: str) -> bool:
+    """Whether `ins` may change a MODE bit a canonicalize depends on: every float mode writer does,
+    except an `s_setreg` of a MODE field within FP16_OVFL."""
+    if base not in FLOAT_MODE_WRITERS:
+        return False
+    m = _FIELD.fullmatch(ins.operands[0].text) if base.startswith("s_setreg") and ins.operands else None
+    if m is None:
+        return True
+    offset, size = int(m.group(2)), int(m.group(3))
+    return (((1 << size) - 1) << offset) & ~_FP16_OVFL != 0
 
 
 def _bits(op: Operand) -> int:
@@ -108,7 +126,8 @@ def remove_canonicalize(body: Body, i: int) -> Body | None:
     dst, a, b = ins.operands
     if a.text != b.text or a.kind != "vgpr" or a.count != 1 or a.abs or a.neg or dst.kind != "vgpr" or dst.count != 1:
         return None
-    if not mode.ieee or mode.denorm32 not in (0, 3) or any(x.base in FLOAT_MODE_WRITERS for x in body.infos):
+    if not mode.ieee or mode.denorm32 not in (0, 3) or any(
+            _changes_float_mode(x, info.base) for x, info in zip(body.instructions, body.infos)):
         return None
     try:
         lanes = lanes_of(body)

@@ -81,3 +81,14 @@ def test_a_dpp_move_of_a_loaded_value_or_over_an_unknown_old_value_is_not():
     # the old value canonical too: v8 set by a float op before
     old = ["v_add_f32_e32 v8, 1.0, v6" if x == "s_nop 1" else x for x in rows]
     assert remove_canonicalize(body_of(old, **IEEE), 5) is not None
+
+
+def test_a_mode_write_of_fp16_overflow_only_keeps_the_reasoning():
+    """Setting FP16_OVFL (MODE bit 23, f16 results only) leaves canonical values canonical; a write of the
+    denormal field, or of the whole register, may not."""
+    def with_setreg(field: str):
+        return body_of([f"s_setreg_imm32_b32 {field}, 1"] + [x.format(init="0xff800000") for x in LOOP], **IEEE)
+    new = remove_canonicalize(with_setreg("hwreg(HW_REG_MODE, 23, 1)"), 3)
+    assert new is not None and "v_max_f32_e32 v6, v6, v6" not in code(new)
+    for field in ("hwreg(HW_REG_MODE, 4, 2)", "hwreg(HW_REG_MODE, 22, 2)", "hwreg(HW_REG_MODE)"):
+        assert remove_canonicalize(with_setreg(field), 3) is None, field
