@@ -25,6 +25,7 @@ from .ops_mul import fuse_signed_multiplies, fuse_signed_multiply, signed_multip
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep, pipeline_loop_deepest
+from .ops_prefetch import prefetch_loop_loads
 from .ops_range import fuse_range_check, fuse_range_checks, range_check
 from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
@@ -149,6 +150,10 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("pipeline_loop", _is_global_load, pipeline_loop,
              "issue a one-load loop's next load before waiting for the current one (unrolled twice, masked to the "
              "continuing lanes)"),
+    Operator("prefetch_loop_loads", _is_global_load, prefetch_loop_loads,
+             "issue a one-block K loop's global loads in the iteration before, right after the last read of the "
+             "values they replace (offsets moved by the pointers' constant stride; no lanes in the last iteration; "
+             "the first iteration's in the preheader)", once_per=_loop),
     Operator("widen_loads", lambda body, i: body.instructions[i].mnemonic.startswith("global_load_dword"),
              widen_loads, "one dwordx2/x4 load for the lanes that load all of K adjacent masked dwords (aligned, "
              "in bounds by construction); the narrow loads keep the other lanes"),
