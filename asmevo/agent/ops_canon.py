@@ -116,16 +116,23 @@ def _read_canonical(body: Body, lanes: Lanes, i: int, reg: int, seen: set[tuple[
     return all(_written_canonical(body, lanes, d, seen) for d in writes)
 
 
+def canonicalize(body: Body, i: int) -> bool:
+    """Instruction i is `v_max_f32 vD, vS, vS` (or v_min) of one VGPR, no modifiers."""
+    ins = body.instructions[i]
+    if ins.mnemonic not in CANONICALIZES or ins.modifiers or len(ins.operands) != 3:
+        return False
+    dst, a, b = ins.operands
+    return a.text == b.text and a.kind == "vgpr" and a.count == 1 and not (a.abs or a.neg) \
+        and dst.kind == "vgpr" and dst.count == 1
+
+
 def remove_canonicalize(body: Body, i: int) -> Body | None:
     """Instruction i, `v_max_f32 vD, vS, vS` (or v_min) on a canonical vS, deleted (vD = vS) or made a
     move that `propagate_move` then removes where it can."""
-    ins = body.instructions[i]
+    if not canonicalize(body, i):
+        return None
     mode = body.float_mode
-    if ins.mnemonic not in CANONICALIZES or ins.modifiers or len(ins.operands) != 3:
-        return None
-    dst, a, b = ins.operands
-    if a.text != b.text or a.kind != "vgpr" or a.count != 1 or a.abs or a.neg or dst.kind != "vgpr" or dst.count != 1:
-        return None
+    dst, a, _ = body.instructions[i].operands
     if not mode.ieee or mode.denorm32 not in (0, 3) or any(
             _changes_float_mode(x, info.base) for x, info in zip(body.instructions, body.infos)):
         return None
