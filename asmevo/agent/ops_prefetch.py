@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..isa.instruction import Instruction
+from ..isa.regs import EXEC, SCC
 from ..isa.waitcnt import decode_waitcnt
 from .body import Body, BodyItem, make_item
 from .ops_pipeline import global_load
@@ -40,8 +41,6 @@ from .ops_waitcnt import relax_at, wait_text
 from .webs import NotAnalysable, Web, webs_of
 
 OFFSET_RANGE = range(-4096, 4096)  # a FLAT global instruction's 13-bit signed offset (gfx90a/gfx940)
-_SCC = ("scc", 0)
-_EXEC = frozenset({("s", 126), ("s", 127)})
 _CACHE_BITS = ("nt", "sc0", "sc1", "glc", "slc")
 _BACK_EDGES = {"s_cbranch_scc1": "exec, 0", "s_cbranch_scc0": "0, exec"}  # s_cselect_b64 exec, <these>
 
@@ -112,12 +111,12 @@ def prefetch_loop_loads(body: Body, i: int) -> Body | None:
     pre_last = instrs[pre_blk.end - 1]
     if pre_last.is_branch and pre_last.mnemonic != "s_branch" or pre_blk.end != blk.start and not pre_last.is_branch:
         return None
-    scc_writes = [j for j in range(blk.start, blk.end - 1) if _SCC in infos[j].defs]
+    scc_writes = [j for j in range(blk.start, blk.end - 1) if SCC in infos[j].defs]
     if not scc_writes:
         return None
     compare = scc_writes[-1]
     proc = body.processor
-    if any(infos[j].defs & _EXEC or writes_memory(infos[j], proc) and infos[j].family != "ds"
+    if any(infos[j].defs & EXEC or writes_memory(infos[j], proc) and infos[j].family != "ds"
            for j in range(blk.start, blk.end)):
         return None
     try:
@@ -171,12 +170,13 @@ def _rewrite(body: Body, renamed: Body, loads: list[_Load], regs: list[int], com
     if not pairs:
         return None
     save, keep = pairs[0], _BACK_EDGES[renamed.instructions[back_edge].mnemonic]
+    point = _merged(renamed, {max(max(ld.web.uses), compare) + 1 for ld in loads})
     groups: dict[int, list[str]] = {}
     first: list[str] = []
     for ld, reg in zip(loads, regs):
         ins = renamed.instructions[ld.index]
         cache = [m for m in ins.modifiers if not m.startswith("offset:")]
-        at = max(max(ld.web.uses), compare) + 1
+        at = point[max(max(ld.web.uses), compare) + 1]
         ahead = ld.offset + ld.stride - (ld.stride if at > ld.advance else 0)
         if ld.offset not in OFFSET_RANGE or ahead not in OFFSET_RANGE:
             return None
@@ -185,7 +185,7 @@ def _rewrite(body: Body, renamed: Body, loads: list[_Load], regs: list[int], com
         groups.setdefault(at, []).append(" ".join([text, *([f"offset:{ahead}"] if ahead else []), *cache]))
     dropped = {renamed.pos[ld.index] for ld in loads}
     before: dict[int, list[str]] = {}
-    for at, lines in _merged(renamed, groups).items():
+    for at, lines in groups.items():
         before.setdefault(renamed.pos[at], []).extend(
             [f"s_mov_b64 {save}, exec", f"s_cselect_b64 exec, {keep}", *lines, f"s_mov_b64 exec, {save}"])
     pre_pos = renamed.pos[pre_last] + (0 if renamed.instructions[pre_last].is_branch else 1)
@@ -198,17 +198,17 @@ def _rewrite(body: Body, renamed: Body, loads: list[_Load], regs: list[int], com
     return _recount(body, renamed.replace(items), renamed.items[renamed.pos[back_edge]])
 
 
-def _merged(body: Body, groups: dict[int, list[str]]) -> dict[int, list[str]]:
-    """Groups of prefetches moved down to the next group's point when no `s_barrier` lies between (a few
-    instructions later, one EXEC save and restore for all of them)."""
-    out: dict[int, list[str]] = {}
-    points = sorted(groups)
-    carried: list[str] = []
-    for a, b in zip(points, points[1:] + [None]):
-        carried += groups[a]
+def _merged(body: Body, points: set[int]) -> dict[int, int]:
+    """Each prefetch point moved down to the next one when no `s_barrier` lies between (a few instructions
+    later, one EXEC save and restore for all of them)."""
+    out: dict[int, int] = {}
+    run: list[int] = []
+    ordered = sorted(points)
+    for a, b in zip(ordered, ordered[1:] + [None]):
+        run.append(a)
         if b is None or any(body.instructions[j].mnemonic == "s_barrier" for j in range(a, b)):
-            out[a] = carried
-            carried = []
+            out.update((p, a) for p in run)
+            run = []
     return out
 
 

@@ -74,3 +74,20 @@ def test_lora_shrink_prefetches_its_tiles_an_iteration_ahead():
     assert new is not None
     second = evaluated(ev, hoisted, new, "prefetch_loop_loads", parent=first.id)
     assert second.cycles < first.cycles * 0.97
+
+
+def test_prefetches_share_one_exec_mask_and_each_offset_is_counted_where_it_lands():
+    """The first value's prefetch joins the second's after the pointer has advanced (no barrier between), so
+    its offset is the iteration's own: an offset fixed before the move would read two strides ahead."""
+    lines = ["s_mov_b64 s[2:3], 0x100", ".Lloop:", "s_add_i32 s5, s5, 1", "s_cmp_lg_u32 s5, s10",
+             "global_load_dword v4, v[0:1], off", "global_load_dword v5, v[0:1], off offset:4", "s_waitcnt vmcnt(0)",
+             "ds_write_b32 v2, v4", "v_lshl_add_u64 v[0:1], v[0:1], 0, s[2:3]", "ds_write_b32 v2, v5 offset:4",
+             "s_cbranch_scc1 .Lloop", "s_endpgm"]
+    b = body_of(lines)
+    new = prefetch_loop_loads(b, 4)
+    assert new is not None
+    c = code(new)
+    at = c.index("ds_write_b32 v2, v5 offset:4")
+    assert c[at + 1:at + 6] == ["s_mov_b64 s[0:1], exec", "s_cselect_b64 exec, exec, 0",
+                                "global_load_dword v4, v[0:1], off", "global_load_dword v5, v[0:1], off offset:4",
+                                "s_mov_b64 exec, s[0:1]"]
