@@ -83,7 +83,23 @@ def _dpp_canonical(body: Body, lanes: Lanes, d: int, seen: set[tuple[int, int]])
             and _read_canonical(body, lanes, d, src.index, seen))
 
 
-def _written_canonical(body: Body, lanes: Lanes, d: int, seen: set[tuple[int, int]]) -> bool:
+def _pk_mov_canonical(body: Body, lanes: Lanes, d: int, reg: int, seen: set[tuple[int, int]]) -> bool:
+    """Whether `v_pk_mov_b32` d writes a canonical value into VGPR `reg` (one half of its pair): the low half
+    is source 0's dword `op_sel[0]` picks, the high half source 1's dword `op_sel[1]` picks (CDNA3 ISA,
+    VOP3P; `asmevo.isa.regs`)."""
+    ins = body.instructions[d]
+    half = reg - ins.operands[0].index
+    src = ins.operands[1 + half]
+    sel = ins.modifier("op_sel")
+    pick = int(sel.strip("[]").split(",")[half]) if sel else 0
+    if src.kind in ("imm", "float"):
+        return _canonical_constant(src, body.float_mode.denorm32 == 0)
+    return src.kind == "vgpr" and src.count == 2 and not (src.abs or src.neg) \
+        and _read_canonical(body, lanes, d, src.index + pick, seen)
+
+
+def _written_canonical(body: Body, lanes: Lanes, d: int, reg: int, seen: set[tuple[int, int]]) -> bool:
+    """Whether instruction d writes a canonical value into VGPR `reg`."""
     ins, info = body.instructions[d], body.infos[d]
     if ins.mnemonic.endswith("_sdwa"):
         return False
@@ -91,6 +107,8 @@ def _written_canonical(body: Body, lanes: Lanes, d: int, seen: set[tuple[int, in
         return _dpp_canonical(body, lanes, d, seen)
     if info.base in _FLOAT_OPS:
         return True
+    if info.base == "v_pk_mov_b32":
+        return _pk_mov_canonical(body, lanes, d, reg, seen)
     if info.base not in _COPIES:
         return False
     sources = ins.operands[1:3] if info.base == "v_cndmask_b32" else ins.operands[1:2]
@@ -113,7 +131,7 @@ def _read_canonical(body: Body, lanes: Lanes, i: int, reg: int, seen: set[tuple[
     if (i, reg) in seen:
         return True
     seen.add((i, reg))
-    return all(_written_canonical(body, lanes, d, seen) for d in writes)
+    return all(_written_canonical(body, lanes, d, reg, seen) for d in writes)
 
 
 def canonicalize(body: Body, i: int) -> bool:

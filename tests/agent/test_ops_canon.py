@@ -92,3 +92,18 @@ def test_a_mode_write_of_fp16_overflow_only_keeps_the_reasoning():
     assert new is not None and "v_max_f32_e32 v6, v6, v6" not in code(new)
     for field in ("hwreg(HW_REG_MODE, 4, 2)", "hwreg(HW_REG_MODE, 22, 2)", "hwreg(HW_REG_MODE)"):
         assert remove_canonicalize(with_setreg(field), 3) is None, field
+
+
+def test_a_packed_move_passes_on_the_dword_its_op_sel_picks():
+    """`v_pk_mov_b32 v[8:9], v[6:7], v[4:5] op_sel:[0,1]`: v8 is v6, v9 is v5 (packing's pair moves)."""
+    def moved(low: str, high: str):
+        return body_of(["global_load_dword v1, v[2:3], off", "s_waitcnt vmcnt(0)", f"v_add_f32_e32 v6, 1.0, {low}",
+                        "v_mov_b32_e32 v7, v1", "v_mov_b32_e32 v4, v1", f"v_add_f32_e32 v5, 1.0, {high}",
+                        "v_pk_mov_b32 v[8:9], v[6:7], v[4:5] op_sel:[0,1]", "v_max_f32_e32 v10, v8, v8",
+                        "v_max_f32_e32 v11, v9, v9", "v_add_f32_e32 v12, v10, v11",
+                        "global_store_dword v[2:3], v12, off", "s_endpgm"], **IEEE)
+    b = moved("v1", "v1")
+    assert remove_canonicalize(b, 7) is not None and remove_canonicalize(b, 8) is not None
+    swapped = [x.replace("op_sel:[0,1]", "op_sel:[1,0]") for x in code(b)]
+    b2 = body_of(swapped, **IEEE)  # v8 is v7 (a loaded value), v9 is v4 (one too)
+    assert remove_canonicalize(b2, 7) is None and remove_canonicalize(b2, 8) is None
