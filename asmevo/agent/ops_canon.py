@@ -18,9 +18,9 @@ results only, CDNA3 ISA guide, MODE register; vllm_per_token_group_quant_fp8 set
 conversions): the round and denormal modes, IEEE and the exception enables all bear on a canonicalize."""
 from __future__ import annotations
 
-import re
 import struct
 
+from ..isa.hazards import hwreg_field
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import reads_destination
@@ -37,7 +37,6 @@ _FLOAT_OPS = frozenset({
     "v_rcp_f32", "v_rsq_f32", "v_sqrt_f32", "v_ldexp_f32", "v_pk_add_f32", "v_pk_mul_f32", "v_pk_fma_f32",
     "v_cvt_f32_i32", "v_cvt_f32_u32"})
 _COPIES = ("v_mov_b32", "v_cndmask_b32")
-_FIELD = re.compile(r"hwreg\(\s*(HW_REG_MODE|1)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)")
 _FP16_OVFL = 1 << 23
 
 
@@ -46,10 +45,10 @@ def _changes_float_mode(ins: Instruction, base: str) -> bool:
     except an `s_setreg` of a MODE field within FP16_OVFL."""
     if base not in FLOAT_MODE_WRITERS:
         return False
-    m = _FIELD.fullmatch(ins.operands[0].text) if base.startswith("s_setreg") and ins.operands else None
-    if m is None:
+    field = hwreg_field(ins.operands[0].text) if base.startswith("s_setreg") and ins.operands else None
+    if field is None or field[0] != "HW_REG_MODE":
         return True
-    offset, size = int(m.group(2)), int(m.group(3))
+    _, offset, size = field
     return (((1 << size) - 1) << offset) & ~_FP16_OVFL != 0
 
 

@@ -2,7 +2,7 @@
 
 A GEMM-style K loop of one block loads its tiles at the top and waits for them before staging them
 through LDS, so every iteration starts with a whole memory latency (vLLM's LoRA shrink after `hoist_loads`:
-24 `global_load_ushort`s, then `s_waitcnt vmcnt(22)`, about 500 cycles by the model). Its addresses are
+24 `global_load_ushort`s, then `s_waitcnt vmcnt(22)`, a 502-cycle stall by the model at its bench shape on MI300X). Its addresses are
 loop-carried pointers, each advanced once per iteration by a constant (`v_lshl_add_u64 A, A, 0, S`, S an
 SGPR pair set once by `s_mov_b64 S, K`), so the next iteration's load is this one's with its offset
 moved by K. Rewritten, each load is issued in the iteration before, right after the last read of the
@@ -18,11 +18,12 @@ In the last iteration the prefetch runs with no lanes (no memory access; it stil
 no address beyond the loop's is read. Legal when: the loop is one block, its back edge a branch on SCC
 whose last writer precedes every prefetch (neither `s_mov_b64` nor `s_cselect_b64` writes SCC); the loop
 writes no EXEC and no memory but LDS; each address pair is written in the loop only by its advance, its
-stride SGPR pair nowhere but one `s_mov_b64` of a constant dominating the loop, and every adjusted offset
-fits the 13-bit signed field; each load writes one VGPR whose value (web, `asmevo.agent.webs`) it alone
-writes and only the same iteration reads; its register R_k (the old one, else the lowest other) holds no
-other value anywhere in the loop or in the preheader after the copy, since the value now lives around
-the back edge. The preheader falls through into the loop (or ends with `s_branch` to it), so its copies
+stride SGPR pair not in the loop and last in the preheader by an `s_mov_b64` of a constant, and every adjusted
+offset fits the 13-bit signed field; each load writes one VGPR whose value (web, `asmevo.agent.webs`) it alone
+writes and only the same iteration reads; its register R_k (the old one, else the lowest VGPR the body never
+names, else the lowest other) holds no other value anywhere in the loop or in the preheader after the copy,
+since the value now lives around the back edge. Prefetches with no `s_barrier` between them move down to the
+last of them and share one EXEC save and restore; each offset is counted where its prefetch lands. The preheader falls through into the loop (or ends with `s_branch` to it), so its copies
 run exactly when the loop does. Every `vmcnt` wait of the loop is then recounted: set to 0 and raised as
 far as the waitcnt analysis allows (`ops_waitcnt.relax_at`); the static checks re-check the result.
 """
@@ -40,7 +41,8 @@ from .ops_sched import writes_memory
 from .ops_waitcnt import relax_at, wait_text
 from .webs import NotAnalysable, Web, webs_of
 
-OFFSET_RANGE = range(-4096, 4096)  # a FLAT global instruction's 13-bit signed offset (gfx90a/gfx940)
+# A FLAT global instruction's 13-bit signed offset on gfx9 (LLVM AMDGPU `getNumFlatOffsetBits`: 13 for GFX9).
+OFFSET_RANGE = range(-4096, 4096)
 _CACHE_BITS = ("nt", "sc0", "sc1", "glc", "slc")
 _BACK_EDGES = {"s_cbranch_scc1": "exec, 0", "s_cbranch_scc0": "0, exec"}  # s_cselect_b64 exec, <these>
 
@@ -170,13 +172,14 @@ def _rewrite(body: Body, renamed: Body, loads: list[_Load], regs: list[int], com
     if not pairs:
         return None
     save, keep = pairs[0], _BACK_EDGES[renamed.instructions[back_edge].mnemonic]
-    point = _merged(renamed, {max(max(ld.web.uses), compare) + 1 for ld in loads})
+    after_reads = [max(max(ld.web.uses), compare) + 1 for ld in loads]
+    point = _merged(renamed, set(after_reads))
     groups: dict[int, list[str]] = {}
     first: list[str] = []
-    for ld, reg in zip(loads, regs):
+    for ld, reg, read in zip(loads, regs, after_reads):
         ins = renamed.instructions[ld.index]
         cache = [m for m in ins.modifiers if not m.startswith("offset:")]
-        at = point[max(max(ld.web.uses), compare) + 1]
+        at = point[read]
         ahead = ld.offset + ld.stride - (ld.stride if at > ld.advance else 0)
         if ld.offset not in OFFSET_RANGE or ahead not in OFFSET_RANGE:
             return None

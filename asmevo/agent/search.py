@@ -369,7 +369,7 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     blocks (their loads feed the hot waits even when the loads themselves are cheap), then every
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
-    accumulator copy (its loop's round trip can go), canonicalize (one VALU slot, already canonical values' go),
+    accumulator copy (its loop's round trip can go), canonicalize (one VALU slot each; one of an already canonical value can go),
     constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
     a compare (it can branch on SCC), head of a ladder of row guards (`ops_ladder`: each guard is

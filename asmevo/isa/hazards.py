@@ -190,7 +190,9 @@ def _facts(ins: Instruction, info: RegInfo, processor: str) -> _Facts:
     return f
 
 
-def _hwreg(op_text: str) -> tuple[str, int, int] | None:
+def hwreg_field(op_text: str) -> tuple[str, int, int] | None:
+    """(register name, bit offset, bit size) of a `hwreg(...)` operand (the whole register without offset and
+    size); None for other text."""
     m = _HWREG.search(op_text)
     if not m:
         return None
@@ -200,7 +202,7 @@ def _hwreg(op_text: str) -> tuple[str, int, int] | None:
 
 def _setreg_target(ins: Instruction, info: RegInfo) -> tuple[str, int, int] | None:
     if info.base in ("s_setreg_b32", "s_setreg_imm32_b32") and ins.operands:
-        return _hwreg(ins.operands[0].text)
+        return hwreg_field(ins.operands[0].text)
     return None
 
 
@@ -423,7 +425,7 @@ def _queries(c: _Facts) -> Iterator[Query]:
         # LLVM checkDivFMasHazards / ISA: VALU writes VCC -> v_div_fmas: 4.
         yield "div-fmas-vcc", valu_def(VCC), fixed("div-fmas-vcc"), "reads VCC written by"
     if base == "s_getreg_b32" and len(c.ins.operands) > 1:
-        target = _hwreg(c.ins.operands[1].text)
+        target = hwreg_field(c.ins.operands[1].text)
         if target:
             # LLVM checkGetRegHazards / ISA: s_setreg -> s_getreg of the same register: 2.
             yield ("setreg-getreg", lambda p: (p.setreg or ("",))[0] == target[0], fixed("setreg-getreg"),
