@@ -34,7 +34,7 @@ from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_
                          remove_scc_roundtrips, scc_roundtrip, vcc_mask_branch)
 from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_loads, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
-from .ops_widen import widen_loads, widen_stores
+from .ops_widen import widen_all_loads, widen_loads, widen_stores
 
 Apply = Callable[[Body, int], "Body | None"]
 
@@ -155,10 +155,13 @@ OPERATORS: tuple[Operator, ...] = (
              "values they replace (offsets moved by the pointers' constant stride; no lanes in the last iteration; "
              "the first iteration's in the preheader)", once_per=_loop),
     Operator("widen_loads", lambda body, i: body.instructions[i].mnemonic.startswith("global_load_dword"),
-             widen_loads, "one dwordx2/x4 load for the lanes that load all of K adjacent masked dwords (aligned, "
-             "in bounds by construction); the narrow loads keep the other lanes"),
+             widen_loads, "one dwordx2/x3/x4 load for the lanes that load all of K adjacent masked dwords (aligned, "
+             "in bounds by construction); the narrow loads keep the other lanes (none when the K run one after "
+             "another under one EXEC: the wide load replaces them)"),
+    Operator("widen_all_loads", lambda body, i: body.instructions[i].mnemonic == "global_load_dword",
+             widen_all_loads, "widen_loads at every dword load of the innermost loop", once_per=_loop),
     Operator("widen_stores", lambda body, i: body.instructions[i].mnemonic.startswith("global_store_dword"),
-             widen_stores, "one dwordx2/x4 store for the lanes that store all of K adjacent masked dwords"),
+             widen_stores, "one dwordx2/x3/x4 store for the lanes that store all of K adjacent masked dwords"),
     Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
              "re-allocate VGPR values below the next occupancy level (one more wave per SIMD)"),
     Operator("pipeline_loop_deep", _is_global_load, pipeline_loop_deep,

@@ -1,7 +1,7 @@
-"""Widening adjacent global loads and stores: K = 4 (or 2) `global_load_dword`/`global_store_dword`
-at offsets o, o+4, ... of one address become one `dwordx4` (`dwordx2`) for the lanes that perform
-all K, so a wave moves one contiguous 16-byte piece per lane in one instruction instead of K
-strided dwords (K times fewer cache lines per instruction).
+"""Widening adjacent global loads and stores: K = 4, 3 or 2 `global_load_dword`/`global_store_dword`
+at offsets o, o+4, ... of one address become one `dwordx4` (`dwordx3`, `dwordx2`) for the lanes that
+perform all K, so a wave moves one contiguous piece of 4K bytes per lane in one instruction instead
+of K strided dwords (up to K times fewer cache lines per instruction).
 
 The accesses this takes are masked ones, the form LLVM and Triton emit for per-element bounds
 checks: each sits alone in a region
@@ -15,7 +15,10 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
   between writes them, writes memory, or is a barrier); each narrow access still runs, for the
   lanes of M_k outside F (the region's mask becomes M_k & ~F, for stores `exec &= ~F` around the
   store), so every other lane behaves as before;
-* alignment: the wide access's address (the first narrow one's) is a multiple of its size. When
+* alignment: the wide access's address (the first narrow one's) is a multiple of its size (of 4 for
+  `dwordx3`, whose size is no power of two: for a dword or wider access the hardware ignores the
+  address's two low bits, LLVM SIISelLowering::allowsMisalignedMemoryAccessesImpl, so a multi-dword
+  access needs dword alignment, which the narrow accesses already have). When
   `asmevo.agent.align` proves it (a pointer argument plus multiples of the size, through loops
   too) nothing is added; when it proves the opposite (a known residue) the operator refuses;
   otherwise F also takes only the lanes whose address is such a multiple, checked where F is
@@ -51,12 +54,15 @@ from ..isa.operands import Operand
 from ..isa.regs import operand_regs
 from ..isa.table import instr_info
 from .align import Alignment
-from .body import Body, BodyItem, make_item
+from ..isa.waitcnt import decode_waitcnt
+from .body import Body, BodyItem, across_loop, make_item
+from .ops_waitcnt import is_wait, relax_at, wait_text
 from .ops_rename import free_pairs, free_vgprs, needs_literal
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
-_WIDER = {("global_load_dword", 2): "global_load_dwordx2", ("global_load_dword", 4): "global_load_dwordx4",
-          ("global_store_dword", 2): "global_store_dwordx2", ("global_store_dword", 4): "global_store_dwordx4"}
+_WIDER = {("global_load_dword", 2): "global_load_dwordx2", ("global_load_dword", 3): "global_load_dwordx3",
+          ("global_load_dword", 4): "global_load_dwordx4", ("global_store_dword", 2): "global_store_dwordx2",
+          ("global_store_dword", 3): "global_store_dwordx3", ("global_store_dword", 4): "global_store_dwordx4"}
 _EXEC = frozenset({("s", 126), ("s", 127)})
 _SCC = ("scc", 0)
 
@@ -81,27 +87,40 @@ def _key(ins: Instruction) -> tuple:
     return ins.mnemonic, vaddr.text, saddr.text, tuple(m for m in ins.modifiers if not m.startswith("offset:"))
 
 
+def alignment_of(wide: str, processor: str) -> int:
+    """The alignment a wide access's address needs: its size, or a dword's when that is no power of two."""
+    size = instr_info(wide, processor).access_bytes
+    return size if size & (size - 1) == 0 else 4
+
+
+def _loop_header(body: Body, j: int) -> int | None:
+    loop = body.cfg.innermost_loop(body.cfg.block_of[j])
+    return None if loop is None else loop.header
+
+
 def group(body: Body, i: int) -> tuple[list[int], str] | None:
     """The accesses widened with instruction i (in offset order) and the wide mnemonic: the largest
-    run of K accesses of the same kind, address operands and modifiers at consecutive offsets that
-    contains i, the one starting at a multiple of the wide size (relative to the address) first."""
+    run of K accesses of the same kind, address operands and modifiers at consecutive offsets in the
+    innermost loop of i (or outside every loop, with i) that contains i, the one starting at a
+    multiple of the wide access's alignment (relative to the address) first."""
     instrs = body.instructions
     ins = instrs[i]
     if not any(ins.mnemonic == m for m, _ in _WIDER) or len(ins.operands) < 3:
         return None
-    same = [j for j, x in enumerate(instrs)
-            if x.mnemonic == ins.mnemonic and len(x.operands) >= 3 and _key(x) == _key(ins)]
+    loop = _loop_header(body, i)
+    same = [j for j, x in enumerate(instrs) if x.mnemonic == ins.mnemonic and len(x.operands) >= 3
+            and _key(x) == _key(ins) and _loop_header(body, j) == loop]
     by_offset: dict[int, int] = {}
     for j in same:
         if _offset(instrs[j]) in by_offset:
             return None  # two accesses at one offset: which pair up is ambiguous
         by_offset[_offset(instrs[j])] = j
     width = instr_info(ins.mnemonic, body.processor).access_bytes
-    for k in (4, 2):
+    for k in (4, 3, 2):
         wide = _WIDER.get((ins.mnemonic, k))
         if wide is None:
             continue
-        size = k * width
+        size = alignment_of(wide, body.processor)
         aligned = _offset(ins) - (_offset(ins) % size)
         for start in [aligned, *(_offset(ins) - n * width for n in range(k - 1, -1, -1))]:
             run = [by_offset.get(start + n * width) for n in range(k)]
@@ -317,7 +336,7 @@ def _checked(body: Body, i: int, want_store: bool):
             return None
         if not want_store and any(not body.instructions[k].is_branch for k in rest):
             return None
-    check = _alignment(body, webs, accesses, instr_info(wide, body.processor).access_bytes)
+    check = _alignment(body, webs, accesses, alignment_of(wide, body.processor))
     if check is None:
         return None
     first = flow.common_dominator([x for r in regions for x in r.saves])
@@ -397,8 +416,59 @@ def _copy_mask(body: Body, flow: _Flow, at: int, mask: Operand, until: int, fres
     return out, dst
 
 
+def _in_one_block(body: Body, i: int) -> Body | None:
+    """The loads grouped with load i as one wide load where the first of them was, when they run one after
+    another in one block with nothing between that writes EXEC, their address or memory (so the same lanes
+    run them, as after `merge_masked_regions`), their alignment is proved, and no value they load is read
+    or written between that first load and its own. Every vmcnt wait is lowered by the K-1 loads gone,
+    then raised as far as the waitcnt analysis allows."""
+    found = group(body, i)
+    if found is None or _is_store(body.instructions[i]):
+        return None
+    accesses, wide = found
+    first, last = min(accesses), max(accesses)
+    if len({body.cfg.block_of[j] for j in accesses}) != 1:
+        return None
+    vaddr, saddr = _address(body.instructions[first])
+    held = operand_regs(vaddr) | operand_regs(saddr) | _EXEC
+    if any(body.infos[k].defs & held or k not in accesses and _writes_memory(body, k) for k in range(first, last + 1)):
+        return None
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    if _alignment(body, webs, accesses, alignment_of(wide, body.processor)) is not False:
+        return None
+    targets = [webs.def_web.get((j, body.infos[j].dst[0].index)) for j in accesses]
+    if body.infos[first].dst[0].count != 1 or None in targets or any(w.pinned for w in targets) or \
+            len(set(map(id, targets))) != len(targets) or \
+            any(first < k < j for w, j in zip(targets, accesses) for k in w.defs | w.uses):
+        return None
+    fresh = free_vgprs(body, [len(accesses)])
+    if fresh is None:
+        return None
+    moved = webs.renamed({id(w): fresh[0] + k for k, w in enumerate(targets)})
+    load = _wide_text(body.instructions[accesses[0]], wide, f"v[{fresh[0]}:{fresh[0] + len(accesses) - 1}]")
+    gone = {moved.pos[j] for j in accesses if j != first}
+    items = [make_item(load) if p == moved.pos[first] else it for p, it in enumerate(moved.items) if p not in gone]
+    lowered = []
+    for p, it in enumerate(items):
+        limits = decode_waitcnt(it.ins) if is_wait(it) else {}
+        if limits.get("vmcnt", 0) > 0:
+            items[p] = make_item(wait_text({**limits, "vmcnt": max(0, limits["vmcnt"] - len(accesses) + 1)}))
+            lowered.append(items[p])
+    new = moved.replace(items)
+    for item in lowered:
+        new = relax_at(new, next(p for p, it in enumerate(new.items) if it is item), body.waitcnt_violations)
+    if not new.no_worse(body):
+        return None
+    return _described(new, body, accesses, load)
+
+
 def widen_loads(body: Body, i: int) -> Body | None:
-    """Widen the masked narrow global loads grouped with load i (see the module docstring)."""
+    """Widen the narrow global loads grouped with load i (see the module docstring)."""
+    if (joined := _in_one_block(body, i)) is not None:
+        return joined
     found = _checked(body, i, want_store=False)
     if found is None:
         return None
@@ -440,7 +510,7 @@ def widen_loads(body: Body, i: int) -> Body | None:
             return None
         prologue += copied[0]
         masks.append(copied[1])
-    size = instr_info(wide, body.processor).access_bytes
+    size = alignment_of(wide, body.processor)
     prologue += [*_lane_check(instrs[accesses[0]], size, check_v, check_pair),
                  f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {fmask}, {fmask}, {m}" for m in masks[2:]),
                  *(f"s_and_b64 {fmask}, {fmask}, {x}" for x in check_pair)]
@@ -456,6 +526,14 @@ def widen_loads(body: Body, i: int) -> Body | None:
     if not new.no_worse(body) or not _dead_at_loop_entries(new, pairs[:fixed + len(regions)]):
         return None
     return _described(new, body, accesses, load)
+
+
+def widen_all_loads(body: Body, i: int) -> Body | None:
+    """`widen_loads` at every global dword load of instruction i's innermost loop (the whole body outside
+    loops); None unless the group at i widens."""
+    if widen_loads(body, i) is None:
+        return None
+    return across_loop(body, i, lambda b, j: b.instructions[j].mnemonic == "global_load_dword", widen_loads)[0]
 
 
 def widen_stores(body: Body, i: int) -> Body | None:
@@ -490,7 +568,7 @@ def widen_stores(body: Body, i: int) -> Body | None:
     (quad, *check_v), (fmask, *check_pair) = fresh_v, pairs[:fixed]  # check_*: empty when proved
     moved = webs.renamed({id(w): quad + k for k, w in enumerate(values)})
     masks = [r.mask.text for r in regions]
-    size = instr_info(wide, body.processor).access_bytes
+    size = alignment_of(wide, body.processor)
     store = _wide_text(instrs[accesses[0]], wide, f"v[{quad}:{quad + len(accesses) - 1}]")
     before = {first: [*_lane_check(instrs[accesses[0]], size, check_v, check_pair),
                       f"s_and_b64 {fmask}, {masks[0]}, {masks[1]}",

@@ -51,6 +51,10 @@ from .ops_mul import signed_multiply
 from .ops_select import all_or_nothing, scc_roundtrip, vcc_mask_branch
 
 
+LOOKAHEAD = 1        # proposals per expansion predicted no slower that relieve a resource, followed greedily
+LOOKAHEAD_STEPS = 3  # greedy steps after such a proposal (`_greedy`)
+
+
 @dataclass
 class Heat:
     """A verified candidate's profile on the timing launch mapped onto its body's instructions:
@@ -65,6 +69,8 @@ class Heat:
     static: tuple[float, dict[str, float], float, float]
     lines: dict[int, float] = field(default_factory=dict)  # id(Instruction) -> cache lines per execution
     instructions: list[Instruction] = field(default_factory=list)  # the profiled body's
+    blocks: list[float] = field(default_factory=list)  # executions of each of the profiled body's blocks
+    block_of: dict[int, int] = field(default_factory=dict)  # id(Instruction) -> its block's index
 
 
 def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
@@ -78,7 +84,9 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     cycles = {id(b): per_pc[a.address].cycles for a, b in zip(profile.instructions, instrs)}
     per_exec = profile.estimate.lines_per_execution
     lines = {id(b): per_exec.get(a.address, 0.0) for a, b in zip(profile.instructions, instrs)}
-    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0, 0.0), lines, list(instrs))
+    blocks = [counts[id(instrs[b.start])] for b in body.cfg.blocks]
+    block_of = {id(b): body.cfg.block_of[n] for n, b in enumerate(instrs)}
+    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0, 0.0), lines, list(instrs), blocks, block_of)
     static = _static(body, heat)
     if static is None:
         return None
@@ -89,9 +97,12 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
 def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
     """Cache lines the body's global-memory instructions touch over the launch, at the parent's
     counts: a kept instruction as in the trace; one an operator described (`Body.traffic`: like a
-    parent instruction, scaled) so; another like the parent instructions with its address operands
-    and direction (the most any of them touched), else as a contiguous access."""
+    parent instruction, scaled) so; one that differs from a parent instruction in its data registers
+    only (renamed) like it, the one in the parent's block at its block's index first when the edit kept
+    the number of blocks; another like the parent instructions with its address operands and direction
+    (the most any of them touched), else as a contiguous access."""
     instrs, total, proc = body.instructions, 0.0, body.processor
+    same_shape = len(body.cfg.blocks) == len(heat.blocks)
     for n, ins in enumerate(instrs):
         info = instr_info(ins.mnemonic, proc)
         if not info.vmem:
@@ -102,10 +113,14 @@ def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
             parent, factor = body.traffic[n]
             per = heat.lines.get(id(heat.instructions[parent]), 0.0) * factor
         else:
+            renamed = [p for p in heat.instructions if p.mnemonic == ins.mnemonic and p.modifiers == ins.modifiers
+                       and _address_text(p, proc) == _address_text(ins, proc)]
+            here = [p for p in renamed if same_shape and heat.block_of[id(p)] == body.cfg.block_of[n]]
             same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic, proc).vmem
                     and instr_info(p.mnemonic, proc).is_load == info.is_load
                     and _address_text(p, proc) == _address_text(ins, proc)]
-            per = max(same) if same else info.access_bytes * 64 / LINE_BYTES
+            per = heat.lines.get(id((here or renamed)[0]), 0.0) if len(here) == 1 or len(renamed) == 1 else \
+                max(same) if same else info.access_bytes * 64 / LINE_BYTES
         total += counts.get(4 * n, 0.0) * per
     return total
 
@@ -141,7 +156,8 @@ def _addressed(body: Body) -> list[Instruction]:
 def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, float] | None:
     """The body's count-based static cost, LDS bytes and cache lines, assuming the parent's execution counts (an
     instruction an operator described (`Body.counts`) as it said; a new or rewritten one counts as its block's
-    first known one; k copies of one, after unrolling, count 1/k each)."""
+    first known one, or, in a block with none (a masked region of one renamed load), as the parent's block at
+    its index when the edit kept the number of blocks; k copies of one, after unrolling, count 1/k each)."""
     instrs = body.instructions
     copies = Counter(id(ins) for ins in instrs)  # an unrolled instruction shares its parent's count
     per, pc_counts = heat.counts, {}
@@ -152,11 +168,12 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, flo
         c = per.get(id(instrs[n]))
         return None if c is None else c / copies[id(instrs[n])]
 
-    for blk in body.cfg.blocks:
+    same_shape = len(body.cfg.blocks) == len(heat.blocks)
+    for x, blk in enumerate(body.cfg.blocks):
         counted = {n: count(n) for n in range(blk.start, blk.end)}
         known = [c for c in counted.values() if c is not None]
         for n, c in counted.items():
-            pc_counts[4 * n] = c if c is not None else known[0] if known else 0
+            pc_counts[4 * n] = c if c is not None else known[0] if known else heat.blocks[x] if same_shape else 0
     try:
         return (*static_cost(_addressed(body), pc_counts, processor=body.processor), _lines(body, heat, pc_counts))
     except AsmEvoError:
@@ -341,7 +358,7 @@ def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float
     order = list(range(len(body.instructions)))[:config.sites]
     if heat is not None:
         order = hot_sites(body, heat, config.sites)
-    out, seen = [], set()
+    out, seen, neutral = [], set(), []
     for prop in propose(body, order, config.operators):
         code = tuple(it.text for it in prop.body.items)
         if code in seen:
@@ -350,7 +367,77 @@ def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float
         predicted = predict(prop.body, heat) if heat is not None else None
         if predicted is None or node.baseline is None or predicted < node.baseline:
             out.append((predicted if predicted is not None else math.inf, prop))
+        elif predicted <= node.baseline and (relief := _relief(prop.body, heat)) < 1.0:
+            neutral.append((relief, len(neutral), prop))
+    best = min((p for p, _ in out), default=node.baseline)
+    for _, _, first in sorted(neutral)[:LOOKAHEAD]:
+        steps = _greedy(first, node.baseline, heat, config)
+        code = tuple(it.text for it in steps[-1][1].body.items) if steps else ()
+        if steps and steps[-1][0] < best and code not in seen:
+            seen.add(code)
+            out.append((steps[-1][0], Proposal(steps[-1][1].body, "+".join([first.operator, *(q.operator for _, q in steps)]),
+                                               first.site, "; then ".join([first.note, *(q.note for _, q in steps)]))))
     return out
+
+
+def _greedy(first: Proposal, baseline: float, heat: Heat, config: SearchConfig) -> list[tuple[float, Proposal]]:
+    """Up to LOOKAHEAD_STEPS proposals after `first`, each the one predicted fastest at the hottest sites of
+    the one before, while that is predicted faster than the one before (predictions only, nothing verified)."""
+    steps: list[tuple[float, Proposal]] = []
+    cur, last = first.body, baseline
+    for _ in range(LOOKAHEAD_STEPS):
+        found = [(predict(_rebase(p.body, cur, heat), heat), n, p) for n, p in
+                 enumerate(propose(cur, hot_sites(cur, heat, config.sites), config.operators))]
+        found = [f for f in found if f[0] is not None and f[0] < last]
+        if not found:
+            break
+        last, _, prop = min(found, key=lambda f: (f[0], f[1]))
+        steps.append((last, prop))
+        cur = prop.body
+    return steps
+
+
+def _rebase(body: Body, parent: Body, heat: Heat) -> Body:
+    """`body`, a proposal on `parent` (an edit of the profiled body), with its prediction descriptions
+    (`Body.traffic`, `Body.counts`) made to index the profiled body's instructions, as `predict` reads them:
+    each composed with the parent's description of the instruction it names, and the parent's kept for
+    the instructions `body` kept; a description naming an instruction of neither goes."""
+    profiled = {id(ins): n for n, ins in enumerate(heat.instructions)}
+    kept = {id(ins): m for m, ins in enumerate(parent.instructions)}
+    traffic: dict[int, tuple[int, float]] = {}
+    counts: dict[int, tuple[tuple[int, float], ...]] = {}
+    for n, ins in enumerate(body.instructions):
+        m = kept.get(id(ins))
+        if m is not None and m in parent.traffic:
+            traffic[n] = parent.traffic[m]
+        if m is not None and m in parent.counts:
+            counts[n] = parent.counts[m]
+    for n, (m, factor) in body.traffic.items():
+        if m in parent.traffic:
+            traffic[n] = (parent.traffic[m][0], parent.traffic[m][1] * factor)
+        elif id(parent.instructions[m]) in profiled:
+            traffic[n] = (profiled[id(parent.instructions[m])], factor)
+    for n, terms in body.counts.items():
+        composed: list[tuple[int, float]] = []
+        for m, c in terms:
+            if m in parent.counts:
+                composed += [(p, c * c0) for p, c0 in parent.counts[m]]
+            elif id(parent.instructions[m]) in profiled:
+                composed.append((profiled[id(parent.instructions[m])], c))
+            else:
+                break
+        else:
+            counts[n] = tuple(composed)
+    body.traffic, body.counts = traffic, counts
+    return body
+
+
+def _relief(body: Body, heat: Heat) -> float:
+    """The smallest ratio of the issue, cache-line and LDS terms `body` has to its parent's (`ratios`; 1.0
+    when not modellable): below 1, a proposal that leaves the predicted time alone relieves a resource the
+    binding one hides, which a later step can need."""
+    r = ratios(body, heat)
+    return 1.0 if r is None else min(r["issue"], r["lines"], r["lds"])
 
 
 def _order(entry: tuple[float, float, Proposal], baseline: float | None, config: SearchConfig,
@@ -377,7 +464,7 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     64-bit multiply of sign-extended values (one `v_mad_i64_i32` can do its five instructions) and
     global-memory access (the cache lines it touches are the bandwidth terms' business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
-    cyc = lambda i: heat.cycles[id(instrs[i])]
+    cyc = lambda i: heat.cycles.get(id(instrs[i]), 0.0)  # 0 for an instruction an edit wrote
     order = sorted((i for i in range(len(instrs)) if cyc(i) > 0), key=lambda i: -cyc(i))[:limit]
     ranked = sorted(cfg.blocks, key=lambda b: -sum(cyc(i) for i in range(b.start, b.end)))
     extra = [i for b in ranked[:blocks] for i in range(b.start, b.end)
