@@ -10,7 +10,10 @@ applies every operator at the hottest instructions, and ranks the proposals by a
 shape: the parent's estimate with its latency, issue and LDS terms scaled by a static model of the
 rearranged code under the parent's per-instruction execution counts. Only proposals predicted to be
 faster are sent through the gates (static checks -> verify on every verify shape -> timing); the
-timing that decides is always the measured (or, on the emulator, traced and modelled) one. A K0 whose
+timing that decides is always the measured (or, on the emulator, traced and modelled) one. A proposal
+predicted no slower that relieves a resource the binding one hides is followed greedily by predictions for a
+few steps, and the run, when predicted faster than every single proposal, is queued as one compound proposal
+(a widening that pays only once packing has cut the VALU work). A K0 whose
 VGPR declaration is padded past what its code needs, capping its waves per SIMD, is first tried with the
 padding released (`ops_alloc`). The final best is re-verified on the held-out shape
 (gates.Evaluator.confirm_heldout). With an `ExpansionCache` (in a run: the artifact store,
@@ -432,12 +435,19 @@ def _rebase(body: Body, parent: Body, heat: Heat) -> Body:
     return body
 
 
+_RATIO_OF = {"simd_issue": "issue", "vmem_path": "lines", "l2_bandwidth": "lines", "lds": "lds"}
+
+
 def _relief(body: Body, heat: Heat) -> float:
-    """The smallest ratio of the issue, cache-line and LDS terms `body` has to its parent's (`ratios`; 1.0
-    when not modellable): below 1, a proposal that leaves the predicted time alone relieves a resource the
-    binding one hides, which a later step can need."""
+    """The ratio `body` has to its parent's (`ratios`) in the term that binds next, the parent estimate's
+    second largest, when both it and the binding one are terms an edit can lower (not the HBM floor); 1.0
+    otherwise or when not modellable. Below 1, a proposal that leaves the predicted time alone relieves the
+    resource the binding one hides, which a step after it can need."""
+    terms = sorted(heat.estimate.terms.items(), key=lambda kv: -kv[1])
+    if len(terms) < 2 or terms[0][0] == "hbm_bandwidth" or terms[1][0] not in _RATIO_OF:
+        return 1.0
     r = ratios(body, heat)
-    return 1.0 if r is None else min(r["issue"], r["lines"], r["lds"])
+    return 1.0 if r is None else r[_RATIO_OF[terms[1][0]]]
 
 
 def _order(entry: tuple[float, float, Proposal], baseline: float | None, config: SearchConfig,

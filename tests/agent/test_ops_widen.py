@@ -1,6 +1,7 @@
-"""widen_loads / widen_stores: masked per-element dword accesses become one dwordx4 for the lanes
-that perform all four, with alignment proved from a pointer argument; refusals where alignment,
-bounds or ordering are not proved; Triton's LeakyReLU through every gate."""
+"""widen_loads / widen_stores: masked per-element dword accesses become one dwordx4 (dwordx3) for the
+lanes that perform all four (three), with alignment proved from a pointer argument; loads under one
+EXEC become one wide load in their place; refusals where alignment, bounds or ordering are not proved;
+Triton's LeakyReLU through every gate."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from asmevo.agent.align import Alignment
 from asmevo.agent.body import Body
 from asmevo.agent.ops_rename import free_pairs
-from asmevo.agent.ops_widen import widen_loads, widen_stores
+from asmevo.agent.ops_widen import widen_all_loads, widen_loads, widen_stores
 from asmevo.agent.search import heat_of
 from asmevo.agent.webs import VgprWebs
 from agenttools import body_of, body_window, code, evaluator
@@ -247,3 +248,89 @@ def test_accesses_of_different_iterations_are_left_alone():
     lines[at:at] = ["v_add_u32_e32 v30, s7, v1", *region, "s_waitcnt vmcnt(0)", "v_add_f32_e32 v16, v16, v13"]
     lines[lines.index("v_add_f32_e32 v15, v12, v13")] = "v_add_f32_e32 v15, v12, v12"
     assert widened_loop(lines) is None
+
+
+# Lane l's element is l (a dword stride): addresses are dword aligned, not 8- or 16-byte aligned.
+DWORD_PROLOGUE = [x if x != "v_lshlrev_b32_e32 v1, 2, v0" else "v_mov_b32_e32 v1, v0" for x in PROLOGUE]
+THREE = [*DWORD_PROLOGUE, *(x for k in range(3) for x in masked_load(k, 10 + k)), "s_waitcnt vmcnt(0)",
+         "v_add_f32_e32 v14, v10, v11", "v_add_f32_e32 v14, v14, v12",
+         "v_mov_b32_e32 v16, 0", "global_store_dword v[16:17], v14, off", "s_endpgm"]
+
+
+def test_three_masked_loads_become_one_dwordx3_that_needs_dword_alignment_only():
+    """A multi-dword access needs a dword-aligned address (the hardware ignores its two low bits), so a
+    dwordx3 at a dword stride needs no per-lane check; x2 or x4 there would."""
+    b = body_of(THREE, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword")
+    new = widen_loads(b, first)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    [wide] = [x for x in c if x.startswith("global_load_dwordx3")]
+    lo = int(wide.split()[1].split(":")[0][2:])
+    assert wide == f"global_load_dwordx3 v[{lo}:{lo + 2}], v[4:5], off" and lo % 2 == 0
+    assert not any(x.startswith("v_cmp_eq_u32") for x in c)
+    assert sum(x.startswith("global_load_dword ") for x in c) == 3  # kept for the lanes outside F
+    four = body_of([*DWORD_PROLOGUE, *(x for k in range(4) for x in masked_load(k, 10 + k)), "s_endpgm"], **POINTER)
+    c4 = code(widen_loads(four, next(i for i, x in enumerate(four.instructions) if x.mnemonic == "global_load_dword")))
+    assert any(x.startswith("global_load_dwordx4") for x in c4) and any(x.startswith("v_cmp_eq_u32") for x in c4)
+
+
+def one_exec(between: str | None = None, base: str = "v[4:5]") -> list[str]:
+    """An older load (v20), then three adjacent loads under one EXEC in one block; a wait for the older load
+    alone (three younger loads), then one for all. `between` goes between the first two of the three."""
+    loads = [f"global_load_dword v{10 + k}, {base}, off" + (f" offset:{4 * k}" if k else "") for k in range(3)]
+    return [*DWORD_PROLOGUE, "global_load_dword v20, v[4:5], off offset:256",
+            "v_mov_b32_e32 v10, 0", "v_mov_b32_e32 v11, 0", "v_mov_b32_e32 v12, 0",
+            "v_cmp_gt_i32_e32 vcc, s6, v1", "s_and_saveexec_b64 s[8:9], vcc",
+            loads[0], *([between] if between else []), *loads[1:], "s_or_b64 exec, exec, s[8:9]",
+            "s_waitcnt vmcnt(3)", "v_mov_b32_e32 v21, v20",
+            "s_waitcnt vmcnt(0)", "v_add_f32_e32 v14, v10, v11", "v_add_f32_e32 v14, v14, v12",
+            "v_add_f32_e32 v14, v14, v21", "v_mov_b32_e32 v16, 0", "global_store_dword v[16:17], v14, off", "s_endpgm"]
+
+
+def wait_for_older_load(c: list[str]) -> str:
+    """In `one_exec`'s code, the wait before the older load's value is read."""
+    return c[c.index("v_mov_b32_e32 v21, v20") - 1]
+
+
+def test_loads_under_one_exec_become_one_wide_load_and_the_waits_are_recounted():
+    """The same lanes run the three loads (nothing between writes EXEC), so one dwordx3 replaces them where the
+    first was; the wait for the older load counted three younger loads, now one."""
+    b = body_of(one_exec(), **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_load_dword" and "offset:256" not in
+                 x.text())
+    new = widen_loads(b, first)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    [wide] = [x for x in c if x.startswith("global_load_dwordx3")]
+    lo = int(wide.split()[1].split(":")[0][2:])
+    assert [x for x in c if x.startswith("global_load")] == ["global_load_dword v20, v[4:5], off offset:256", wide]
+    assert c.index("s_and_saveexec_b64 s[8:9], vcc") < c.index(wide) < c.index("s_or_b64 exec, exec, s[8:9]")
+    assert f"v_mov_b32_e32 v{lo + 2}, 0" in c and f"v_add_f32_e32 v14, v14, v{lo + 2}" in c  # the values moved
+    assert wait_for_older_load(c) == "s_waitcnt vmcnt(1)"
+
+
+@pytest.mark.parametrize("between", [
+    "global_store_dword v[4:5], v0, off offset:64",   # memory written between two of the loads
+    "s_mov_b64 exec, -1",                             # EXEC written
+    "v_lshl_add_u64 v[4:5], v[4:5], 0, 4",            # the address written
+    "v_mov_b32_e32 v13, v12",                         # the third value read before its load
+])
+def test_loads_under_one_exec_are_left_alone_when_something_between_depends_on_them(between):
+    b = body_of(one_exec(between), **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.text().startswith("global_load_dword v10,"))
+    assert widen_loads(b, first) is None
+
+
+def test_widen_all_loads_widens_every_group():
+    lines = one_exec()
+    k = lines.index("s_or_b64 exec, exec, s[8:9]")
+    lines[k:k] = [f"global_load_dword v{30 + n}, v[6:7], off" + (f" offset:{4 * n}" if n else "") for n in range(3)]
+    lines[lines.index("s_waitcnt vmcnt(3)")] = "s_waitcnt vmcnt(6)"
+    lines.insert(lines.index("v_cmp_gt_i32_e32 vcc, s6, v1"), "v_lshl_add_u64 v[6:7], v[1:2], 2, s[2:3]")
+    b = body_of(lines, **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.text().startswith("global_load_dword v10,"))
+    one, every = code(widen_loads(b, first)), code(widen_all_loads(b, first))
+    assert sum(x.startswith("global_load_dwordx3") for x in one) == 1
+    assert [x.split(",")[1].strip() for x in every if x.startswith("global_load_dwordx3")] == ["v[4:5]", "v[6:7]"]
+    assert wait_for_older_load(every) == "s_waitcnt vmcnt(2)"

@@ -281,3 +281,41 @@ def test_an_indexed_write_does_not_inflate_the_predicted_allocation():
                        "global_store_dword v[0:1], v9, off", "s_endpgm"])
     assert ("v", 200) in indexed.infos[1].defs  # the register facts' widening
     assert _vgpr_allocation(indexed) == 16  # v0..v9 named, in granules of 8
+
+
+def test_a_renamed_load_alone_in_its_block_keeps_its_predicted_lines_and_executions():
+    """67_conv's K0: each masked load is alone in its block. Renaming its destination (as packing does) leaves
+    its traffic and its executions, so the prediction's line and latency ratios stay 1 (a block with no
+    instruction of the parent's counted 0 executions, a renamed load's block included)."""
+    from agenttools import evaluator
+    from asmevo.agent.ops_rename import free_vgprs
+    from asmevo.agent.search import heat_of, ratios
+    from asmevo.agent.webs import webs_of
+
+    ev = evaluator("67_conv_standard_1D", gpu="mi308x")
+    body = ev.body_of(0)
+    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
+    cfg, webs = body.cfg, webs_of(body)
+    alone = [i for i, x in enumerate(body.instructions) if x.mnemonic == "global_load_dword"
+             and cfg.blocks[cfg.block_of[i]].end - cfg.blocks[cfg.block_of[i]].start == 1
+             and not webs.def_web[(i, body.infos[i].dst[0].index)].pinned]
+    assert len(alone) >= 8
+    moves = {id(webs.def_web[(i, body.infos[i].dst[0].index)]): v for i, v in zip(alone, free_vgprs(body, [1] * 8))}
+    r = ratios(webs.renamed(moves), heat)
+    assert r["lines"] == pytest.approx(1.0) and r["latency"] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_widening_that_pays_only_after_packing_is_searched_with_the_packing(tmp_path):
+    """67_conv at its bench shape on MI308X: once its masked regions merge, widening the three loads of each
+    row to one dwordx3 changes no predicted time (the VALU binds) but cuts the cache lines that bind once its
+    FMAs pack, and packing first pins the loaded values in pairs no dwordx3 can write (the search without that
+    lookahead ends at 1.439x, packing alone). The search follows the widening greedily and tries it with the
+    packing as one proposal."""
+    from asmevo.launches import timing_launch
+
+    p = load_suite("kernelbench").problem("67_conv_standard_1D")
+
+    res = optimize(p.code_object, suite_launches(p), outdir=tmp_path, budget=4, timing=timing_launch(p)[0],
+                   gpu_name="mi308x")
+    assert res.best.operator.startswith("widen_all_loads+pack_f32_chains") and res.speedup > 1.5
+    assert "global_load_dwordx3" in res.best.source
