@@ -53,11 +53,11 @@ from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import operand_regs
 from ..isa.table import instr_info
-from .align import Alignment
 from ..isa.waitcnt import decode_waitcnt
+from .align import Alignment
 from .body import Body, BodyItem, across_loop, make_item
-from .ops_waitcnt import is_wait, relax_at, wait_text
 from .ops_rename import free_pairs, free_vgprs, needs_literal
+from .ops_waitcnt import is_wait, relax_at, wait_text
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
 _WIDER = {("global_load_dword", 2): "global_load_dwordx2", ("global_load_dword", 3): "global_load_dwordx3",

@@ -119,11 +119,13 @@ def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
             renamed = [p for p in heat.instructions if p.mnemonic == ins.mnemonic and p.modifiers == ins.modifiers
                        and _address_text(p, proc) == _address_text(ins, proc)]
             here = [p for p in renamed if same_shape and heat.block_of[id(p)] == body.cfg.block_of[n]]
-            same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic, proc).vmem
-                    and instr_info(p.mnemonic, proc).is_load == info.is_load
-                    and _address_text(p, proc) == _address_text(ins, proc)]
-            per = heat.lines.get(id((here or renamed)[0]), 0.0) if len(here) == 1 or len(renamed) == 1 else \
-                max(same) if same else info.access_bytes * 64 / LINE_BYTES
+            if len(here) == 1 or len(renamed) == 1:
+                per = heat.lines.get(id((here or renamed)[0]), 0.0)
+            else:
+                same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic, proc).vmem
+                        and instr_info(p.mnemonic, proc).is_load == info.is_load
+                        and _address_text(p, proc) == _address_text(ins, proc)]
+                per = max(same) if same else info.access_bytes * 64 / LINE_BYTES
         total += counts.get(4 * n, 0.0) * per
     return total
 
@@ -375,11 +377,15 @@ def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float
     best = min((p for p, _ in out), default=node.baseline)
     for _, _, first in sorted(neutral)[:LOOKAHEAD]:
         steps = _greedy(first, node.baseline, heat, config)
-        code = tuple(it.text for it in steps[-1][1].body.items) if steps else ()
-        if steps and steps[-1][0] < best and code not in seen:
+        if not steps or steps[-1][0] >= best:
+            continue
+        predicted, last = steps[-1]
+        code = tuple(it.text for it in last.body.items)
+        if code not in seen:
             seen.add(code)
-            out.append((steps[-1][0], Proposal(steps[-1][1].body, "+".join([first.operator, *(q.operator for _, q in steps)]),
-                                               first.site, "; then ".join([first.note, *(q.note for _, q in steps)]))))
+            run = [first, *(q for _, q in steps)]
+            out.append((predicted, Proposal(last.body, "+".join(q.operator for q in run), first.site,
+                                            "; then ".join(q.note for q in run))))
     return out
 
 
