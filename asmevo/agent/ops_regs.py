@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..target import gpus_of
+from ..target import gpus_of, processor
 from .body import Body
 from .webs import NotAnalysable, webs_of
 
@@ -36,10 +36,12 @@ def waves_per_simd(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int
 
 
 def vgpr_limit(body: Body) -> int:
-    """The most VGPRs the body may name and keep its waves per SIMD (at most 256 arch VGPRs)."""
+    """The most VGPRs the body may name and keep its waves per SIMD (at most the processor's arch VGPRs;
+    what it names when that is more, which no assembler takes)."""
     vgprs, agprs = named_top(body, "v"), named_top(body, "a")
     waves = waves_per_simd(vgprs, agprs, body.processor)
-    return next(t for t in range(256, vgprs - 1, -1) if waves_per_simd(t, agprs, body.processor) >= waves)
+    top = processor(body.processor).arch_vgprs
+    return next((t for t in range(top, vgprs - 1, -1) if waves_per_simd(t, agprs, body.processor) >= waves), vgprs)
 
 
 def vgpr_target(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int | None:

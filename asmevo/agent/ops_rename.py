@@ -15,6 +15,7 @@ import re
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import Reg
+from ..target import processor
 from .body import Body, BodyItem, make_item
 from .ops_nop import fill_block
 
@@ -97,12 +98,14 @@ def free_pairs(body: Body) -> list[str]:
 
 def free_vgprs(body: Body, sizes: list[int]) -> list[int] | None:
     """Starts of VGPR ranges of the given sizes that the body never touches, lowest first (even
-    when wider than one dword: gfx90a+ VGPR tuples are even-aligned); None when they do not fit."""
+    when wider than one dword: gfx90a+ VGPR tuples are even-aligned) and within the processor's arch
+    VGPRs (v0-v255; a unified file's other half holds the AGPRs); None when they do not fit."""
     taken = {r for kind, r in _used(body) if kind == "v"}
+    top = processor(body.processor).arch_vgprs
     starts = []
     for size in sizes:
         step = 2 if size > 1 else 1
-        k = next((k for k in range(0, 512 - size, step) if not taken & set(range(k, k + size))), None)
+        k = next((k for k in range(0, top - size + 1, step) if not taken & set(range(k, k + size))), None)
         if k is None:
             return None
         starts.append(k)

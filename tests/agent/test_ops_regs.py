@@ -63,3 +63,16 @@ def test_a_reallocated_candidate_verifies_and_declares_fewer_registers():
     assert cand.status == "verified" and cand.verdict["kind"] == "equivalent", cand.summary()
     granule = lambda c: CodeObject(c.data).kernel(ev.kernel).descriptor.fields["granulated_workitem_vgpr_count"]
     assert granule(wide) > granule(cand) == granule(ev.lineage.get(0))
+
+
+def test_no_fresh_vgpr_past_the_arch_vgprs():
+    """vllm_prefill_attention names all 256 arch VGPRs (and 106 AGPRs, the unified file's other half): no fresh
+    VGPR is left (v256 would not assemble), and the most it may name is what it names. A fresh range never
+    reaches past v255."""
+    from asmevo.agent.ops_regs import vgpr_limit
+    from asmevo.agent.ops_rename import free_vgprs
+    full = evaluator("vllm_prefill_attention", "triton").body_of(0)
+    assert top(full) == 256 and free_vgprs(full, [1]) is None and vgpr_limit(full) == 256
+    lines = [f"v_mov_b32_e32 v{r}, 0" for r in range(0, 253)] + ["s_endpgm"]
+    assert free_vgprs(body_of(lines), [2]) == [254] and free_vgprs(body_of(lines), [3]) is None  # v[254:256]: no
+    assert free_vgprs(body_of(lines), [1, 1, 1]) == [253, 254, 255]
