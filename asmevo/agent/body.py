@@ -276,6 +276,12 @@ def across_block(body: Body, i: int, apply: Callable[[Body, int], "Body | None"]
     return cur if changed else None
 
 
+def loop_header(body: Body, i: int) -> int | None:
+    """The header block of instruction i's innermost loop (None outside loops)."""
+    loop = body.cfg.innermost_loop(body.cfg.block_of[i])
+    return loop.header if loop else None
+
+
 def across_loop(body: Body, i: int, site: Callable[[Body, int], bool],
                 apply: Callable[[Body, int], "Body | None"]) -> tuple[Body, int]:
     """`apply` at every `site` of instruction i's innermost loop (the whole body outside loops), first to last,

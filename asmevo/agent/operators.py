@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..errors import AsmEvoError
-from .body import Body
+from .body import Body, loop_header
 from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_broadcast import broadcast_move, propagate_broadcast, propagate_broadcasts
 from .ops_canon import CANONICALIZES, remove_canonicalize, remove_canonicalizes
@@ -76,12 +76,6 @@ def _block(body: Body, i: int) -> int:
     return body.cfg.block_of[i]
 
 
-def _loop(body: Body, i: int) -> int | None:
-    """The header block of instruction i's innermost loop (None outside loops)."""
-    loop = body.cfg.innermost_loop(body.cfg.block_of[i])
-    return loop.header if loop else None
-
-
 def _is_global_load(body: Body, i: int) -> bool:
     return global_load(body.instructions[i], body.processor)
 
@@ -121,7 +115,8 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("remove_skip_branch", _is_skip, remove_skip_branch,
              "drop an s_cbranch_execz over a few instructions that are harmless with EXEC = 0"),
     Operator("remove_skip_branches", _is_skip, remove_skip_branches,
-             "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)", once_per=_loop),
+             "remove_skip_branch at every s_cbranch_execz of the innermost loop (or the whole body)",
+             once_per=loop_header),
     Operator("fall_through_branch", placeable, fall_through_branch,
              "lay out a branch's target code right after it (the branch inverted, or gone if unconditional), so the "
              "path the profile takes falls through instead of redirecting fetch"),
@@ -153,13 +148,13 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("prefetch_loop_loads", _is_global_load, prefetch_loop_loads,
              "issue a one-block K loop's global loads in the iteration before, right after the last read of the "
              "values they replace (offsets moved by the pointers' constant stride; no lanes in the last iteration; "
-             "the first iteration's in the preheader)", once_per=_loop),
+             "the first iteration's in the preheader)", once_per=loop_header),
     Operator("widen_loads", lambda body, i: body.instructions[i].mnemonic.startswith("global_load_dword"),
              widen_loads, "one dwordx2/x3/x4 load for the lanes that load all of K adjacent masked dwords (aligned, "
              "in bounds by construction); the narrow loads keep the other lanes (none when the K run one after "
              "another under one EXEC: the wide load replaces them)"),
     Operator("widen_all_loads", lambda body, i: body.instructions[i].mnemonic == "global_load_dword",
-             widen_all_loads, "widen_loads at every dword load of the innermost loop", once_per=_loop),
+             widen_all_loads, "widen_loads at every dword load of the innermost loop", once_per=loop_header),
     Operator("widen_stores", lambda body, i: body.instructions[i].mnemonic.startswith("global_store_dword"),
              widen_stores, "one dwordx2/x3/x4 store for the lanes that store all of K adjacent masked dwords"),
     Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
@@ -208,7 +203,7 @@ OPERATORS: tuple[Operator, ...] = (
              "chain the masked regions that follow this one with only scalar work (or vector work that can run "
              "first) between: EXEC kept in one pair, each restore + s_and_saveexec becomes one s_and_b64 exec"),
     Operator("chain_all_masked_regions", _is_saveexec, chain_all_masked_regions,
-             "chain_masked_regions from every masked region of the innermost loop", once_per=_loop),
+             "chain_masked_regions from every masked region of the innermost loop", once_per=loop_header),
     Operator("remove_redundant_copies", lambda body, i: accumulator_copy(body, i) is not None,
              remove_redundant_copies, "delete a block's accumulator copies (v_accvgpr_read/write) whose destination "
              "already holds the source on every path (a loop's AGPR round trip), then the copies out left dead",

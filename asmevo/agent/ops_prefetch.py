@@ -38,7 +38,7 @@ from .body import Body, BodyItem, make_item
 from .ops_pipeline import global_load
 from .ops_rename import free_pairs
 from .ops_sched import writes_memory
-from .ops_waitcnt import relax_at, wait_text
+from .ops_waitcnt import relax_items, wait_text
 from .webs import NotAnalysable, Web, webs_of
 
 # A FLAT global instruction's 13-bit signed offset on gfx9 (LLVM AMDGPU `getNumFlatOffsetBits`: 13 for GFX9).
@@ -227,8 +227,5 @@ def _recount(parent: Body, body: Body, back_edge: BodyItem) -> Body | None:
         if "vmcnt" in limits:
             items[body.pos[j]] = make_item(wait_text({**limits, "vmcnt": 0}))
             waits.append(items[body.pos[j]])
-    cur = body.replace(items)
-    budget = parent.waitcnt_violations
-    for item in waits:
-        cur = relax_at(cur, next(p for p, it in enumerate(cur.items) if it is item), budget)
+    cur = relax_items(body.replace(items), waits, parent.waitcnt_violations)
     return cur if cur.no_worse(parent) else None

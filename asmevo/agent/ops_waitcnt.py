@@ -66,6 +66,13 @@ def relax_at(body: Body, k: int, budget: int, ignore: frozenset[int] = frozenset
     return _with_wait(body, k, limits)
 
 
+def relax_items(body: Body, waits: list[BodyItem], budget: int) -> Body:
+    """`relax_at` at each of the wait items `waits` of `body`, first to last, each on the result so far."""
+    for item in waits:
+        body = relax_at(body, next(p for p, it in enumerate(body.items) if it is item), budget)
+    return body
+
+
 def relax(body: Body, k: int) -> Body | None:
     """Relax the wait at item k; None when it is already as late as legal."""
     new = relax_at(body, k, body.waitcnt_violations)

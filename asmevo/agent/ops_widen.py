@@ -55,9 +55,9 @@ from ..isa.regs import operand_regs
 from ..isa.table import instr_info
 from ..isa.waitcnt import decode_waitcnt
 from .align import Alignment
-from .body import Body, BodyItem, across_loop, make_item
+from .body import Body, BodyItem, across_loop, loop_header, make_item
 from .ops_rename import free_pairs, free_vgprs, needs_literal
-from .ops_waitcnt import is_wait, relax_at, wait_text
+from .ops_waitcnt import is_wait, relax_items, wait_text
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
 _WIDER = {("global_load_dword", 2): "global_load_dwordx2", ("global_load_dword", 3): "global_load_dwordx3",
@@ -93,11 +93,6 @@ def alignment_of(wide: str, processor: str) -> int:
     return size if size & (size - 1) == 0 else 4
 
 
-def _loop_header(body: Body, j: int) -> int | None:
-    loop = body.cfg.innermost_loop(body.cfg.block_of[j])
-    return None if loop is None else loop.header
-
-
 def group(body: Body, i: int) -> tuple[list[int], str] | None:
     """The accesses widened with instruction i (in offset order) and the wide mnemonic: the largest
     run of K accesses of the same kind, address operands and modifiers at consecutive offsets in the
@@ -107,9 +102,9 @@ def group(body: Body, i: int) -> tuple[list[int], str] | None:
     ins = instrs[i]
     if not any(ins.mnemonic == m for m, _ in _WIDER) or len(ins.operands) < 3:
         return None
-    loop = _loop_header(body, i)
+    loop = loop_header(body, i)
     same = [j for j, x in enumerate(instrs) if x.mnemonic == ins.mnemonic and len(x.operands) >= 3
-            and _key(x) == _key(ins) and _loop_header(body, j) == loop]
+            and _key(x) == _key(ins) and loop_header(body, j) == loop]
     by_offset: dict[int, int] = {}
     for j in same:
         if _offset(instrs[j]) in by_offset:
@@ -457,9 +452,7 @@ def _in_one_block(body: Body, i: int) -> Body | None:
         if limits.get("vmcnt", 0) > 0:
             items[p] = make_item(wait_text({**limits, "vmcnt": max(0, limits["vmcnt"] - len(accesses) + 1)}))
             lowered.append(items[p])
-    new = moved.replace(items)
-    for item in lowered:
-        new = relax_at(new, next(p for p, it in enumerate(new.items) if it is item), body.waitcnt_violations)
+    new = relax_items(moved.replace(items), lowered, body.waitcnt_violations)
     if not new.no_worse(body):
         return None
     return _described(new, body, accesses, load)

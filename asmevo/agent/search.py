@@ -205,8 +205,11 @@ def predict(body: Body, heat: Heat) -> float | None:
     bytes (`ratios`), and the rounds of resident workgroups the body's VGPR allocation (the HBM term
     unchanged). None when not modellable."""
     r = ratios(body, heat)
-    if r is None:
-        return None
+    return None if r is None else _predicted(body, heat, r)
+
+
+def _predicted(body: Body, heat: Heat, r: dict[str, float]) -> float | None:
+    """`predict` from the body's `ratios` r."""
     try:
         scaled = heat.estimate.rescaled(r["latency"], r["issue"], r["lines"], _vgpr_allocation(body), r["lds"])
     except ModelError:
@@ -364,16 +367,18 @@ def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float
     if heat is not None:
         order = hot_sites(body, heat, config.sites)
     out, seen, neutral = [], set(), []
+    hidden = _hidden(heat) if heat is not None else None
     for prop in propose(body, order, config.operators):
         code = tuple(it.text for it in prop.body.items)
         if code in seen:
             continue
         seen.add(code)
-        predicted = predict(prop.body, heat) if heat is not None else None
+        r = ratios(prop.body, heat) if heat is not None else None
+        predicted = _predicted(prop.body, heat, r) if r is not None else None
         if predicted is None or node.baseline is None or predicted < node.baseline:
             out.append((predicted if predicted is not None else math.inf, prop))
-        elif predicted <= node.baseline and (relief := _relief(prop.body, heat)) < 1.0:
-            neutral.append((relief, len(neutral), prop))
+        elif hidden is not None and predicted <= node.baseline and r[hidden] < 1.0:
+            neutral.append((r[hidden], len(neutral), prop))  # no slower, relieves the term binding next
     best = min((p for p, _ in out), default=node.baseline)
     for _, _, first in sorted(neutral)[:LOOKAHEAD]:
         steps = _greedy(first, node.baseline, heat, config)
@@ -444,16 +449,15 @@ def _rebase(body: Body, parent: Body, heat: Heat) -> Body:
 _RATIO_OF = {"simd_issue": "issue", "vmem_path": "lines", "l2_bandwidth": "lines", "lds": "lds"}
 
 
-def _relief(body: Body, heat: Heat) -> float:
-    """The ratio `body` has to its parent's (`ratios`) in the term that binds next, the parent estimate's
-    second largest, when both it and the binding one are terms an edit can lower (not the HBM floor); 1.0
-    otherwise or when not modellable. Below 1, a proposal that leaves the predicted time alone relieves the
-    resource the binding one hides, which a step after it can need."""
+def _hidden(heat: Heat) -> str | None:
+    """The `ratios` key of the term that binds next, the parent estimate's second largest, when both it and
+    the binding one are terms an edit can lower (not the HBM floor), else None. A proposal that leaves the
+    predicted time alone but lowers that ratio relieves a resource the binding one hides, which a step after
+    it can need."""
     terms = sorted(heat.estimate.terms.items(), key=lambda kv: -kv[1])
-    if len(terms) < 2 or terms[0][0] == "hbm_bandwidth" or terms[1][0] not in _RATIO_OF:
-        return 1.0
-    r = ratios(body, heat)
-    return 1.0 if r is None else r[_RATIO_OF[terms[1][0]]]
+    if len(terms) < 2 or terms[0][0] == "hbm_bandwidth":
+        return None
+    return _RATIO_OF.get(terms[1][0])
 
 
 def _order(entry: tuple[float, float, Proposal], baseline: float | None, config: SearchConfig,

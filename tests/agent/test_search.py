@@ -306,8 +306,8 @@ def test_a_renamed_load_alone_in_its_block_keeps_its_predicted_lines_and_executi
 
 
 def test_a_widening_that_pays_only_after_packing_is_searched_with_the_packing(tmp_path):
-    """67_conv at its bench shape on MI308X: once its masked regions merge, widening the three loads of each
-    row to one dwordx3 changes no predicted time (the VALU binds) but cuts the cache lines that bind once its
+    """67_conv at its bench shape on MI308X: once its masked regions merge, widening the three loads of two
+    rows to one dwordx3 each changes no predicted time (the VALU binds) but cuts the cache lines that bind once its
     FMAs pack, and packing first pins the loaded values in pairs no dwordx3 can write (the search without that
     lookahead ends at 1.439x, packing alone). The search follows the widening greedily and tries it with the
     packing as one proposal."""
