@@ -17,8 +17,8 @@ Chained, G1 keeps E in one pair sF (sA, or a pair the body never uses when the c
 becomes `s_and_b64 exec, sF, m2`, which sets the EXEC and SCC G2 set: one SALU instruction fewer per region after
 the first. The last restore reads sF. X's vector instructions move before G1, where EXEC is E as at their old
 place (they read no other lane and cross no s_waitcnt and no instruction writing a register they read or touching
-one they write, EXEC aside); its scalar instructions stay and now run under E & m1, so none may read or write
-EXEC. Checked besides: no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is
+one they write, EXEC aside); its scalar instructions, and its lane reads and writes (`v_readlane_b32`,
+`v_writelane_b32`: they ignore EXEC), stay and now run under E & m1, so none may read or write EXEC. Checked besides: no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is
 read neither in its region nor after its restore; sF is written nowhere from G1 to the last restore but by G1. A
 skip branch keeps skipping its region: its label now heads X (scalar work, which runs whatever EXEC is) and the next
 EXEC write."""
@@ -34,6 +34,9 @@ from .webs import cross_lane
 
 _SCC = ("scc", 0)
 _MOVABLE = ("valu", "vopc")
+# vector instructions that ignore EXEC (CDNA3 ISA: V_READLANE_B32 and V_WRITELANE_B32 read or write the one lane
+# their lane select names whatever EXEC holds)
+_EXEC_BLIND = ("v_readlane_b32", "v_writelane_b32")
 
 
 def _saved(body: Body, g: int) -> frozenset:
@@ -57,12 +60,13 @@ def _between(body: Body, restore: int, g: int, staying: list[int]) -> tuple[list
     its scalar ones, which stay; None when one of either kind cannot."""
     moved, stays = [], []
     for j in range(restore + 1, g):
-        info = body.infos[j]
-        if instr_info(body.instructions[j].mnemonic, body.processor).vector:
+        info, mnemonic = body.infos[j], body.instructions[j].mnemonic
+        blind = mnemonic in _EXEC_BLIND
+        if instr_info(mnemonic, body.processor).vector and not blind:
             if not _movable(body, j, staying + stays):
                 return None
             moved.append(j)
-        elif (info.uses | info.defs) & EXEC:
+        elif info.defs & EXEC or not blind and info.uses & EXEC:
             return None
         else:
             stays.append(j)

@@ -373,7 +373,10 @@ def _edge_counts(cfg, counts: list[float]) -> dict[tuple[int, int], float]:
     """Edge counts from block counts alone (a prediction has no trace): p -> b gets all of p's when
     b is p's only successor, p's minus its other successor's when that one is entered only from p
     (a skipped block, a loop exit), else p's, and never more than b's (both upper bounds); the entry
-    block gets one entry per execution not explained by its predecessors."""
+    block gets one entry per execution not explained by its predecessors. A block those rules leave
+    entered fewer times than it ran gets the rest on the edge from the predecessor with the most
+    executions not yet leaving it (from the kernel's entry when it has none): every execution of every
+    block is costed, so a layout edit cannot predict a loop's iterations away."""
     out: dict[tuple[int, int], float] = {}
     for b in cfg.blocks:
         for p in b.preds:
@@ -386,6 +389,19 @@ def _edge_counts(cfg, counts: list[float]) -> dict[tuple[int, int], float]:
                 out[(p, b.index)] = n
     entered = sum(n for (p, b), n in out.items() if b == 0)
     out[(ENTRY, 0)] = max(counts[0] - entered, 1.0 if counts[0] else 0.0)
+    into, leaving = [0.0] * len(counts), [0.0] * len(counts)
+    for (p, b), n in out.items():
+        into[b] += n
+        if p != ENTRY:
+            leaving[p] += n
+    for b in cfg.blocks[1:]:
+        rest = counts[b.index] - into[b.index]
+        if rest <= 0:
+            continue
+        p = max(b.preds, key=lambda q: (counts[q] - leaving[q], counts[q], -q)) if b.preds else ENTRY
+        out[(p, b.index)] = out.get((p, b.index), 0.0) + rest
+        if p != ENTRY:
+            leaving[p] += rest
     return out
 
 

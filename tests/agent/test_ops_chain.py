@@ -43,6 +43,24 @@ def test_a_fresh_pair_keeps_exec_when_the_chain_writes_the_saved_one():
     assert lines.count("s_or_b64 exec, exec, s[0:1]") == 1
 
 
+def test_lane_reads_and_writes_stay_between_the_regions():
+    """vllm_scaled_mm_int8's K loop reads each row's mask back from a spilled lane before its region: V_READLANE_B32
+    (and V_WRITELANE_B32) ignore EXEC, so they stay where they are, as scalar work, and now write the saved pair
+    (a fresh one keeps EXEC). V_READFIRSTLANE_B32 reads the first active lane: it is vector work that reads what
+    R1 loads, so that chain is refused."""
+    spill = ["v_readlane_b32 s10, v40, 3", "v_readlane_b32 s11, v40, 4", "v_writelane_b32 v41, s4, 0",
+             "s_and_b64 s[12:13], s[10:11], vcc"]
+    b = body_of(PRE + ["v_cmp_gt_u32_e32 vcc, 2, v0"] + A + spill + B + POST)
+    new = chain_masked_regions(b, first_guard(b))
+    assert new is not None and new.no_worse(b)
+    lines = code(new)
+    assert "s_and_saveexec_b64 s[0:1], s[8:9]" in lines and "s_and_b64 exec, s[0:1], s[12:13]" in lines
+    assert lines[lines.index(".Lj1:") + 1:lines.index(".Lj1:") + 5] == spill
+    first = PRE + A + ["v_readfirstlane_b32 s4, v5", "s_add_u32 s4, s4, 1"] + B + POST
+    b = body_of(first)
+    assert chain_masked_regions(b, first_guard(b)) is None
+
+
 def test_refused_where_exec_scc_or_a_saved_pair_would_change():
     exec_read = PRE + A + ["s_and_b64 s[20:21], vcc, exec"] + B + POST       # X reads EXEC (now E & m1)
     scc_read = PRE + A + ["s_cselect_b32 s4, 1, 0"] + B + POST               # X reads the restore's SCC
