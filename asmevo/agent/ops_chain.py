@@ -18,10 +18,11 @@ becomes `s_and_b64 exec, sF, m2`, which sets the EXEC and SCC G2 set: one SALU i
 the first. The last restore reads sF. X's vector instructions move before G1, where EXEC is E as at their old
 place (they read no other lane and cross no s_waitcnt and no instruction writing a register they read or touching
 one they write, EXEC aside); its scalar instructions, and its lane reads and writes (`v_readlane_b32`,
-`v_writelane_b32`: they ignore EXEC), stay and now run under E & m1, so none may read or write EXEC. Checked besides: no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is
-read neither in its region nor after its restore; sF is written nowhere from G1 to the last restore but by G1. A
-skip branch keeps skipping its region: its label now heads X (scalar work, which runs whatever EXEC is) and the next
-EXEC write."""
+`v_writelane_b32`: they ignore EXEC), stay and now run under E & m1, so none may read or write EXEC. Checked
+besides: no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is read neither
+in its region nor after its restore; sF is written nowhere from G1 to the last restore but by G1. A skip branch
+keeps skipping its region: its label now heads X (scalar work, which runs whatever EXEC is) and the next EXEC
+write."""
 from __future__ import annotations
 
 from ..isa.operands import parse_operand
