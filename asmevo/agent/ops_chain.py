@@ -44,6 +44,47 @@ def _saved(body: Body, g: int) -> frozenset:
     return operand_regs(body.instructions[g].operands[0])
 
 
+def _region(body: Body, g: int) -> tuple[int, int, int] | None:
+    """(G, the region's first instruction, its restore) for the masked region whose `s_and_saveexec_b64` is
+    instruction g: a CFG region (`masked_region`, with or without its skip branch), or one within a block, whose
+    skip branch `remove_skip_branch` took, up to the first `s_or_b64 exec, exec, sA` with no branch or branch
+    target or write of EXEC or sA before it."""
+    cfg, ins = body.cfg, body.instructions
+    found = masked_region(body, cfg.block_of[g])
+    if found is not None and found[0] == g:
+        return g, cfg.blocks[found[1]].start, cfg.blocks[found[2]].start
+    if ins[g].mnemonic != "s_and_saveexec_b64" or ins[g].operands[1].sgpr_range() is None:
+        return None
+    saved = _saved(body, g)
+    for r in range(g + 1, len(ins)):
+        if _entered(body, r) or ins[r].is_branch or not ins[r].falls_through:
+            return None
+        if ins[r].mnemonic == "s_or_b64" and [operand_regs(op) for op in ins[r].operands] == [EXEC, EXEC, saved]:
+            return g, g + 1, r
+        if body.infos[r].defs & (saved | EXEC):
+            return None
+    return None
+
+
+def _entered(body: Body, j: int) -> bool:
+    """Instruction j starts a CFG block (after straight-line code: a branch targets it)."""
+    return body.cfg.blocks[body.cfg.block_of[j]].start == j
+
+
+def _next_guard(body: Body, restore: int) -> int | None:
+    """The first `s_and_saveexec_b64` after a restore along straight-line code (no branch or branch target before
+    it)."""
+    ins = body.instructions
+    for j in range(restore + 1, len(ins)):
+        if _entered(body, j):
+            return None
+        if ins[j].mnemonic == "s_and_saveexec_b64":
+            return j
+        if ins[j].is_branch or not ins[j].falls_through:
+            return None
+    return None
+
+
 def _movable(body: Body, j: int, crossed: list[int]) -> bool:
     """Vector instruction j of an X can run before G1, crossing the staying instructions `crossed`."""
     a, ins = body.infos[j], body.instructions[j]
@@ -77,17 +118,18 @@ def _between(body: Body, restore: int, g: int, staying: list[int]) -> tuple[list
 def _chain(body: Body, i: int) -> tuple[list[tuple[int, int, int]], list[int]] | None:
     """The longest run of masked regions from the one guarded at i that chains (at least two), and the vector
     instructions of the X's between them that move before G1."""
-    cfg, infos = body.cfg, body.infos
-    first = masked_region(body, cfg.block_of[i])
-    if first is None or first[0] != i:
+    infos = body.infos
+    first = _region(body, i)
+    if first is None:
         return None
-    regions, moved, staying = [first], [], list(range(i, cfg.blocks[first[2]].start + 1))
+    regions, moved, staying = [first], [], list(range(i, first[2] + 1))
     while True:
-        last = regions[-1]
-        if any(infos[j].defs & EXEC for j in range(cfg.blocks[last[1]].start, cfg.blocks[last[1]].end)):
+        _, start, restore = regions[-1]
+        if any(infos[j].defs & EXEC for j in range(start, restore)):
             regions.pop()
             break
-        nxt, restore = masked_region(body, last[2]), cfg.blocks[last[2]].start
+        g = _next_guard(body, restore)
+        nxt = _region(body, g) if g is not None else None
         if nxt is None or _SCC in body.live_after(restore):
             break
         x = _between(body, restore, nxt[0], staying)
@@ -95,14 +137,14 @@ def _chain(body: Body, i: int) -> tuple[list[tuple[int, int, int]], list[int]] |
             break
         regions.append(nxt)
         moved += x[0]
-        staying += x[1] + list(range(nxt[0], cfg.blocks[nxt[2]].start + 1))
+        staying += x[1] + list(range(nxt[0], nxt[2] + 1))
     return (regions, moved) if len(regions) > 1 else None
 
 
 def _keeper(body: Body, regions: list[tuple[int, int, int]]) -> tuple[str, frozenset] | None:
     """sF (its text and registers): G1's saved pair when nothing of the chain but its guards writes it, else
     the lowest pair the body never uses."""
-    g1, end = regions[0][0], body.cfg.blocks[regions[-1][2]].start
+    g1, end = regions[0][0], regions[-1][2]
     guards = {g for g, _, _ in regions}
     sa = _saved(body, g1)
     if not any(body.infos[j].defs & sa for j in range(g1, end + 1) if j not in guards):
@@ -113,13 +155,11 @@ def _keeper(body: Body, regions: list[tuple[int, int, int]]) -> tuple[str, froze
 
 def _first_unsafe_save(body: Body, regions: list[tuple[int, int, int]], sf: frozenset) -> int | None:
     """The first region whose saved pair, not sF, is read in the region or after its restore."""
-    cfg = body.cfg
-    for n, (g, then, join) in enumerate(regions):
+    for n, (g, start, restore) in enumerate(regions):
         saved = _saved(body, g)
         if saved == sf:
             continue
-        if any(saved & body.infos[j].uses for j in range(cfg.blocks[then].start, cfg.blocks[then].end)) \
-                or saved & body.live_after(cfg.blocks[join].start):
+        if any(saved & body.infos[j].uses for j in range(start, restore)) or saved & body.live_after(restore):
             return n
     return None
 
@@ -142,16 +182,16 @@ def chain_masked_regions(body: Body, i: int) -> Body | None:
         regions = regions[:bad]
         if len(regions) < 2:
             return None
-    cfg, ins, pos = body.cfg, body.instructions, body.pos
+    ins, pos = body.instructions, body.pos
     moved = [j for j in moved if j < regions[-1][0]]
     texts: dict[int, str | None] = {}
     g1 = regions[0][0]
     texts[pos[g1]] = f"s_and_saveexec_b64 {keeper}, {ins[g1].operands[1].text}"
     for g, _, _ in regions[1:]:
         texts[pos[g]] = f"s_and_b64 exec, {keeper}, {ins[g].operands[1].text}"
-    for _, _, join in regions[:-1]:
-        texts[pos[cfg.blocks[join].start]] = None
-    texts[pos[cfg.blocks[regions[-1][2]].start]] = f"s_or_b64 exec, exec, {keeper}"
+    for _, _, restore in regions[:-1]:
+        texts[pos[restore]] = None
+    texts[pos[regions[-1][2]]] = f"s_or_b64 exec, exec, {keeper}"
     moved_at = {pos[j] for j in moved}
     items = []
     for k, it in enumerate(body.items):

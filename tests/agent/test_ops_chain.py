@@ -61,6 +61,22 @@ def test_lane_reads_and_writes_stay_between_the_regions():
     assert chain_masked_regions(b, first_guard(b)) is None
 
 
+def test_regions_without_skip_branches_chain():
+    """After `remove_skip_branches` a region is no CFG block (vllm_scaled_mm_int8's winner takes that first): a
+    save, its work and its restore within one block chain as well, and a branch target between them ends the run."""
+    skipless = lambda mask, load: [f"s_and_saveexec_b64 s[10:11], {mask}", load, "s_or_b64 exec, exec, s[10:11]"]
+    a = skipless("s[8:9]", "global_load_dword v5, v[2:3], off")
+    b2 = skipless("s[12:13]", "global_load_dword v6, v[2:3], off offset:4")
+    b = body_of(PRE + a + ["s_add_u32 s4, s4, 1"] + b2 + C + POST)
+    new = chain_masked_regions(b, first_guard(b))
+    assert new is not None and new.no_worse(b)
+    lines = code(new)
+    assert "s_and_b64 exec, s[10:11], s[12:13]" in lines and "s_and_b64 exec, s[10:11], s[14:15]" in lines
+    assert lines.count("s_or_b64 exec, exec, s[10:11]") == 1 and len(lines) == len(code(b)) - 2
+    b = body_of(PRE + ["s_cbranch_scc1 .Lmid"] + a + [".Lmid:", "s_add_u32 s4, s4, 1"] + b2 + POST)
+    assert chain_masked_regions(b, first_guard(b)) is None
+
+
 def test_refused_where_exec_scc_or_a_saved_pair_would_change():
     exec_read = PRE + A + ["s_and_b64 s[20:21], vcc, exec"] + B + POST       # X reads EXEC (now E & m1)
     scc_read = PRE + A + ["s_cselect_b32 s4, 1, 0"] + B + POST               # X reads the restore's SCC
