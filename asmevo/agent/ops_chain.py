@@ -22,7 +22,8 @@ one they write, EXEC aside); its scalar instructions, and its lane reads and wri
 besides: no region writes EXEC; SCC is read after no restore that goes; a saved pair other than sF is read neither
 in its region nor after its restore; sF is written nowhere from G1 to the last restore but by G1. A skip branch
 keeps skipping its region: its label now heads X (scalar work, which runs whatever EXEC is) and the next EXEC
-write."""
+write. A region without its skip branch (as `remove_skip_branches` leaves it: G, R and J within one block) chains
+alike."""
 from __future__ import annotations
 
 from ..isa.operands import parse_operand
