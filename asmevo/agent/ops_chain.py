@@ -30,7 +30,7 @@ from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, operand_regs
 from ..isa.table import instr_info
 from .body import Body, across_loop, make_item
-from .ops_default import masked_region
+from .ops_default import is_guard, masked_region, restores
 from .ops_rename import free_pairs
 from .webs import cross_lane
 
@@ -54,13 +54,13 @@ def _region(body: Body, g: int) -> tuple[int, int, int] | None:
     found = masked_region(body, cfg.block_of[g])
     if found is not None and found[0] == g:
         return g, cfg.blocks[found[1]].start, cfg.blocks[found[2]].start
-    if ins[g].mnemonic != "s_and_saveexec_b64" or ins[g].operands[1].sgpr_range() is None:
+    if not is_guard(ins[g]):
         return None
     saved = _saved(body, g)
     for r in range(g + 1, len(ins)):
         if _entered(body, r) or ins[r].is_branch or not ins[r].falls_through:
             return None
-        if ins[r].mnemonic == "s_or_b64" and [operand_regs(op) for op in ins[r].operands] == [EXEC, EXEC, saved]:
+        if restores(ins[r], saved):
             return g, g + 1, r
         if body.infos[r].defs & (saved | EXEC):
             return None

@@ -18,6 +18,7 @@ dead at the preheader's end), and no cross-lane instruction reads it (it could s
 the hoisted move writes). One VALU instruction per iteration fewer (67_conv_standard_1D: ten per input-channel iteration)."""
 from __future__ import annotations
 
+from ..isa.instruction import Instruction
 from ..isa.operands import SPECIAL_PAIRS
 from ..isa.regs import operand_regs, reads_destination
 from .body import Body, make_item
@@ -38,6 +39,16 @@ def default_move(body: Body, i: int) -> int | None:
     return dst.index
 
 
+def is_guard(ins: Instruction) -> bool:
+    """`ins` saves EXEC and masks it with an SGPR pair: `s_and_saveexec_b64 sA, m`."""
+    return ins.mnemonic == "s_and_saveexec_b64" and len(ins.operands) == 2 and ins.operands[1].sgpr_range() is not None
+
+
+def restores(ins: Instruction, saved: frozenset) -> bool:
+    """`ins` restores EXEC from the pair `saved`: `s_or_b64 exec, exec, sA`."""
+    return ins.mnemonic == "s_or_b64" and [operand_regs(op) for op in ins.operands] == [_EXEC_REGS, _EXEC_REGS, saved]
+
+
 def masked_region(body: Body, x: int) -> tuple[int, int, int] | None:
     """(G, then block, join block) when block x heads a masked region: it ends with G, `s_and_saveexec_b64`
     (then `s_cbranch_execz` to the join, or not); its next block is the region, which falls through to the
@@ -48,12 +59,12 @@ def masked_region(body: Body, x: int) -> tuple[int, int, int] | None:
     blk, then, join = cfg.blocks[x], cfg.blocks[x + 1], cfg.blocks[x + 2]
     g = blk.end - 2 if body.instructions[blk.end - 1].mnemonic == "s_cbranch_execz" else blk.end - 1
     gi, ji = body.instructions[g], body.instructions[join.start]
-    if gi.mnemonic != "s_and_saveexec_b64" or len(gi.operands) != 2 or gi.operands[1].sgpr_range() is None:
+    if not is_guard(gi):
         return None
     if set(blk.succs) - {x + 1, x + 2} or then.succs != [x + 2] or set(join.preds) != {x, x + 1}:
         return None
     saved = operand_regs(gi.operands[0])
-    if ji.mnemonic != "s_or_b64" or [operand_regs(op) for op in ji.operands] != [_EXEC_REGS, _EXEC_REGS, saved]:
+    if not restores(ji, saved):
         return None
     if any(saved & body.infos[j].defs for j in range(then.start, then.end)):
         return None
