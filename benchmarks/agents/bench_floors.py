@@ -1,7 +1,9 @@
 """How far each suite kernel is from what no edit of its code can beat, by the model at its bench shape.
 
 An edit that keeps the kernel's memory accesses and MFMAs (every search operator does) cannot go below
-the model's HBM term (per buffer, the smaller of its size and the bytes requested), nor below the
+the model's HBM term (per buffer, the smaller of its size and the bytes requested), nor below its LDS
+term (every LDS access moves its bytes for all 64 lanes, merged or not), nor below the cache-line terms
+(vector memory path, L2) with each instruction's lines cut by the most merging can cut them, nor below the
 matrix-core passes of those MFMAs spread over every SIMD, nor below a wave's own matrix-core passes
 once per round of resident workgroups, and the launch overhead stays. Their maximum
 is the kernel's floor; K0's predicted time over the floor is the most such an edit can gain under the
@@ -23,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from asmevo.codeobj import CodeObject  # noqa: E402
+from asmevo.isa.instruction import Instruction  # noqa: E402
+from asmevo.isa.table import instr_info  # noqa: E402
 from asmevo.launches import timing_launch  # noqa: E402
 from asmevo.model.launch import Estimate, resident  # noqa: E402
 from asmevo.suites import load_suite  # noqa: E402
@@ -31,11 +35,28 @@ from asmevo.timing import model_time  # noqa: E402
 from benchmarks import record  # noqa: E402
 
 AT_FLOOR = 1.01  # issue #19 counts a kernel improved at >= 1 %
+WIDEST_LANE_BYTES = 16  # a vector memory instruction moves at most 16 B per lane (dwordx4)
 
 
-def floor_cycles(est: Estimate) -> tuple[float, str]:
-    """The launch's floor in cycles and what sets it: the HBM term or the matrix-core passes of its
-    MFMAs (`unit_cycles` is per wave), plus the launch overhead. The MFMA bound is the larger of the
+def fewest_lines(est: Estimate, instructions: list[Instruction]) -> float:
+    """The fraction of the launch's cache lines that no merging of its vector memory instructions can
+    remove. Merging k executions into one wide instruction touches a superset of each one's lines, so at
+    least 1/k of their sum; an instruction of b bytes per lane merges with at most 16/b - 1 others. So
+    an execution's lines can shrink at most to b/16 of them (a dwordx4's not at all)."""
+    processor = gpu_named(est.gpu).processor.name
+    at = {ins.address: ins for ins in instructions}
+    total = kept = 0.0
+    for pc, lines in est.lines_per_execution.items():
+        n = lines * est.per_pc[pc].count
+        total += n
+        kept += n * min(1.0, instr_info(at[pc].mnemonic, processor).access_bytes / WIDEST_LANE_BYTES)
+    return kept / total if total else 1.0
+
+
+def floor_cycles(est: Estimate, instructions: list[Instruction]) -> tuple[float, str]:
+    """The launch's floor in cycles and what sets it: the HBM term, the LDS term, the cache-line terms
+    at their `fewest_lines`, or the matrix-core passes of its MFMAs (`unit_cycles` is per wave), plus
+    the launch overhead. The MFMA bound is the larger of the
     passes spread over every SIMD (the MFMA part of the model's SIMD issue term) and, for its latency term, a wave's own
     passes (it issues its MFMAs one after another) once per round of resident workgroups, counted at
     the most workgroups per CU an edit can reach: fewest VGPRs and SGPRs, the kernel's LDS kept. With
@@ -48,8 +69,11 @@ def floor_cycles(est: Estimate) -> tuple[float, str]:
     per_cu = -(-est.workgroups // g.cus)
     rounds = -(-per_cu // best.workgroups_per_cu)
     matrix = max(spread, rounds * est.unit_cycles["mfma"])
-    hbm = est.terms["hbm_bandwidth"]
-    return max(hbm, matrix) + est.overhead_cycles, "hbm" if hbm >= matrix else "mfma"
+    shrink = fewest_lines(est, instructions)
+    floors = {"hbm": est.terms["hbm_bandwidth"], "lds": est.terms["lds"], "mfma": matrix,
+              "vmem": est.terms["vmem_path"] * shrink, "l2": est.terms["l2_bandwidth"] * shrink}
+    by = max(floors, key=floors.__getitem__)
+    return floors[by] + est.overhead_cycles, by
 
 
 def parser() -> argparse.ArgumentParser:
@@ -70,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         problem = suite.problem(name)
         launch, _ = timing_launch(problem)
-        _, est = model_time(CodeObject.from_path(problem.code_object), launch, args.gpu)
-        floor, by = floor_cycles(est)
+        co = CodeObject.from_path(problem.code_object)
+        _, est = model_time(co, launch, args.gpu)
+        floor, by = floor_cycles(est, co.kernel_instructions(launch.spec.kernel))
         ceiling = est.model_cycles / floor
         ceilings.append(ceiling)
         print(f"{name:42} {est.bound:14} {est.predicted_us:12.1f} {gpu_named(est.gpu).cycles_to_us(floor):10.1f} "
