@@ -35,6 +35,7 @@ from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_
 from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_loads, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_widen import widen_all_loads, widen_loads, widen_stores
+from .ops_widen_buffer import NARROW, widen_buffer_loads
 
 Apply = Callable[[Body, int], "Body | None"]
 
@@ -157,6 +158,10 @@ OPERATORS: tuple[Operator, ...] = (
              widen_all_loads, "widen_loads at every dword load of the innermost loop", once_per=loop_header),
     Operator("widen_stores", lambda body, i: body.instructions[i].mnemonic.startswith("global_store_dword"),
              widen_stores, "one dwordx2/x3/x4 store for the lanes that store all of K adjacent masked dwords"),
+    Operator("widen_buffer_loads", lambda body, i: body.instructions[i].mnemonic == NARROW, widen_buffer_loads,
+             "one buffer_load_dword/x2/x4 for a run of 2/4/8 buffer_load_ushort of one lane's consecutive elements "
+             "read as bf16 (v_lshlrev_b32 16), when every lane's offsets are consecutive, aligned and in range (checked "
+             "at run time: else the narrow loads, their values packed)"),
     Operator("compact_vgprs", lambda body, i: any(k == "v" for k, _ in body.infos[i].defs), compact_vgprs,
              "re-allocate VGPR values below the next occupancy level (one more wave per SIMD)"),
     Operator("pipeline_loop_deep", _is_global_load, pipeline_loop_deep,
