@@ -123,12 +123,12 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
     q = [f"v{quad + n}" for n in range(k // 2)]
     wide_dst = q[0] if k == 2 else f"v[{quad}:{quad + k // 2 - 1}]"
     rsrc = rsrc_op.index
-    head = [*_checks(offsets, rsrc, fmask, pair, f"v{temp}"), f"s_andn2_b64 {test}, exec, {fmask}",
-            f"s_cbranch_scc1 {slow}", f"{_WIDE[k]} {wide_dst}, {offsets[0].text}, {rsrc_op.text}, 0 offen",
-            f"s_branch {join}", f"{slow}:"]
+    checked = [make_item(t) for t in (*_checks(offsets, rsrc, fmask, pair, f"v{temp}"), f"s_andn2_b64 {test}, exec, {fmask}",
+                                      f"s_cbranch_scc1 {slow}", f"{_WIDE[k]} {wide_dst}, {offsets[0].text}, {rsrc_op.text}, 0 offen",
+                                      f"s_branch {join}")]
     dsts = [ins[j].operands[0].text for j in run]
-    tail = ["s_waitcnt vmcnt(0)", *(f"v_lshl_or_b32 {q[n]}, {dsts[2 * n + 1]}, 16, {dsts[2 * n]}" for n in range(k // 2)),
-            f"{join}:"]
+    packs = [make_item(t) for t in ("s_waitcnt vmcnt(0)", *(f"v_lshl_or_b32 {q[n]}, {dsts[2 * n + 1]}, 16, {dsts[2 * n]}"
+                                                             for n in range(k // 2)))]
     readers: dict[int, str] = {}
     for n, w in enumerate(values):
         for u in w.uses:
@@ -136,11 +136,11 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
             readers[u] = (f"v_lshlrev_b32_e32 {dst}, 16, {q[n // 2]}" if n % 2 == 0 else
                           f"v_and_b32_e32 {dst}, 0xffff0000, {q[n // 2]}")
     items, pos_of = [], {p: n for n, p in enumerate(body.pos)}
-    lowered, fast, slow_path = [], [_item(t) for t in head], [_item(t) for t in tail]
+    lowered = []
     for p, it in enumerate(body.items):
         n = pos_of.get(p)
         if n == first:
-            items += fast
+            items += [*checked, BodyItem(f"{slow}:", label=slow)]
         if n in readers:
             items.append(make_item(readers[n]))
         elif is_wait(it) and decode_waitcnt(it.ins).get("vmcnt", 0) > 0:
@@ -150,17 +150,17 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
         else:
             items.append(it)
         if n == run[-1]:
-            items += slow_path
+            items += [*packs, BodyItem(f"{join}:", label=join)]
     new = relax_items(body.replace(items), lowered, body.waitcnt_violations)
     if not new.no_worse(body):
         return None
     # for predictions: the checks and the wide load run as often as the first narrow load did (its lines), the
     # fallback never (every lane passes where the launch's rows fill whole runs)
-    checked = {id(it) for it in fast}
-    fallback = {id(it) for it in slow_path} | {id(body.items[body.pos[j]]) for j in run}
+    fast = {id(it) for it in checked}
+    fallback = {id(it) for it in packs} | {id(body.items[body.pos[j]]) for j in run}
     for n, p in enumerate(new.pos):
         item = new.items[p]
-        if id(item) in checked:
+        if id(item) in fast:
             new.counts[n] = ((first, 1.0),)
             if item.ins.mnemonic == _WIDE[k]:
                 new.traffic[n] = (first, 1.0)
@@ -168,6 +168,3 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
             new.counts[n] = ()
     return new
 
-
-def _item(text: str) -> BodyItem:
-    return BodyItem(text, label=text[:-1]) if text.endswith(":") else make_item(text)
