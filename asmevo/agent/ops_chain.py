@@ -26,6 +26,8 @@ write. A region without its skip branch (as `remove_skip_branches` leaves it: G,
 alike."""
 from __future__ import annotations
 
+from typing import Iterator
+
 from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, operand_regs
 from ..isa.table import instr_info
@@ -57,9 +59,7 @@ def _region(body: Body, g: int) -> tuple[int, int, int] | None:
     if not is_guard(ins[g]):
         return None
     saved = _saved(body, g)
-    for r in range(g + 1, len(ins)):
-        if _entered(body, r) or ins[r].is_branch or not ins[r].falls_through:
-            return None
+    for r in _straight_after(body, g):
         if restores(ins[r], saved):
             return g, g + 1, r
         if body.infos[r].defs & (saved | EXEC):
@@ -67,23 +67,20 @@ def _region(body: Body, g: int) -> tuple[int, int, int] | None:
     return None
 
 
-def _entered(body: Body, j: int) -> bool:
-    """Instruction j starts a CFG block (after straight-line code: a branch targets it)."""
-    return body.cfg.blocks[body.cfg.block_of[j]].start == j
+def _straight_after(body: Body, k: int) -> Iterator[int]:
+    """The instructions after k up to the first branch, end of the program or branch target (which starts a CFG
+    block), excluded."""
+    ins, cfg = body.instructions, body.cfg
+    for j in range(k + 1, len(ins)):
+        if cfg.blocks[cfg.block_of[j]].start == j or ins[j].is_branch or not ins[j].falls_through:
+            return
+        yield j
 
 
 def _next_guard(body: Body, restore: int) -> int | None:
-    """The first `s_and_saveexec_b64` after a restore along straight-line code (no branch or branch target before
-    it)."""
-    ins = body.instructions
-    for j in range(restore + 1, len(ins)):
-        if _entered(body, j):
-            return None
-        if ins[j].mnemonic == "s_and_saveexec_b64":
-            return j
-        if ins[j].is_branch or not ins[j].falls_through:
-            return None
-    return None
+    """The first `s_and_saveexec_b64` after a restore along straight-line code."""
+    return next((j for j in _straight_after(body, restore) if body.instructions[j].mnemonic == "s_and_saveexec_b64"),
+                None)
 
 
 def _movable(body: Body, j: int, crossed: list[int]) -> bool:

@@ -73,6 +73,19 @@ def relax_items(body: Body, waits: list[BodyItem], budget: int) -> Body:
     return body
 
 
+def recount_loads(body: Body, items: list[BodyItem], fewer: int, budget: int) -> Body:
+    """`body` with `items`, where some path issues `fewer` vector loads than before: every vmcnt wait is lowered
+    by that many (never later than it was), then raised as far as the waitcnt analysis allows (`budget`: the
+    violations the parent had)."""
+    items, lowered = list(items), []
+    for p, it in enumerate(items):
+        limits = decode_waitcnt(it.ins) if is_wait(it) else {}
+        if limits.get("vmcnt", 0) > 0:
+            items[p] = make_item(wait_text({**limits, "vmcnt": max(0, limits["vmcnt"] - fewer)}))
+            lowered.append(items[p])
+    return relax_items(body.replace(items), lowered, budget)
+
+
 def relax(body: Body, k: int) -> Body | None:
     """Relax the wait at item k; None when it is already as late as legal."""
     new = relax_at(body, k, body.waitcnt_violations)

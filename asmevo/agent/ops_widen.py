@@ -53,11 +53,10 @@ from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from ..isa.regs import operand_regs
 from ..isa.table import instr_info
-from ..isa.waitcnt import decode_waitcnt
 from .align import Alignment
 from .body import Body, BodyItem, across_loop, loop_header, make_item
 from .ops_rename import free_pairs, free_vgprs, needs_literal
-from .ops_waitcnt import is_wait, relax_items, wait_text
+from .ops_waitcnt import recount_loads
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
 _WIDER = {("global_load_dword", 2): "global_load_dwordx2", ("global_load_dword", 3): "global_load_dwordx3",
@@ -446,13 +445,7 @@ def _in_one_block(body: Body, i: int) -> Body | None:
     load = _wide_text(body.instructions[accesses[0]], wide, f"v[{fresh[0]}:{fresh[0] + len(accesses) - 1}]")
     gone = {moved.pos[j] for j in accesses if j != first}
     items = [make_item(load) if p == moved.pos[first] else it for p, it in enumerate(moved.items) if p not in gone]
-    lowered = []
-    for p, it in enumerate(items):
-        limits = decode_waitcnt(it.ins) if is_wait(it) else {}
-        if limits.get("vmcnt", 0) > 0:
-            items[p] = make_item(wait_text({**limits, "vmcnt": max(0, limits["vmcnt"] - len(accesses) + 1)}))
-            lowered.append(items[p])
-    new = relax_items(moved.replace(items), lowered, body.waitcnt_violations)
+    new = recount_loads(moved, items, len(accesses) - 1, body.waitcnt_violations)
     if not new.no_worse(body):
         return None
     return _described(new, body, accesses, load)

@@ -6,11 +6,11 @@ element's byte offset, or an out-of-range sentinel where the element is out of b
     ...
     buffer_load_ushort vD7, vO7, s[R:R+3], 0 offen
 
-Each one sends a cache line per 64 B of lanes' data it spans, so the K loads send up to K times the lines one
-`buffer_load_dwordx4` (K = 8; `dwordx2` for 4, `dword` for 2) at vO0 sends. The rewrite checks, at the run's
-place, that every lane of the wave's EXEC has consecutive offsets (vOk = vO0 + 2k), vO0 a multiple of 4, the
-whole run in range (vO0 + 2K <= num_records) and the V#'s base a multiple of 4, its stride, swizzle and
-ADD_TID bits clear (so the raw buffer addresses base + offset byte for byte, as `asmevo.emu.vmem` models it):
+The lanes' runs lie 2K bytes apart, so each of the K loads touches every 128-byte line the wave's runs span: K
+times the lines one `buffer_load_dwordx4` (K = 8; `dwordx2` for 4, `dword` for 2) at vO0 touches. The rewrite
+checks, at the run's place, that every lane of the wave's EXEC has consecutive offsets (vOk = vO0 + 2k), vO0 a
+multiple of 4, the whole run in range (vO0 + 2K <= num_records) and the V#'s base a multiple of 4, its stride,
+swizzle and ADD_TID bits clear (so the raw buffer addresses base + offset byte for byte, as `asmevo.emu.vmem` models it):
 
     <the checks into F>
     s_andn2_b64 T, exec, F ; s_cbranch_scc1 .Lslow     (a lane fails: the narrow loads)
@@ -30,12 +30,11 @@ analysis allows (the wide load issues where the first narrow one did, so a wait 
 it). Everything is re-checked by the static checks and every gate."""
 from __future__ import annotations
 
-from ..isa.operands import Operand
+from ..isa.operands import Operand, parse_operand
 from ..isa.regs import operand_regs
-from ..isa.waitcnt import decode_waitcnt
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs, free_vgprs
-from .ops_waitcnt import is_wait, relax_items, wait_text
+from .ops_waitcnt import recount_loads
 from .webs import NotAnalysable, webs_of
 
 NARROW = "buffer_load_ushort"
@@ -73,11 +72,12 @@ def _checks(offsets: list[Operand], rsrc: int, fmask: str, pair: str, temp: str)
     for n, o in enumerate(offsets[2:], 2):
         out += [f"v_add_u32_e32 {temp}, {2 * n}, {o0}", f"v_cmp_eq_u32_e64 {pair}, {temp}, {o.text}",
                 f"s_and_b64 {fmask}, {fmask}, {pair}"]
-    out += [f"v_and_b32_e32 {temp}, 3, {o0}", f"v_cmp_eq_u32_e64 {pair}, 0, {temp}", f"s_and_b64 {fmask}, {fmask}, {pair}",
+    out += [f"v_and_b32_e32 {temp}, 3, {o0}", f"v_cmp_eq_u32_e64 {pair}, 0, {temp}",
+            f"s_and_b64 {fmask}, {fmask}, {pair}",
             f"v_cmp_le_u32_e64 {pair}, {o0}, s{rsrc + 2}", f"s_and_b64 {fmask}, {fmask}, {pair}",
             f"v_sub_u32_e32 {temp}, s{rsrc + 2}, {o0}", f"v_cmp_le_u32_e64 {pair}, {2 * k}, {temp}",
             f"s_and_b64 {fmask}, {fmask}, {pair}"]
-    scratch = pair.split("[")[1].split(":")[0]
+    scratch = parse_operand(pair).index
     out += [f"s_bitcmp0_b32 s{rsrc}, 0", f"s_cselect_b64 {fmask}, {fmask}, 0",
             f"s_bitcmp0_b32 s{rsrc}, 1", f"s_cselect_b64 {fmask}, {fmask}, 0",
             f"s_lshr_b32 s{scratch}, s{rsrc + 1}, 16", f"s_cselect_b64 {fmask}, 0, {fmask}",
@@ -105,7 +105,7 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
     if not webs.exec_full[first]:
         return None
     values = [webs.def_web.get((j, infos[j].dst[0].index)) for j in run]
-    if None in values or len(set(map(id, values))) != k or any(w.pinned or w.defs != {j} for w, j in zip(values, run)):
+    if None in values or any(w.pinned or w.defs != {j} for w, j in zip(values, run)):
         return None
     for w, j in zip(values, run):  # every reader: v_lshlrev_b32_e32 vX, 16, vDk
         for u in w.uses:
@@ -123,8 +123,9 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
     q = [f"v{quad + n}" for n in range(k // 2)]
     wide_dst = q[0] if k == 2 else f"v[{quad}:{quad + k // 2 - 1}]"
     rsrc = rsrc_op.index
-    checked = [make_item(t) for t in (*_checks(offsets, rsrc, fmask, pair, f"v{temp}"), f"s_andn2_b64 {test}, exec, {fmask}",
-                                      f"s_cbranch_scc1 {slow}", f"{_WIDE[k]} {wide_dst}, {offsets[0].text}, {rsrc_op.text}, 0 offen",
+    wide = f"{_WIDE[k]} {wide_dst}, {offsets[0].text}, {rsrc_op.text}, 0 offen"
+    checked = [make_item(t) for t in (*_checks(offsets, rsrc, fmask, pair, f"v{temp}"),
+                                      f"s_andn2_b64 {test}, exec, {fmask}", f"s_cbranch_scc1 {slow}", wide,
                                       f"s_branch {join}")]
     dsts = [ins[j].operands[0].text for j in run]
     packs = [make_item(t) for t in ("s_waitcnt vmcnt(0)", *(f"v_lshl_or_b32 {q[n]}, {dsts[2 * n + 1]}, 16, {dsts[2 * n]}"
@@ -136,22 +137,14 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
             readers[u] = (f"v_lshlrev_b32_e32 {dst}, 16, {q[n // 2]}" if n % 2 == 0 else
                           f"v_and_b32_e32 {dst}, 0xffff0000, {q[n // 2]}")
     items, pos_of = [], {p: n for n, p in enumerate(body.pos)}
-    lowered = []
     for p, it in enumerate(body.items):
         n = pos_of.get(p)
         if n == first:
             items += [*checked, BodyItem(f"{slow}:", label=slow)]
-        if n in readers:
-            items.append(make_item(readers[n]))
-        elif is_wait(it) and decode_waitcnt(it.ins).get("vmcnt", 0) > 0:
-            limits = decode_waitcnt(it.ins)
-            items.append(make_item(wait_text({**limits, "vmcnt": max(0, limits["vmcnt"] - k + 1)})))
-            lowered.append(items[-1])
-        else:
-            items.append(it)
+        items.append(make_item(readers[n]) if n in readers else it)
         if n == run[-1]:
             items += [*packs, BodyItem(f"{join}:", label=join)]
-    new = relax_items(body.replace(items), lowered, body.waitcnt_violations)
+    new = recount_loads(body, items, k - 1, body.waitcnt_violations)
     if not new.no_worse(body):
         return None
     # for predictions: the checks and the wide load run as often as the first narrow load did (its lines), the
