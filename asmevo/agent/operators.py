@@ -17,13 +17,14 @@ from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_ve
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_ladder import ladder_head, version_guard_ladder
+from .ops_interleave import copies, pack_elements
 from .ops_layout import branch_pair, fall_through_branch, loop_latch, placeable, swap_branch_pair, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_list import list_schedule, list_schedules
 from .ops_mfma import interleave_mfma
 from .ops_mul import fuse_signed_multiplies, fuse_signed_multiply, signed_multiply
 from .ops_nop import fill_nop, fill_nops
-from .ops_pack import pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
+from .ops_pack import PACKED, pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep, pipeline_loop_deepest
 from .ops_prefetch import prefetch_loop_loads
 from .ops_range import fuse_range_check, fuse_range_checks, range_check
@@ -35,6 +36,7 @@ from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_
 from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_loads, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_widen import widen_all_loads, widen_loads, widen_stores
+from .ops_version import full_exec_head, version_full_exec
 from .ops_widen_buffer import NARROW, widen_buffer_loads
 
 Apply = Callable[[Body, int], "Body | None"]
@@ -127,6 +129,10 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("version_guard_ladder", ladder_head, version_guard_ladder,
              "test a ladder of uniform row guards (s_add_i32 t, B, k; s_cmp_ge_i32 t, L; s_cbranch_scc1) once for its "
              "largest row and run the guarded work unguarded when every row is in range, the ladder kept for the rest"),
+    Operator("version_full_exec", full_exec_head, version_full_exec,
+             "test once whether every lane is in every mask of the masked regions a wave runs from a save to its "
+             "end, and run them as one block with no saves, restores or skip branches when it is, the regions kept "
+             "for the rest"),
     Operator("unroll_loop", loop_latch, unroll_loop,
              "unroll a one-block loop twice: the first copy leaves through the inverted branch, the second branches "
              "back, so the back edge is taken every other iteration"),
@@ -189,6 +195,9 @@ OPERATORS: tuple[Operator, ...] = (
              "elements): both results move into one free aligned VGPR pair, a shared literal into an SGPR"),
     Operator("pack_f32_chains", _in_packable_block, pack_f32_chains,
              "pack_f32_renamed at every instruction of the block", once_per=_block),
+    Operator("pack_elements", lambda body, i: body.infos[i].base in PACKED and copies(body, i) is not None,
+             pack_elements, "interleave two copies of one computation in a block (the same code on two elements; "
+             "the second's values renamed apart) pairwise, then pack_f32_chains the block"),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),

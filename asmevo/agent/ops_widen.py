@@ -92,18 +92,20 @@ def alignment_of(wide: str, processor: str) -> int:
     return size if size & (size - 1) == 0 else 4
 
 
-def group(body: Body, i: int) -> tuple[list[int], str] | None:
+def group(body: Body, i: int, block_only: bool = False) -> tuple[list[int], str] | None:
     """The accesses widened with instruction i (in offset order) and the wide mnemonic: the largest
     run of K accesses of the same kind, address operands and modifiers at consecutive offsets in the
-    innermost loop of i (or outside every loop, with i) that contains i, the one starting at a
-    multiple of the wide access's alignment (relative to the address) first."""
+    innermost loop of i (or outside every loop, with i; in i's block when `block_only`) that contains i,
+    the one starting at a multiple of the wide access's alignment (relative to the address) first."""
     instrs = body.instructions
     ins = instrs[i]
     if not any(ins.mnemonic == m for m, _ in _WIDER) or len(ins.operands) < 3:
         return None
     loop = loop_header(body, i)
-    same = [j for j, x in enumerate(instrs) if x.mnemonic == ins.mnemonic and len(x.operands) >= 3
-            and _key(x) == _key(ins) and loop_header(body, j) == loop]
+    block = body.cfg.blocks[body.cfg.block_of[i]]
+    span = range(block.start, block.end) if block_only else range(len(instrs))
+    same = [j for j in span if instrs[j].mnemonic == ins.mnemonic and len(instrs[j].operands) >= 3
+            and _key(instrs[j]) == _key(ins) and loop_header(body, j) == loop]
     by_offset: dict[int, int] = {}
     for j in same:
         if _offset(instrs[j]) in by_offset:
@@ -416,13 +418,11 @@ def _in_one_block(body: Body, i: int) -> Body | None:
     run them, as after `merge_masked_regions`), their alignment is proved, and no value they load is read
     or written between that first load and its own. Every vmcnt wait is lowered by the K-1 loads gone,
     then raised as far as the waitcnt analysis allows."""
-    found = group(body, i)
+    found = group(body, i, block_only=True)
     if found is None or _is_store(body.instructions[i]):
         return None
     accesses, wide = found
     first, last = min(accesses), max(accesses)
-    if len({body.cfg.block_of[j] for j in accesses}) != 1:
-        return None
     vaddr, saddr = _address(body.instructions[first])
     held = operand_regs(vaddr) | operand_regs(saddr) | _EXEC
     if any(body.infos[k].defs & held or k not in accesses and _writes_memory(body, k) for k in range(first, last + 1)):
@@ -522,8 +522,54 @@ def widen_all_loads(body: Body, i: int) -> Body | None:
     return across_loop(body, i, lambda b, j: b.instructions[j].mnemonic == "global_load_dword", widen_loads)[0]
 
 
+def _stores_in_one_block(body: Body, i: int) -> Body | None:
+    """The stores grouped with store i as one wide store where the last of them was, when they run in one block
+    with nothing between the first and the last that writes EXEC or their address, touches global memory or is
+    a barrier (so the same lanes store the same bytes, later, with no access able to tell), their alignment is
+    proved, and each stored value is written before its own store only. Every vmcnt wait is lowered by the
+    K-1 stores gone, then raised as far as the waitcnt analysis allows."""
+    found = group(body, i, block_only=True)
+    if found is None or not _is_store(body.instructions[i]):
+        return None
+    accesses, wide = found
+    first, last = min(accesses), max(accesses)
+    data = body.instructions[i].operands[1]
+    if data.kind != "vgpr" or data.count != 1:
+        return None
+    vaddr, saddr = _address(body.instructions[first])
+    held = operand_regs(vaddr) | operand_regs(saddr) | _EXEC
+    if any(body.infos[k].defs & held or k not in accesses and _touches_global(body, k) for k in range(first, last + 1)):
+        return None
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    if _alignment(body, webs, accesses, alignment_of(wide, body.processor)) is not False:
+        return None
+    values = [webs.use_web.get((j, body.instructions[j].operands[1].index)) for j in accesses]
+    if None in values or any(w.pinned for w in values) or len(set(map(id, values))) != len(values) or \
+            any(d >= j for w, j in zip(values, accesses) for d in w.defs):
+        return None
+    fresh = free_vgprs(body, [len(accesses)])
+    if fresh is None:
+        return None
+    moved = webs.renamed({id(w): fresh[0] + k for k, w in enumerate(values)})
+    store = _wide_text(body.instructions[accesses[0]], wide, f"v[{fresh[0]}:{fresh[0] + len(accesses) - 1}]")
+    gone = {moved.pos[j] for j in accesses}
+    items = [it for p, it in enumerate(moved.items) if p not in gone or p == moved.pos[last]]
+    at = items.index(moved.items[moved.pos[last]])
+    items[at] = make_item(store)
+    new = recount_loads(moved, items, len(accesses) - 1, body.waitcnt_violations)
+    if not new.no_worse(body):
+        return None
+    return _described(new, body, accesses, store)
+
+
 def widen_stores(body: Body, i: int) -> Body | None:
-    """Widen the masked narrow global stores grouped with store i (see the module docstring)."""
+    """Widen the masked narrow global stores grouped with store i (see the module docstring); stores in one
+    block under one EXEC become one wide store without a mask (`_stores_in_one_block`)."""
+    if (joined := _stores_in_one_block(body, i)) is not None:
+        return joined
     found = _checked(body, i, want_store=True)
     if found is None:
         return None

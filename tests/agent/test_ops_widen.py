@@ -334,3 +334,39 @@ def test_widen_all_loads_widens_every_group():
     assert sum(x.startswith("global_load_dwordx3") for x in one) == 1
     assert [x.split(",")[1].strip() for x in every if x.startswith("global_load_dwordx3")] == ["v[4:5]", "v[6:7]"]
     assert wait_for_older_load(every) == "s_waitcnt vmcnt(2)"
+
+
+def one_block_stores(between: str | None = None) -> list[str]:
+    """Four values computed and stored one after another to the consecutive dwords at x[4 x lane] under one EXEC
+    (a versioned fast path's form); `between` goes right after the first store."""
+    lines = list(PROLOGUE)
+    for k in range(4):
+        lines += [f"v_add_u32_e32 v{10 + k}, {k}, v0",
+                  "global_store_dword v[4:5], v10, off" if k == 0 else f"global_store_dword v[4:5], v{10 + k}, off offset:{4 * k}"]
+        if k == 0 and between:
+            lines.append(between)
+    return [*lines, "s_endpgm"]
+
+
+def test_stores_under_one_exec_become_one_wide_store_where_the_last_was():
+    b = body_of(one_block_stores(), **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_store_dword")
+    new = widen_stores(b, first)
+    assert new is not None and new.no_worse(b)
+    c = code(new)
+    [wide] = [x for x in c if x.startswith("global_store")]
+    lo = int(wide.split(",")[1].strip()[2:].split(":")[0])
+    assert wide == f"global_store_dwordx4 v[4:5], v[{lo}:{lo + 3}], off" and c[-2:] == [wide, "s_endpgm"]
+    assert [x for x in c if x.startswith("v_add_u32")] == [f"v_add_u32_e32 v{lo + k}, {k}, v0" for k in range(4)]
+
+
+@pytest.mark.parametrize("between", [
+    "global_load_dword v20, v[4:5], off offset:64",   # global memory read between two of the stores
+    "s_mov_b64 exec, -1",                             # EXEC written
+    "v_lshl_add_u64 v[4:5], v[4:5], 0, 4",            # the address written
+    "global_store_dword v[6:7], v0, off",             # another store: a reader could tell their order
+])
+def test_stores_under_one_exec_are_left_alone_when_moving_them_could_be_seen(between):
+    b = body_of(one_block_stores(between), **POINTER)
+    first = next(i for i, x in enumerate(b.instructions) if x.mnemonic == "global_store_dword")
+    assert widen_stores(b, first) is None

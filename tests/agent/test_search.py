@@ -305,17 +305,20 @@ def test_a_renamed_load_alone_in_its_block_keeps_its_predicted_lines_and_executi
     assert r["lines"] == pytest.approx(1.0) and r["latency"] == pytest.approx(1.0, abs=1e-3)
 
 
-def test_a_widening_that_pays_only_after_packing_is_searched_with_the_packing(tmp_path):
+def test_a_widening_that_pays_only_after_packing_is_searched_with_the_packing():
     """67_conv at its bench shape on MI308X: once its masked regions merge, widening the three loads of two
     rows to one dwordx3 each changes no predicted time (the VALU binds) but cuts the cache lines that bind once its
     FMAs pack, and packing first pins the loaded values in pairs no dwordx3 can write (the search without that
     lookahead ends at 1.439x, packing alone). The search follows the widening greedily and tries it with the
-    packing as one proposal."""
+    packing as one proposal (versioning its loop's regions, which the full search may also take, left out)."""
+    from asmevo.agent.gates import Evaluator
+    from asmevo.agent.operators import OPERATORS
+    from asmevo.agent.search import SearchConfig, search
     from asmevo.launches import timing_launch
 
     p = load_suite("kernelbench").problem("67_conv_standard_1D")
-
-    res = optimize(p.code_object, suite_launches(p), outdir=tmp_path, budget=4, timing=timing_launch(p)[0],
-                   gpu_name="mi308x")
-    assert res.best.operator.startswith("widen_all_loads+pack_f32_chains") and res.speedup > 1.5
-    assert "global_load_dwordx3" in res.best.source
+    ev = Evaluator(p.code_object, suite_launches(p), timing=timing_launch(p)[0], gpu_name="mi308x")
+    operators = tuple(op for op in OPERATORS if op.name != "version_full_exec")
+    best = search(ev, SearchConfig(budget=4, operators=operators))
+    assert best.operator.startswith("widen_all_loads+pack_f32_chains") and best.speedup > 1.5
+    assert "global_load_dwordx3" in best.source

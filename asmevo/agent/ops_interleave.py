@@ -1,0 +1,262 @@
+"""Interleaving two copies of one computation, so packing can pair them. A lane's elements are computed by
+the same instruction sequence one after another (an unrolled elementwise loop, or the regions
+`version_full_exec` puts in one block): A = a_0 .. a_n-1, then B = b_0 .. b_n-1 of the same shape (the same
+mnemonics, modifiers and constants; registers free). Packed FP32 (`pack_f32_chains`) pairs an op of A with
+its twin in B only when nothing between them stops the second moving up, and A's later ops do.
+
+`interleave_elements` renames B's values that share a VGPR with anything A (or the code between A and B)
+touches to VGPRs nothing else uses (below the count that keeps the waves per SIMD; value webs,
+`asmevo.agent.webs`), drops the `s_waitcnt`s in between whose removal leaves no read of an outstanding
+result (the waitcnt analysis decides), and orders the range a_0, b_0, a_1, b_1, ... as far as the
+dependences allow: the dependence graph of `list_schedule` (registers explicit and implicit, memory
+order, waits, fences), topologically sorted by that preferred rank. Registers that cannot be renamed
+(VCC a `v_div_fmas` reads, SCC, a shared SGPR temporary) keep their writers and readers in order, so
+every instruction reads the value it read before. Hazard wait states are re-derived (`pad.site_hazard_nops`).
+`pack_elements` interleaves and then packs the block; it is the proposal the search predicts, since
+interleaving alone issues the same instructions."""
+from __future__ import annotations
+
+import heapq
+
+from ..isa.operands import Operand
+from ..isa.regs import VCC
+from .body import Body, make_item
+from .ops_list import _graph, _kind
+from .ops_pack import pack_f32_chains
+from .ops_regs import vgpr_limit
+from .ops_rename import _rename_all, _rename_one, free_pairs, free_sgprs, rename_scalar
+from .pad import site_hazard_nops
+from .webs import ENTRY, NotAnalysable, webs_of
+
+MIN_LENGTH = 6      # instructions per copy: shorter runs are left to the ordinary packing window
+MAX_LENGTH = 400    # instructions per copy searched (the pairing is quadratic in it)
+MATCHED = 0.75      # the share of a copy's instructions that must pair with the other's
+_SKIPPED = ("s_nop", "s_waitcnt")
+
+
+def _shape(op: Operand) -> tuple:
+    return (op.kind, op.count) if op.kind in ("vgpr", "sgpr", "agpr") else (op.kind, op.text)
+
+
+def _same(body: Body, a: int, b: int) -> bool:
+    x, y = body.instructions[a], body.instructions[b]
+    return x.mnemonic == y.mnemonic and x.modifiers == y.modifiers and len(x.operands) == len(y.operands) and \
+        all(_shape(s) == _shape(t) for s, t in zip(x.operands, y.operands))
+
+
+def _matched(body: Body, xs: list[int], ys: list[int]) -> list[tuple[int, int]]:
+    """The longest common subsequence of `xs` and `ys` by instruction shape, as (x, y) pairs in order."""
+    key: dict[tuple, int] = {}
+    kx = [key.setdefault(_key(body, k), len(key)) for k in xs]
+    ky = [key.setdefault(_key(body, k), len(key)) for k in ys]
+    n, m = len(xs), len(ys)
+    table = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = table[i], table[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if kx[i] == ky[j] else max(below[j], row[j + 1])
+    pairs, i, j = [], 0, 0
+    while i < n and j < m:
+        if kx[i] == ky[j]:
+            pairs.append((xs[i], ys[j]))
+            i, j = i + 1, j + 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def _key(body: Body, k: int) -> tuple:
+    x = body.instructions[k]
+    return x.mnemonic, x.modifiers, tuple(_shape(op) for op in x.operands)
+
+
+def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, int]]] | None:
+    """(A, B, pairs): the run A from instruction a up to the nearest later instruction b of a's block that
+    starts a run of the same shape (its first MIN_LENGTH instructions match A's one by one), the run B of
+    as many instructions from b, and their instructions paired by shape (the longest common subsequence:
+    a compiler may schedule two copies a little differently), when at least MATCHED of A pair up
+    (`s_nop`s and `s_waitcnt`s skipped); None when there is no such b."""
+    blk = body.cfg.blocks[body.cfg.block_of[a]]
+    ks = [k for k in range(a, blk.end) if body.instructions[k].mnemonic not in _SKIPPED]
+    if not ks or ks[0] != a:
+        return None
+    for start in range(MIN_LENGTH, min(len(ks) - MIN_LENGTH + 1, MAX_LENGTH + 1)):
+        if all(_same(body, ks[n], ks[start + n]) for n in range(MIN_LENGTH)):
+            first, second = ks[:start], ks[start:2 * start]
+            pairs = _matched(body, first, second)
+            if len(pairs) >= MATCHED * len(first):
+                return first, second, pairs
+    return None
+
+
+def _renamed_apart(body: Body, first: list[int], second: list[int], span: range) -> Body | None:
+    """`body` with every value the `second` run writes that shares a VGPR with an instruction of `span` outside
+    that run moved to a VGPR that instruction does not touch and that is free wherever the value lives (below
+    `vgpr_limit`); None when one cannot move."""
+    try:
+        webs = webs_of(body)
+    except NotAnalysable:
+        return None
+    others = set(span) - set(second)
+    touched = {r for k in others for kind, r in body.infos[k].uses | body.infos[k].defs if kind == "v"}
+    moving = {id(w): w for k in second for (i, r), w in webs.def_web.items() if i == k and r in touched}
+    if any(w.pinned or ENTRY in w.defs for w in moving.values()):
+        return None
+    candidates = [r for r in range(vgpr_limit(body)) if r not in touched]
+    occupied = {r: webs.occupancy(r) for r in candidates}
+    moves: dict[int, int] = {}
+    for wid, w in moving.items():
+        r = next((r for r in candidates if not occupied[r] & w.occupied), None)
+        if r is None:
+            return None
+        occupied[r] |= w.occupied
+        moves[wid] = r
+    return webs.renamed(moves) if moves else body
+
+
+def _without_idle_waits(body: Body, lo: int, hi: int) -> Body:
+    """`body` without the waits of instructions lo..hi-1 whose removal adds no waitcnt violation."""
+    cur, k = body, lo
+    while k < hi:
+        if cur.instructions[k].mnemonic == "s_waitcnt":
+            items = list(cur.items)
+            del items[cur.pos[k]]
+            trial = cur.replace(items)
+            if trial.waitcnt_violations <= body.waitcnt_violations:
+                cur, hi = trial, hi - 1
+                continue
+        k += 1
+    return cur
+
+
+def _vcc_freed(body: Body, a: int) -> Body | None:
+    """`body` with each `v_div_scale` from instruction a to its block's end that writes VCC for the one
+    `v_div_fmas` reading it next writing a fresh SGPR pair instead, copied to VCC right before that
+    `v_div_fmas` (so a second copy's division need not wait for the first's to end); None when no pair is free."""
+    blk = body.cfg.blocks[body.cfg.block_of[a]]
+    ins, infos = body.instructions, body.infos
+    moves: dict[int, str] = {}      # v_div_fmas -> the pair to copy
+    renamed: dict[int, str] = {}    # v_div_scale -> its text writing that pair
+    pairs = free_pairs(body)
+    for j in range(a, blk.end):
+        if not ins[j].mnemonic.startswith("v_div_scale") or ins[j].operands[1].text != "vcc":
+            continue
+        touch = [k for k in range(j + 1, blk.end) if VCC & (infos[k].uses | infos[k].defs)]
+        if not touch or not ins[touch[0]].mnemonic.startswith("v_div_fmas") or VCC <= infos[touch[0]].defs:
+            continue
+        after = touch[1] if len(touch) > 1 else None
+        if (after is None and VCC & body.live_out[blk.index]) or \
+                (after is not None and (VCC & infos[after].uses or not VCC <= infos[after].defs)):
+            continue
+        if not pairs:
+            return None
+        pair = pairs.pop(0)
+        ops = [o.text for o in ins[j].operands]
+        renamed[j] = " ".join([ins[j].mnemonic, ", ".join([ops[0], pair, *ops[2:]]), *ins[j].modifiers])
+        moves[touch[0]] = pair
+    items = []
+    at = {p: n for n, p in enumerate(body.pos)}
+    for p, it in enumerate(body.items):
+        n = at.get(p)
+        if n in moves:
+            items.append(make_item(f"s_mov_b64 vcc, {moves[n]}"))
+        items.append(make_item(renamed[n]) if n in renamed else it)
+    return body.replace(items)
+
+
+def _prepared(body: Body, a: int) -> Body | None:
+    """Instruction a's block with its compares' masks and scalar temporaries in registers of their own
+    (`rename_sgprs`' renamings), its divisions' VCC freed and the idle waits from a on gone; instruction a
+    keeps its index."""
+    cur = _rename_all(body, a, _rename_one, free_pairs(body))
+    cur = _rename_all(cur, a, rename_scalar, free_sgprs(cur))
+    cur = _vcc_freed(cur, a)
+    if cur is None:
+        return None
+    return _without_idle_waits(cur, a + 1, cur.cfg.blocks[cur.cfg.block_of[a]].end)
+
+
+def _interleaved(cur: Body, a: int) -> tuple[Body, int] | None:
+    """The two copies from instruction a of a prepared body ordered pairwise, the `s_nop`s of their range gone,
+    and the index after that range; None when there are none or the order cannot change."""
+    found = copies(cur, a)
+    if found is None:
+        return None
+    first, second, pairs = found
+    lo, hi = first[0], second[-1] + 1
+    if any(it.label for it in cur.items[cur.pos[lo]:cur.pos[hi - 1] + 1]):
+        return None
+    cur = _renamed_apart(cur, first, second, range(lo, hi))
+    if cur is None:
+        return None
+    ks = [k for k in range(lo, hi) if cur.instructions[k].mnemonic != "s_nop"]
+    kinds = [_kind(cur, k) for k in ks]
+    if "fence" in kinds:
+        return None
+    # the preferred rank: a_j at 2j, its twin b_j at 2j + 1, anything else right after its predecessor
+    twin = {x: 2.0 * j for j, (x, _) in enumerate(pairs)} | {y: 2.0 * j + 1 for j, (_, y) in enumerate(pairs)}
+    rank, last = [], -1.0
+    for k in ks:
+        last = twin.get(k, last + 1e-3)
+        rank.append(last)
+    order = _topological(_graph(cur, ks, kinds), rank)
+    if order == list(range(len(ks))):
+        return None
+    p = cur.pos
+    kept = [it for it in cur.items[p[lo]:p[hi - 1] + 1] if it.ins is None]
+    new = cur.replace(cur.items[:p[lo]] + kept + [cur.items[p[ks[m]]] for m in order] + cur.items[p[hi - 1] + 1:])
+    return new, lo + len(ks)
+
+
+def interleave_elements(body: Body, a: int) -> Body | None:
+    """Order every two copies of one computation in instruction a's block from a on (`copies`, the nearest
+    copy first) pairwise (the module docstring); None when none can change order."""
+    if copies(body, a) is None:
+        return None
+    cur = _prepared(body, a)
+    if cur is None:
+        return None
+    k, mixed = a, False
+    while k < cur.cfg.blocks[cur.cfg.block_of[a]].end:
+        found = _interleaved(cur, k)
+        if found is None:
+            k += 1
+        else:
+            (cur, k), mixed = found, True
+    if not mixed:
+        return None
+    new = site_hazard_nops(cur, body)
+    if new is None or new.waitcnt_violations > body.waitcnt_violations:
+        return None
+    return new
+
+
+def _topological(preds: list[set[int]], rank: list[float]) -> list[int]:
+    """The positions in dependence order, the lowest rank among the ready ones first."""
+    waiting = [len(p) for p in preds]
+    succs: list[list[int]] = [[] for _ in preds]
+    for n, ps in enumerate(preds):
+        for q in ps:
+            succs[q].append(n)
+    ready = [(rank[n], n) for n in range(len(preds)) if not waiting[n]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, n = heapq.heappop(ready)
+        order.append(n)
+        for s in succs[n]:
+            waiting[s] -= 1
+            if not waiting[s]:
+                heapq.heappush(ready, (rank[s], s))
+    return order
+
+
+def pack_elements(body: Body, a: int) -> Body | None:
+    """`interleave_elements` at instruction a, then `pack_f32_chains` over its block; None unless something
+    packs."""
+    mixed = interleave_elements(body, a)
+    if mixed is None:
+        return None
+    return pack_f32_chains(mixed, a)

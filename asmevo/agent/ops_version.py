@@ -1,0 +1,261 @@
+"""Full-wave versioning of a run of masked regions. Compiled elementwise code guards each of a lane's
+elements by its own bounds mask,
+
+    s_and_saveexec_b64 sA, m1       EXEC = E & m1, sA = E
+    s_cbranch_execz .Lskip1         (taken when no lane is in m1)
+    <element 1>
+  .Lskip1:
+    s_or_b64 exec, exec, sA         EXEC = E
+    s_and_saveexec_b64 sB, m2
+    ...
+
+and lays the regions out wherever it likes (skip branches may jump backwards). When every lane of the wave
+is in every mask, each save leaves EXEC = E, no skip branch is taken and each restore gives E back. The
+versioned code tests that once, where the first region saves EXEC,
+
+    s_and_b64 sT, m1, m2 ...        (each later mask ANDed in; one mask is read directly)
+    s_andn2_b64 sT, exec, sT        SCC = some lane of E is outside a mask
+    s_cbranch_scc1 .Lslow
+    s_cbranch_execz .Lslow          (E = 0: the regions' scalar work must not run)
+    <the path the wave takes when the test passes, as one block: saves, restores and branches gone,
+     a save whose pair is read later kept as s_mov_b64 sA, exec>
+  .Lslow:
+    <the regions as they were>
+
+The path is followed from the first save to the wave's `s_endpgm`: a save sets EXEC to E and its pair to E,
+a restore from such a pair sets EXEC to E, `s_cbranch_execz` falls through and `s_cbranch_execnz` and
+`s_branch` are taken. Legal when no mask is written on the path before its save (so the test reads the
+values the saves will), nothing else on the path writes EXEC or branches, no instruction reads the SCC a
+dropped save or restore set, and the path visits no instruction twice. The one block lets packing pair
+the elements' arithmetic (`pack_f32_chains`) and the widening operators see their accesses side by side."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import re
+
+from ..isa.operands import parse_operand
+from ..isa.regs import EXEC, SCC, Reg, operand_regs
+from .body import Body, BodyItem, make_item
+from .ops_interleave import pack_elements
+from .ops_layout import fresh_label, labels_before
+from .ops_pack import PACKED
+from .ops_rename import free_pairs
+from .ops_widen import _address, _is_store, _offset, widen_loads, widen_stores
+from .pad import site_hazard_nops
+
+MIN_REGIONS = 2      # one region's save, branch and restore cannot pay for the test's four instructions
+MAX_COPIED = 1024    # instructions the fast path copies (code size; the instruction cache is not modelled)
+
+
+@dataclass(frozen=True)
+class FullPath:
+    """The path a wave takes from a save when every lane is in every mask: `masks` the saves' masks (operand
+    text, in order, once each), `kept` the instructions that stay, in order (with the `s_mov_b64` text a save
+    becomes, or None to copy the instruction), `visited` every instruction on the path, `join` the instruction
+    the path continues at in the code as it was (None: it ends with the wave's `s_endpgm`)."""
+
+    masks: tuple[str, ...]
+    kept: tuple[tuple[int, str | None], ...]
+    visited: frozenset[int]
+    join: int | None = None
+
+
+def _restore_of(body: Body, j: int, saved: set[str]) -> bool:
+    """Instruction j is `s_or_b64 exec, exec, sX` with sX a pair holding the saved EXEC."""
+    x = body.instructions[j]
+    return (x.mnemonic == "s_or_b64" and [o.text for o in x.operands[:2]] == ["exec", "exec"]
+            and x.operands[2].text in saved)
+
+
+def full_path(body: Body, head: int) -> FullPath | None:
+    """The path from the save at `head` when every lane is in every mask (the module docstring), or None."""
+    ins, infos, labels = body.instructions, body.infos, body.index[1]
+    masks: list[str] = []
+    kept: list[tuple[int, str | None]] = []
+    saves: list[tuple[int, set[Reg]]] = []    # kept position of each save, its pair
+    saved: set[str] = set()                  # pairs that hold E
+    written: set[Reg] = set()
+    visited: set[int] = set()
+    scc_stale = False                        # SCC is what a dropped save or restore set
+    j, join = head, None
+    while True:
+        if j in visited or j >= len(ins) or len(visited) > MAX_COPIED:
+            return None
+        x, info = ins[j], infos[j]
+        if x.mnemonic == "s_and_saveexec_b64":
+            dst, mask = x.operands
+            if mask.kind not in ("sgpr", "special") or mask.text == "exec" or operand_regs(mask) & written:
+                join = j
+                break
+            visited.add(j)
+            if mask.text not in masks:
+                masks.append(mask.text)
+            saves.append((len(kept), operand_regs(dst)))
+            kept.append((j, f"s_mov_b64 {dst.text}, exec"))
+            saved.add(dst.text)
+            written |= operand_regs(dst)
+            scc_stale = True
+        elif _restore_of(body, j, saved):
+            visited.add(j)
+            scc_stale = True
+        elif x.mnemonic == "s_cbranch_execz":
+            visited.add(j)
+        elif x.mnemonic in ("s_cbranch_execnz", "s_branch"):
+            if x.label not in labels:
+                return None
+            visited.add(j)
+            j = labels[x.label]
+            if j <= head:        # back to the loop's head: the path ends, the loop goes on
+                join = j
+                break
+            continue
+        elif x.is_branch or EXEC & info.defs:
+            join = j
+            break
+        elif scc_stale and SCC in info.uses:
+            return None
+        else:
+            visited.add(j)
+            kept.append((j, None))
+            written |= info.defs
+            saved -= {p for p in saved if operand_regs(parse_operand(p)) & info.defs}
+            scc_stale = scc_stale and SCC not in info.defs
+            if x.ends_program:
+                break
+            if not x.falls_through:
+                return None
+        j += 1
+    live = _live_before(body, join) if join is not None else frozenset()
+    if len(saves) < MIN_REGIONS or (scc_stale and SCC in live):
+        return None
+    # a save becomes s_mov_b64 only when a kept instruction after it, or the code it joins, reads its pair first
+    for at, pair in saves:
+        if not any(_read_first(infos, kept[at + 1:], r) or (r in live and not _written(infos, kept[at + 1:], r))
+                   for r in pair):
+            kept[at] = (kept[at][0], "")
+    return FullPath(tuple(masks), tuple((i, t) for i, t in kept if t != ""), frozenset(visited), join)
+
+
+def _live_before(body: Body, i: int) -> frozenset[Reg]:
+    info = body.infos[i]
+    return (body.live_after(i) - {r for r in info.defs if r[0] in ("s", "scc")}) | info.uses
+
+
+def _written(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
+    """Some instruction of `later` writes `reg` (a kept save's `s_mov_b64` included)."""
+    return any(reg in (operand_regs(parse_operand(text.split()[1].rstrip(","))) if text else infos[i].defs)
+               for i, text in later)
+
+
+def _read_first(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
+    """Some instruction of `later` reads `reg` before any writes it (a save's pair counts as a write)."""
+    for i, text in later:
+        if text is not None:
+            if reg in operand_regs(parse_operand(text.split()[1].rstrip(","))):
+                return False
+            continue
+        if reg in infos[i].uses:
+            return True
+        if reg in infos[i].defs:
+            return False
+    return False
+
+
+def _is_load(ins) -> bool:
+    return ins.mnemonic.startswith("global_load")
+
+
+def _test(masks: tuple[str, ...], temp: str, slow: str) -> list[str]:
+    """The full-wave test: branch to `slow` unless EXEC is non-empty and inside every mask."""
+    if len(masks) == 1:
+        combine = [f"s_andn2_b64 {temp}, exec, {masks[0]}"]
+    else:
+        combine = [f"s_and_b64 {temp}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {temp}, {temp}, {m}" for m in masks[2:]),
+                   f"s_andn2_b64 {temp}, exec, {temp}"]
+    return [*combine, f"s_cbranch_scc1 {slow}", f"s_cbranch_execz {slow}"]
+
+
+def versioned(body: Body, head: int) -> tuple[Body, list[BodyItem], dict[int, int]] | None:
+    """The body with the regions from the save at `head` versioned (the module docstring), the test's items and
+    the fast path's copied items (id(item) -> the instruction it copies); None when they cannot be."""
+    path = full_path(body, head)
+    pairs = free_pairs(body)
+    if path is None or not pairs:
+        return None
+    slow = fresh_label(body, f".Lfull{head}", "slow")
+    test = [make_item(t) for t in _test(path.masks, pairs[0], slow)]
+    items, pos = body.items, body.pos
+    fast = [make_item(text) if text else replace(items[pos[i]]) for i, text in path.kept]
+    joined = []
+    if path.join is not None:
+        named = labels_before(body, path.join)
+        target = named[0] if named else fresh_label(body, f".Lfull{head}", "join")
+        fast.append(make_item(f"s_branch {target}"))
+        joined = [] if named else [BodyItem(f"{target}:", label=target)]
+    new_items = [*items[:pos[head]], *test, *fast, BodyItem(f"{slow}:", label=slow), *items[pos[head]:]]
+    if joined:
+        at = next(k for k, it in enumerate(new_items) if it is items[pos[path.join]])
+        new_items[at:at] = joined
+    new = site_hazard_nops(body.replace(new_items), body)
+    if new is None:
+        return None
+    return new, test, {id(it): i for it, (i, _) in zip(fast, path.kept)}
+
+
+def version_full_exec(body: Body, head: int) -> Body | None:
+    """Version the regions from the save at `head` (`versioned`), then widen the fast path's adjacent accesses
+    and pack its elements' arithmetic (`widen_loads` / `widen_stores` in one block, `pack_elements`)."""
+    found = versioned(body, head)
+    if found is None:
+        return None
+    new, test, copied = found
+    start = head + len(test)   # the fast path's first instruction
+    for rewrite, wanted in ((widen_stores, _is_store), (widen_loads, _is_load)):
+        k = start
+        while k < new.cfg.blocks[new.cfg.block_of[start]].end:
+            if wanted(new.instructions[k]) and (wider := rewrite(new, k)) is not None:
+                new = wider
+            k += 1
+    packable = [k for k in range(start, new.cfg.blocks[new.cfg.block_of[start]].end) if new.infos[k].base in PACKED]
+    if packable and (packed := pack_elements(new, packable[0])) is not None:
+        new = packed
+    return _described(new, body, head, test, copied)
+
+
+def _described(new: Body, body: Body, head: int, test: list[BodyItem], copied: dict[int, int]) -> Body:
+    """`new` with its executions described for predictions (`Body.counts`, `Body.traffic`): the test runs as
+    often as the save at `head`, the fast path's instructions as often too (every wave there passes the test, as
+    where the launch fills whole waves; an access there touches the lines of the one it copies or, widened, of
+    the copied one at its address and offset), and the instructions of the kept regions on the path only for the
+    waves the test sends there."""
+    path = full_path(body, head)
+    tested = {id(it) for it in test}
+    slow = {id(body.items[body.pos[i]]): i for i in path.visited}
+    start = next(n for n, p in enumerate(new.pos) if id(new.items[p]) in tested) + len(test)
+    blk = new.cfg.blocks[new.cfg.block_of[start]]
+    at = {(_where(body.instructions[i])): i for i in copied.values() if _where(body.instructions[i])}
+    for n, p in enumerate(new.pos):
+        item = new.items[p]
+        if id(item) in tested or blk.start <= n < blk.end:
+            new.counts[n] = ((head, 1.0),)
+            orig = copied.get(id(item), at.get(_where(item.ins)))
+            if orig is not None and _where(item.ins):
+                new.traffic[n] = (orig, 1.0)
+        elif id(item) in slow:
+            new.counts[n] = ((slow[id(item)], 1.0), (head, -1.0))
+    return new
+
+
+def _where(ins) -> tuple | None:
+    """A global access's direction, address operands and offset (None for other instructions)."""
+    if not ins.mnemonic.startswith(("global_load", "global_store")):
+        return None
+    return _is_store(ins), *(op.text for op in _address(ins)), _offset(ins)
+
+
+def full_exec_head(body: Body, i: int) -> bool:
+    """Instruction i is a save `version_full_exec` can version, and not in the kept regions of one it versioned."""
+    return (body.instructions[i].mnemonic == "s_and_saveexec_b64"
+            and not any(re.fullmatch(r"\.Lfull\d+_slow\d+", name) for name in labels_before(body, i))
+            and full_path(body, i) is not None)
