@@ -29,6 +29,7 @@ from .pad import site_hazard_nops
 from .webs import ENTRY, NotAnalysable, webs_of
 
 MIN_LENGTH = 6      # instructions per copy: shorter runs are left to the ordinary packing window
+PREFIX = 3          # instructions a later copy's start must match one by one
 MAX_LENGTH = 400    # instructions per copy searched (the pairing is quadratic in it)
 MATCHED = 0.75      # the share of a copy's instructions that must pair with the other's
 _SKIPPED = ("s_nop", "s_waitcnt")
@@ -74,7 +75,7 @@ def _key(body: Body, k: int) -> tuple:
 
 def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, int]]] | None:
     """(A, B, pairs): the run A from instruction a up to the nearest later instruction b of a's block that
-    starts a run of the same shape (its first MIN_LENGTH instructions match A's one by one), the run B of
+    starts a run of the same shape (its first PREFIX instructions match A's one by one), the run B of
     as many instructions from b, and their instructions paired by shape (the longest common subsequence:
     a compiler may schedule two copies a little differently), when at least MATCHED of A pair up
     (`s_nop`s and `s_waitcnt`s skipped); None when there is no such b."""
@@ -83,7 +84,7 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
     if not ks or ks[0] != a:
         return None
     for start in range(MIN_LENGTH, min(len(ks) - MIN_LENGTH + 1, MAX_LENGTH + 1)):
-        if all(_same(body, ks[n], ks[start + n]) for n in range(MIN_LENGTH)):
+        if all(_same(body, ks[n], ks[start + n]) for n in range(PREFIX)):
             first, second = ks[:start], ks[start:2 * start]
             pairs = _matched(body, first, second)
             if len(pairs) >= MATCHED * len(first):

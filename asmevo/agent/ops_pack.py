@@ -27,6 +27,7 @@ from ..isa.operands import Operand
 from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
 from .ops_regs import vgpr_limit
 from .ops_rename import free_sgprs, needs_literal
+from .pad import site_hazard_nops
 from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
 PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
@@ -295,7 +296,8 @@ def pack_f32_renamed(body: Body, i: int) -> Body | None:
 
 def pack_f32_chains(body: Body, i: int) -> Body | None:
     """pack_f32_renamed at every instruction of instruction i's block, first to last, until none
-    packs; None when none did or the result fails the static checks."""
+    packs; None when none did or the result fails the static checks (a hazard a packed op brought closer
+    gets the nop it needs, `pad.site_hazard_nops`)."""
     b, cur, packed = body.cfg.block_of[i], body, 0
     while True:
         blk = cur.cfg.blocks[b]
@@ -303,4 +305,6 @@ def pack_f32_chains(body: Body, i: int) -> Body | None:
         if new is None or len(new.cfg.blocks) != len(cur.cfg.blocks):
             break
         cur, packed = new, packed + 1
-    return cur if packed and cur.no_worse(body) else None
+    if not packed:
+        return None
+    return cur if cur.no_worse(body) else site_hazard_nops(cur, body)

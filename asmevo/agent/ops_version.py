@@ -39,7 +39,7 @@ from ..isa.regs import EXEC, SCC, Reg, operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_interleave import pack_elements
 from .ops_layout import fresh_label, labels_before
-from .ops_pack import PACKED
+from .ops_pack import PACKED, pack_f32_chains
 from .ops_rename import free_pairs
 from .ops_widen import _address, _is_store, _offset, widen_loads, widen_stores
 from .pad import site_hazard_nops
@@ -205,7 +205,8 @@ def versioned(body: Body, head: int) -> tuple[Body, list[BodyItem], dict[int, in
 
 def version_full_exec(body: Body, head: int) -> Body | None:
     """Version the regions from the save at `head` (`versioned`), then widen the fast path's adjacent accesses
-    and pack its elements' arithmetic (`widen_loads` / `widen_stores` in one block, `pack_elements`)."""
+    and pack its elements' arithmetic (`widen_loads` / `widen_stores` in one block, `pack_elements`, else
+    `pack_f32_chains`)."""
     found = versioned(body, head)
     if found is None:
         return None
@@ -218,7 +219,7 @@ def version_full_exec(body: Body, head: int) -> Body | None:
                 new = wider
             k += 1
     packable = [k for k in range(start, new.cfg.blocks[new.cfg.block_of[start]].end) if new.infos[k].base in PACKED]
-    if packable and (packed := pack_elements(new, packable[0])) is not None:
+    if packable and (packed := pack_elements(new, packable[0]) or pack_f32_chains(new, packable[0])) is not None:
         new = packed
     return _described(new, body, head, test, copied)
 

@@ -33,6 +33,9 @@ entered with the whole EXEC the wave started with. With F = M_0 & ... & M_(K-1):
 * stores: each stored value moves to a fresh register that keeps it until the wide store, which
   follows the last narrow store in its region with EXEC = F (F is taken within the wave's EXEC).
 
+Accesses under one EXEC in one block (one masked region after `merge_masked_regions`, a versioned fast
+path) need no F: loads become one wide load where the first was, stores one where the last was.
+
 The regions must run one after another (every path to a later region's entries passes an earlier
 one's). Inside a loop everything above is reasoned on one iteration: the flow graph of the innermost
 loop holding the accesses with the edges into its header removed, paths starting at the header; the

@@ -1,0 +1,111 @@
+"""version_full_exec: a run of masked regions tested once for every lane in every mask, the wave's path then run
+as one block (saves, restores and skip branches gone), the regions kept for the waves that fail; the fast path
+widened and packed; refusals where the test could not stand for the regions; 21_Sigmoid through every gate at
+its predicted time."""
+from __future__ import annotations
+
+import pytest
+
+from asmevo.agent.ops_version import full_exec_head, full_path, version_full_exec, versioned
+from asmevo.agent.search import heat_of, predict
+from agenttools import body_of, code, evaluated, evaluator, masked_region
+
+POINTER = dict(kernarg=0, buffers=frozenset({0}))
+PROLOGUE = ["s_load_dwordx2 s[2:3], s[0:1], 0x0", "s_load_dword s6, s[0:1], 0x10",
+            "v_lshlrev_b32_e32 v1, 2, v0",                  # element e = 4 x lane
+            "v_mov_b32_e32 v2, 0", "s_waitcnt lgkmcnt(0)",
+            "v_lshl_add_u64 v[4:5], v[1:2], 2, s[2:3]"]    # &y[e]: the pointer + 16 x lane
+
+
+def mask(k: int) -> list[str]:
+    """s[10+2k:11+2k]: the lanes whose element e + k is in bounds."""
+    return [f"v_or_b32_e32 v3, {k}, v1", f"v_cmp_gt_i32_e64 s[{10 + 2 * k}:{11 + 2 * k}], s6, v3"]
+
+
+def element(k: int) -> list[str]:
+    return [f"v_mul_f32_e32 v{20 + k}, v0, v0",
+            f"global_store_dword v[4:5], v{20 + k}, off" + (f" offset:{4 * k}" if k else "")]
+
+
+def regions(masks_first: bool = True, after: dict[int, list[str]] | None = None, inside: list[str] = ()) -> list[str]:
+    """Four masked regions storing y[e + k]; the masks computed before the first (else each before its own);
+    `after[k]` after region k's restore; `inside` in region 0."""
+    lines = [*PROLOGUE, *(x for k in range(4) for x in mask(k))] if masks_first else list(PROLOGUE)
+    for k in range(4):
+        lines += [] if masks_first else mask(k)
+        lines += masked_region(k, f"s[{10 + 2 * k}:{11 + 2 * k}]", [*(inside if k == 0 else ()), *element(k)],
+                               saved="s[8:9]")
+        lines += (after or {}).get(k, [])
+    return [*lines, "s_endpgm"]
+
+
+def head(body) -> int:
+    return next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_and_saveexec_b64")
+
+
+def test_the_regions_run_as_one_block_when_every_lane_is_in_every_mask():
+    b = body_of(regions(), **POINTER)
+    new, test, copied = versioned(b, head(b))
+    c = code(new)
+    slow = next(x for x in c if x.startswith(".Lfull"))[:-1]
+    [t] = [n for n, x in enumerate(c) if x.startswith("s_and_b64") and x.endswith("s[10:11], s[12:13]")]
+    temp = c[t].split()[1].rstrip(",")
+    assert c[t:t + 6] == [f"s_and_b64 {temp}, s[10:11], s[12:13]", f"s_and_b64 {temp}, {temp}, s[14:15]",
+                          f"s_and_b64 {temp}, {temp}, s[16:17]", f"s_andn2_b64 {temp}, exec, {temp}",
+                          f"s_cbranch_scc1 {slow}", f"s_cbranch_execz {slow}"]
+    assert c[t + 6:c.index(f"{slow}:")] == [*(x for k in range(4) for x in element(k)), "s_endpgm"]
+    # the regions as they were follow for the waves that fail the test
+    first = code(b).index("s_and_saveexec_b64 s[8:9], s[10:11]")
+    assert c[c.index(f"{slow}:") + 1:] == code(b)[first:]
+    assert len(test) == 6 and len(copied) == 9
+
+
+def test_the_fast_path_is_widened_and_packed():
+    b = body_of(regions(), **POINTER)
+    c = code(version_full_exec(b, head(b)))
+    fast = c[c.index(next(x for x in c if x.startswith("s_cbranch_execz .Lfull"))) + 1:c.index("s_endpgm")]
+    assert sum(x.startswith("v_pk_mul_f32") for x in fast) == 2 and not any(x.startswith("v_mul_f32") for x in fast)
+    [store] = [x for x in fast if x.startswith("global_store")]
+    assert store.startswith("global_store_dwordx4 v[4:5], v[")
+
+
+@pytest.mark.parametrize("lines", [
+    regions(masks_first=False),                                      # a later mask computed after the first save
+    regions(after={1: ["s_cselect_b32 s20, 1, 0"]}),                 # SCC a dropped restore set is read
+    regions(inside=["v_cmpx_gt_i32_e64 s[30:31], s6, v1"]),          # a region writes EXEC
+])
+def test_it_refuses_where_one_test_cannot_stand_for_the_regions(lines):
+    b = body_of(lines, **POINTER)
+    assert full_path(b, head(b)) is None and version_full_exec(b, head(b)) is None
+
+
+def test_in_a_loop_the_path_ends_at_the_latch_and_joins_it():
+    lines = regions()
+    end = lines.index("s_endpgm")
+    lines[end:end] = ["s_add_i32 s20, s20, 1", "s_cmp_lt_i32 s20, s6", "s_cbranch_scc1 .Lloop"]
+    lines.insert(lines.index(mask(0)[0]), ".Lloop:")
+    lines.insert(lines.index(".Lloop:"), "s_mov_b32 s20, 0")
+    b = body_of(lines, **POINTER)
+    path = full_path(b, head(b))
+    assert path is not None and b.instructions[path.join].text() == "s_cbranch_scc1 .Lloop"
+    c = code(versioned(b, head(b))[0])
+    slow = c.index(next(x for x in c if x.startswith(".Lfull") and "_slow" in x))
+    assert c[slow - 3:slow - 1] == ["s_add_i32 s20, s20, 1", "s_cmp_lt_i32 s20, s6"]
+    join = c[slow - 1].split()[1]
+    assert c[slow - 1] == f"s_branch {join}" and c[c.index(f"{join}:") + 1] == "s_cbranch_scc1 .Lloop"
+
+
+def test_sigmoid_versioned_verifies_and_runs_at_its_predicted_time():
+    """KernelBench's Sigmoid guards each of a lane's four elements by its own mask, each region computing one
+    element's sigmoid and storing it. At its bench shape on MI308X every wave passes the test: the fast path's
+    stores widen to one dwordx4 and the four elements' arithmetic packs in pairs, verified equivalent on every
+    verify shape and the held-out one (whose tail waves take the kept regions)."""
+    ev = evaluator("21_Sigmoid", gpu="mi308x")
+    body = ev.body_of(0)
+    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
+    options = [(predict(new, heat), i, new) for i in range(len(body.instructions))
+               if full_exec_head(body, i) and (new := version_full_exec(body, i)) is not None]
+    predicted, _, new = min(options, key=lambda o: o[0])
+    cand = evaluated(ev, body, new, "version_full_exec")
+    assert cand.speedup > 1.45
+    assert cand.cycles == pytest.approx(predicted, rel=0.01)
