@@ -25,7 +25,7 @@ from .ops_list import _graph, _kind
 from .ops_pack import pack_f32_chains
 from .ops_regs import vgpr_limit
 from .ops_rename import _rename_all, _rename_one, free_pairs, free_sgprs, rename_scalar
-from .pad import site_hazard_nops
+from .pad import BLOCK_REPAIRS, site_hazard_nops
 from .webs import ENTRY, NotAnalysable, webs_of
 
 MIN_LENGTH = 6      # instructions per copy: shorter runs are left to the ordinary packing window
@@ -77,7 +77,7 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
     """(A, B, pairs): the run A from instruction a up to the nearest later instruction b of a's block that
     starts a run of the same shape (its first PREFIX instructions match A's one by one), the run B of
     as many instructions from b, and their instructions paired by shape (the longest common subsequence:
-    a compiler may schedule two copies a little differently), when at least MATCHED of A pair up
+    a compiler may schedule two copies a little differently), when at least MATCHED of the shorter pair up
     (`s_nop`s and `s_waitcnt`s skipped); None when there is no such b."""
     blk = body.cfg.blocks[body.cfg.block_of[a]]
     ks = [k for k in range(a, blk.end) if body.instructions[k].mnemonic not in _SKIPPED]
@@ -87,7 +87,7 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
         if all(_same(body, ks[n], ks[start + n]) for n in range(PREFIX)):
             first, second = ks[:start], ks[start:2 * start]
             pairs = _matched(body, first, second)
-            if len(pairs) >= MATCHED * len(first):
+            if len(pairs) >= MATCHED * min(len(first), len(second)):
                 return first, second, pairs
     return None
 
@@ -228,7 +228,7 @@ def interleave_elements(body: Body, a: int) -> Body | None:
             (cur, k), mixed = found, True
     if not mixed:
         return None
-    new = site_hazard_nops(cur, body)
+    new = site_hazard_nops(cur, body, repairs=BLOCK_REPAIRS)
     if new is None or new.waitcnt_violations > body.waitcnt_violations:
         return None
     return new

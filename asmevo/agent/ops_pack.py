@@ -27,7 +27,7 @@ from ..isa.operands import Operand
 from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
 from .ops_regs import vgpr_limit
 from .ops_rename import free_sgprs, needs_literal
-from .pad import site_hazard_nops
+from .pad import BLOCK_REPAIRS, site_hazard_nops
 from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
 PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
@@ -307,4 +307,4 @@ def pack_f32_chains(body: Body, i: int) -> Body | None:
         cur, packed = new, packed + 1
     if not packed:
         return None
-    return cur if cur.no_worse(body) else site_hazard_nops(cur, body)
+    return cur if cur.no_worse(body) else site_hazard_nops(cur, body, repairs=BLOCK_REPAIRS)

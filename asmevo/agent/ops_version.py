@@ -37,12 +37,13 @@ import re
 from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, SCC, Reg, operand_regs
 from .body import Body, BodyItem, make_item
+from .ops_ifconv import diamond, if_convert
 from .ops_interleave import pack_elements
 from .ops_layout import fresh_label, labels_before
 from .ops_pack import PACKED, pack_f32_chains
 from .ops_rename import free_pairs
 from .ops_widen import _address, _is_store, _offset, widen_loads, widen_stores
-from .pad import site_hazard_nops
+from .pad import BLOCK_REPAIRS, site_hazard_nops
 
 MIN_REGIONS = 2      # one region's save, branch and restore cannot pay for the test's four instructions
 MAX_COPIED = 1024    # instructions the fast path copies (code size; the instruction cache is not modelled)
@@ -68,8 +69,9 @@ def _restore_of(body: Body, j: int, saved: set[str]) -> bool:
             and x.operands[2].text in saved)
 
 
-def full_path(body: Body, head: int) -> FullPath | None:
-    """The path from the save at `head` when every lane is in every mask (the module docstring), or None."""
+def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath | None:
+    """The path from the save at `head` when every lane is in every mask (the module docstring), or None (also when
+    fewer than `min_regions` regions are on it)."""
     ins, infos, labels = body.instructions, body.infos, body.index[1]
     masks: list[str] = []
     kept: list[tuple[int, str | None]] = []
@@ -127,7 +129,7 @@ def full_path(body: Body, head: int) -> FullPath | None:
                 return None
         j += 1
     live = _live_before(body, join) if join is not None else frozenset()
-    if len(saves) < MIN_REGIONS or (scc_stale and SCC in live):
+    if len(saves) < min_regions or (scc_stale and SCC in live):
         return None
     # a save becomes s_mov_b64 only when a kept instruction after it, or the code it joins, reads its pair first
     for at, pair in saves:
@@ -197,17 +199,19 @@ def versioned(body: Body, head: int) -> tuple[Body, list[BodyItem], dict[int, in
     if joined:
         at = next(k for k, it in enumerate(new_items) if it is items[pos[path.join]])
         new_items[at:at] = joined
-    new = site_hazard_nops(body.replace(new_items), body)
+    new = site_hazard_nops(body.replace(new_items), body, repairs=BLOCK_REPAIRS)
     if new is None:
         return None
     return new, test, {id(it): i for it, (i, _) in zip(fast, path.kept)}
 
 
 def version_full_exec(body: Body, head: int) -> Body | None:
-    """Version the regions from the save at `head` (`versioned`), then widen the fast path's adjacent accesses
-    and pack its elements' arithmetic (`widen_loads` / `widen_stores` in one block, `pack_elements`, else
+    """Version the regions from the save at `head` (`versioned`), the data-dependent if/elses after it converted to
+    selects first (`ops_ifconv`: on the fast path they would end it), then widen the fast path's adjacent accesses and
+    pack its elements' arithmetic (`widen_loads` / `widen_stores` in one block, `pack_elements`, else
     `pack_f32_chains`)."""
-    found = versioned(body, head)
+    base, origin = _if_converted(body, head)
+    found = versioned(base, head)
     if found is None:
         return None
     new, test, copied = found
@@ -221,30 +225,48 @@ def version_full_exec(body: Body, head: int) -> Body | None:
     packable = [k for k in range(start, new.cfg.blocks[new.cfg.block_of[start]].end) if new.infos[k].base in PACKED]
     if packable and (packed := pack_elements(new, packable[0]) or pack_f32_chains(new, packable[0])) is not None:
         new = packed
-    return _described(new, body, head, test, copied)
+    of = {i: origin[id(base.items[p])] for i, p in enumerate(base.pos)}
+    return _described(new, base, head, test, {k: of[i] for k, i in copied.items()}, of)
 
 
-def _described(new: Body, body: Body, head: int, test: list[BodyItem], copied: dict[int, int]) -> Body:
-    """`new` with its executions described for predictions (`Body.counts`, `Body.traffic`): the test runs as
-    often as the save at `head`, the fast path's instructions as often too (every wave there passes the test, as
-    where the launch fills whole waves; an access there touches the lines of the one it copies or, widened, of
-    the copied one at its address and offset), and the instructions of the kept regions on the path only for the
-    waves the test sends there."""
-    path = full_path(body, head)
+def _if_converted(body: Body, head: int) -> tuple[Body, dict[int, int]]:
+    """`body` with every if/else after instruction `head` converted (the last first: a converted one writes its
+    registers for every lane, so an earlier one's values no longer seem to reach past it), and for each item the
+    parent instruction it stands for (a converted if/else's, its save)."""
+    origin = {id(body.items[p]): n for n, p in enumerate(body.pos)}
+    cur = body
+    for s in reversed([k for k in range(head + 1, len(body.instructions)) if diamond(body, k)]):
+        new = if_convert(cur, s)
+        if new is None:
+            continue
+        known = {id(it) for it in cur.items}
+        origin.update({id(it): origin[id(cur.items[cur.pos[s]])] for it in new.items if id(it) not in known})
+        cur = new
+    return cur, origin
+
+
+def _described(new: Body, base: Body, head: int, test: list[BodyItem], copied: dict[int, int],
+               of: dict[int, int]) -> Body:
+    """`new` with its executions described for predictions (`Body.counts`, `Body.traffic`, in terms of the parent's
+    instructions: `of` maps `base`'s, the body versioned, to them): the test runs as often as the save at `head`, the
+    fast path's instructions as often too (every wave there passes the test, as where the launch fills whole waves;
+    an access there touches the lines of the one it copies or, widened, of the copied one at its address and
+    offset), and the instructions of the kept regions on the path only for the waves the test sends there."""
+    path = full_path(base, head)
     tested = {id(it) for it in test}
-    slow = {id(body.items[body.pos[i]]): i for i in path.visited}
+    slow = {id(base.items[base.pos[i]]): of[i] for i in path.visited}
     start = next(n for n, p in enumerate(new.pos) if id(new.items[p]) in tested) + len(test)
     blk = new.cfg.blocks[new.cfg.block_of[start]]
-    at = {(_where(body.instructions[i])): i for i in copied.values() if _where(body.instructions[i])}
+    at = {_where(base.instructions[i]): of[i] for i in path.visited if _where(base.instructions[i])}
     for n, p in enumerate(new.pos):
         item = new.items[p]
         if id(item) in tested or blk.start <= n < blk.end:
-            new.counts[n] = ((head, 1.0),)
+            new.counts[n] = ((of[head], 1.0),)
             orig = copied.get(id(item), at.get(_where(item.ins)))
             if orig is not None and _where(item.ins):
                 new.traffic[n] = (orig, 1.0)
         elif id(item) in slow:
-            new.counts[n] = ((slow[id(item)], 1.0), (head, -1.0))
+            new.counts[n] = ((slow[id(item)], 1.0), (of[head], -1.0))
     return new
 
 
@@ -256,7 +278,11 @@ def _where(ins) -> tuple | None:
 
 
 def full_exec_head(body: Body, i: int) -> bool:
-    """Instruction i is a save `version_full_exec` can version, and not in the kept regions of one it versioned."""
-    return (body.instructions[i].mnemonic == "s_and_saveexec_b64"
-            and not any(re.fullmatch(r"\.Lfull\d+_slow\d+", name) for name in labels_before(body, i))
-            and full_path(body, i) is not None)
+    """Instruction i is a save `version_full_exec` may version (its path meets two regions, or an if/else it
+    converts), and not in the kept regions of one it versioned."""
+    if body.instructions[i].mnemonic != "s_and_saveexec_b64" or \
+            any(re.fullmatch(r"\.Lfull\d+_slow\d+", name) for name in labels_before(body, i)):
+        return False
+    path = full_path(body, i, min_regions=1)   # an if/else it stops at goes on once converted
+    return path is not None and (len(path.masks) >= MIN_REGIONS or path.join is not None
+                                 and diamond(body, path.join) is not None)

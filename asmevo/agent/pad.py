@@ -8,6 +8,7 @@ from .body import Body, BodyItem, make_item
 
 _PADS = 5  # s_nop 0 .. 4: VALU rules need at most 5 wait states; longer waits are refused
 _REPAIRS = 8  # nops `hazard_nops` inserts at most
+BLOCK_REPAIRS = 64  # nops for a rewrite of a whole block (its elements interleaved, a path copied)
 
 
 def padded(body: Body, items: list[BodyItem], at: int, clear: tuple[BodyItem, ...] = ()) -> Body | None:
@@ -44,15 +45,15 @@ def _sited(body: Body, f: StaticFinding) -> tuple[int, str, str]:
     return id(body.items[body.pos[f.index]]), f.check, f.rule
 
 
-def site_hazard_nops(body: Body, parent: Body) -> Body | None:
+def site_hazard_nops(body: Body, parent: Body, repairs: int = _REPAIRS) -> Body | None:
     """`body`, a reordering of `parent`'s items, with an `s_nop` of the wait states it lacks before the first
     instruction that has a hazard finding it did not have in `parent`, again until every finding is one `parent`
     had at the same instruction (a count per rule is not enough: shipped code with a known hazard would trade it for a
     new one, which the emulator reports; one static check per nop, as the finding names the wait states missing);
     None when a finding of another kind is new, a hazard lacks more than a few wait states, or more than a few nops
-    are needed."""
+    are needed (`repairs`: a rewrite of a whole block may take more)."""
     known, cur = {_sited(parent, f) for f in parent.static_findings}, body
-    for _ in range(_REPAIRS + 1):
+    for _ in range(repairs + 1):
         fresh = [f for f in cur.static_findings if _sited(cur, f) not in known]
         if not fresh:
             return cur
