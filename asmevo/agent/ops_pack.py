@@ -30,9 +30,14 @@ from .ops_rename import free_sgprs, needs_literal
 from .pad import BLOCK_REPAIRS, site_hazard_nops
 from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
+# v_fmaak_f32 D = S0 * S1 + K and v_fmamk_f32 D = S0 * K + S1 list their sources in FMA order (K a literal, read from
+# an SGPR once packed)
 PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
-          "v_fmac_f32": "v_pk_fma_f32", "v_mov_b32": "v_pk_mov_b32"}
+          "v_fmac_f32": "v_pk_fma_f32", "v_fmaak_f32": "v_pk_fma_f32", "v_fmamk_f32": "v_pk_fma_f32",
+          "v_mov_b32": "v_pk_mov_b32"}
 _WINDOW = 32  # instructions after the first of a pair searched for its partner
+_CONSTANTS = ("imm", "float")  # a constant both ops read comes from an SGPR set to it: a literal (VOP3P takes none)
+                               # or an inline one (so both halves plainly read the same 32-bit value)
 
 
 def _sources(ins: Instruction, base: str, literals: dict[str, int] | None = None) -> list[Operand] | None:
@@ -42,7 +47,7 @@ def _sources(ins: Instruction, base: str, literals: dict[str, int] | None = None
         return None
     srcs = list(ins.operands[1:]) + ([ins.operands[0]] if base == "v_fmac_f32" else [])
     srcs = [Operand("sgpr", f"s{literals[op.text]}", literals[op.text], 1)
-            if literals and needs_literal(op) and op.text in literals else op for op in srcs]
+            if literals and op.kind in _CONSTANTS and op.text in literals else op for op in srcs]
     if any(op.kind not in ("vgpr", "sgpr") or op.count != 1 or op.abs or op.sext for op in srcs):
         return None
     return srcs
@@ -276,7 +281,8 @@ def pack_f32_renamed(body: Body, i: int) -> Body | None:
         else:
             continue
         x, y = cur.instructions[i], cur.instructions[j]
-        wanted = {op.text for op in x.operands[1:] if needs_literal(op)}
+        wanted = {op.text for op in x.operands[1:]
+                  if needs_literal(op) or op.kind in _CONSTANTS and body.infos[i].base != "v_mov_b32"}
         try:
             literals, lines = _literal_sgprs(cur, wanted, place)
         except LookupError:

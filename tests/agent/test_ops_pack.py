@@ -148,3 +148,21 @@ def test_packed_masked_defaults_of_86_run_like_k0():
     assert sum(c.startswith("v_pk_mov_b32") and c.endswith(", 0, 0") for c in code(new)) == 1
     cand = ev.evaluate(0, new.edit(body, "pack_f32_chains", "test"), Window(*ev.source_of(0).body), agent="test", step=1)
     assert cand.verified
+
+
+def test_fmaak_and_inline_constants_pack_with_the_constant_from_an_sgpr():
+    """v_fmaak_f32 D = S0 * S1 + K packs as an FMA with K from an SGPR; so does an add of the inline constant 1.0
+    (VOP3P takes no literal, and a constant for both halves is read plainly from an SGPR)."""
+    lines = ["global_load_dwordx2 v[0:1], v[2:3], off", "s_waitcnt vmcnt(0)",
+             "v_fmaak_f32 v6, v0, v0, 0xbd5c1c4e", "v_fmaak_f32 v9, v1, v1, 0xbd5c1c4e",
+             "v_add_f32_e32 v6, 1.0, v6", "v_add_f32_e32 v9, 1.0, v9",
+             "v_add_f32_e32 v2, v6, v9", "global_store_dword v[4:5], v2, off", "s_endpgm"]
+    b = body_of(lines)
+    c = code(pack_f32_chains(b, 2))
+    movs = {x.split(", ")[1]: x.split()[1].rstrip(",") for x in c if x.startswith("s_mov_b32")}
+    assert set(movs) == {"0xbd5c1c4e", "1.0"}
+    [fma] = [x for x in c if x.startswith("v_pk_fma_f32")]
+    [add] = [x for x in c if x.startswith("v_pk_add_f32")]
+    assert "v[0:1], v[0:1], s[" in fma and not any(x.startswith(("v_fmaak", "v_add_f32_e32 v6", "v_add_f32_e32 v9"))
+                                                 for x in c)
+    assert add.split(", ")[1].startswith("s[")
