@@ -1,19 +1,21 @@
 """Interleaving two copies of one computation, so packing can pair them. A lane's elements are computed by
-the same instruction sequence one after another (an unrolled elementwise loop, or the regions
-`version_full_exec` puts in one block): A = a_0 .. a_n-1, then B = b_0 .. b_n-1 of the same shape (the same
-mnemonics, modifiers and constants; registers free). Packed FP32 (`pack_f32_chains`) pairs an op of A with
-its twin in B only when nothing between them stops the second moving up, and A's later ops do.
+the same instruction sequence one after another (an unrolled elementwise kernel, or the regions
+`version_full_exec` puts in one block): a run A, then a run B of the same shape (the same mnemonics,
+modifiers and constants; registers free), paired instruction by instruction as the longest common
+subsequence of shapes (a compiler schedules two copies a little differently). Packed FP32
+(`pack_f32_chains`) pairs an op of A with its twin in B only when nothing between them stops the second
+moving up, and A's later ops do.
 
-`interleave_elements` renames B's values that share a VGPR with anything A (or the code between A and B)
-touches to VGPRs nothing else uses (below the count that keeps the waves per SIMD; value webs,
-`asmevo.agent.webs`), drops the `s_waitcnt`s in between whose removal leaves no read of an outstanding
-result (the waitcnt analysis decides), and orders the range a_0, b_0, a_1, b_1, ... as far as the
-dependences allow: the dependence graph of `list_schedule` (registers explicit and implicit, memory
-order, waits, fences), topologically sorted by that preferred rank. Registers that cannot be renamed
-(VCC a `v_div_fmas` reads, SCC, a shared SGPR temporary) keep their writers and readers in order, so
-every instruction reads the value it read before. Hazard wait states are re-derived (`pad.site_hazard_nops`).
-`pack_elements` interleaves and then packs the block; it is the proposal the search predicts, since
-interleaving alone issues the same instructions."""
+`interleave_elements` first gives the block's compare masks and scalar temporaries registers of their own
+(`rename_sgprs`' renamings), lets each `v_div_scale` write a fresh pair that is copied to VCC right before
+its `v_div_fmas`, and drops the waits whose removal leaves no read of an outstanding result (the waitcnt
+analysis decides). It then renames B's values that share a VGPR with anything else in the range to VGPRs
+free wherever they live (below the count that keeps the waves per SIMD; value webs, `asmevo.agent.webs`)
+and orders the range a_0, b_0, a_1, b_1, ... as far as the dependences allow: the dependence graph of
+`list_schedule` (registers explicit and implicit, memory order, waits, fences), topologically sorted by
+that preferred rank, so every instruction reads the value it read before. Hazard wait states are
+re-derived (`pad.site_hazard_nops`). `pack_elements` interleaves and then packs the block; it is the
+proposal the search predicts, since interleaving alone issues the same instructions."""
 from __future__ import annotations
 
 import heapq
@@ -21,10 +23,10 @@ import heapq
 from ..isa.operands import Operand
 from ..isa.regs import VCC
 from .body import Body, make_item
-from .ops_list import _graph, _kind
+from .ops_list import dependences, kind_of
 from .ops_pack import pack_f32_chains
 from .ops_regs import vgpr_limit
-from .ops_rename import _rename_all, _rename_one, free_pairs, free_sgprs, rename_scalar
+from .ops_rename import rename_across_block, rename_mask, free_pairs, free_sgprs, rename_scalar
 from .pad import BLOCK_REPAIRS, site_hazard_nops
 from .webs import ENTRY, NotAnalysable, webs_of
 
@@ -171,8 +173,8 @@ def _prepared(body: Body, a: int) -> Body | None:
     """Instruction a's block with its compares' masks and scalar temporaries in registers of their own
     (`rename_sgprs`' renamings), its divisions' VCC freed and the idle waits from a on gone; instruction a
     keeps its index."""
-    cur = _rename_all(body, a, _rename_one, free_pairs(body))
-    cur = _rename_all(cur, a, rename_scalar, free_sgprs(cur))
+    cur = rename_across_block(body, a, rename_mask, free_pairs(body))
+    cur = rename_across_block(cur, a, rename_scalar, free_sgprs(cur))
     cur = _vcc_freed(cur, a)
     if cur is None:
         return None
@@ -193,7 +195,7 @@ def _interleaved(cur: Body, a: int) -> tuple[Body, int] | None:
     if cur is None:
         return None
     ks = [k for k in range(lo, hi) if cur.instructions[k].mnemonic != "s_nop"]
-    kinds = [_kind(cur, k) for k in ks]
+    kinds = [kind_of(cur, k) for k in ks]
     if "fence" in kinds:
         return None
     # the preferred rank: a_j at 2j, its twin b_j at 2j + 1, anything else right after its predecessor
@@ -202,7 +204,7 @@ def _interleaved(cur: Body, a: int) -> tuple[Body, int] | None:
     for k in ks:
         last = twin.get(k, last + 1e-3)
         rank.append(last)
-    order = _topological(_graph(cur, ks, kinds), rank)
+    order = _topological(dependences(cur, ks, kinds), rank)
     if order == list(range(len(ks))):
         return None
     p = cur.pos

@@ -35,7 +35,7 @@ _FENCE_SALU = ("s_getpc", "s_setreg", "s_getreg", "s_set_gpr_idx", "s_movrel", "
 _MAX_BLOCK = 2000  # instructions: larger blocks are left alone (the graph is quadratic at worst)
 
 
-def _kind(body: Body, k: int) -> str:
+def kind_of(body: Body, k: int) -> str:
     """'fence', 'wait', 'memory', 'mfma' or 'alu' for instruction k."""
     info = body.infos[k]
     if info.base == "s_waitcnt":
@@ -56,9 +56,9 @@ def _loaded(body: Body) -> frozenset:
     return frozenset(out)
 
 
-def _graph(body: Body, ks: list[int], kinds: list[str]) -> list[set[int]]:
+def dependences(body: Body, ks: list[int], kinds: list[str]) -> list[set[int]]:
     """Predecessors (positions in `ks`) of each instruction of `ks` (instruction indices, in order; `kinds`
-    their `_kind`s)."""
+    their `kind_of`s)."""
     infos, loaded = body.infos, _loaded(body)
     preds: list[set[int]] = [set() for _ in ks]
     last_def: dict = {}
@@ -152,7 +152,7 @@ def list_schedule(body: Body, i: int) -> Body | None:
     needs hazard wait states a few nops cannot give, or the model's schedule of the block is not shorter."""
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     instrs, pos = body.instructions, body.pos
-    end = blk.end - 1 if _kind(body, blk.end - 1) == "fence" else blk.end
+    end = blk.end - 1 if kind_of(body, blk.end - 1) == "fence" else blk.end
     ks = [k for k in range(blk.start, end) if instrs[k].mnemonic != "s_nop"]
     if len(ks) < 3 or end - blk.start > _MAX_BLOCK:
         return None
@@ -160,8 +160,8 @@ def list_schedule(body: Body, i: int) -> Body | None:
     if any(it.label for it in body.items[lo:hi]):
         return None
     costs = [cost(instrs[k], processor=body.processor) for k in ks]
-    kinds = [_kind(body, k) for k in ks]
-    new_ks = [ks[n] for n in _order(body, ks, kinds, _graph(body, ks, kinds), costs)]
+    kinds = [kind_of(body, k) for k in ks]
+    new_ks = [ks[n] for n in _order(body, ks, kinds, dependences(body, ks, kinds), costs)]
     if new_ks == list(range(blk.start, end)):
         return None
     others = [it for it in body.items[lo:hi] if it.ins is None]

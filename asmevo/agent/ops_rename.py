@@ -125,7 +125,7 @@ def _rewritten(body: Body, texts: dict[int, str | None], still_live: set[Reg], b
     return body.replace(items)
 
 
-def _rename_one(body: Body, i: int, new: str) -> Body | None:
+def rename_mask(body: Body, i: int, new: str) -> Body | None:
     """Rename the mask compare i writes to the SGPR pair `new` over its live range in the block."""
     ins = body.instructions[i]
     regs = _pair_regs(ins)
@@ -207,7 +207,7 @@ def rename_scalar(body: Body, i: int, new: str) -> Body | None:
     return _rewritten(body, texts, {old} if end == blk.end else set(), blk.index)
 
 
-def _rename_all(body: Body, i: int, rename, free: list[str]) -> Body:
+def rename_across_block(body: Body, i: int, rename, free: list[str]) -> Body:
     """Apply `rename` (mask or scalar renamer) with the next free register at every instruction of
     i's block it accepts; renaming replaces instructions one for one, so indices stay put."""
     blk = body.cfg.blocks[body.cfg.block_of[i]]
@@ -223,8 +223,8 @@ def _rename_all(body: Body, i: int, rename, free: list[str]) -> Body:
 def rename_sgprs(body: Body, i: int) -> Body | None:
     """Give every lane-mask compare of instruction i's block a fresh SGPR pair and every scalar
     temporary a fresh SGPR, then `fill_nops`; None unless some nop could shrink afterwards."""
-    cur = _rename_all(body, i, _rename_one, free_pairs(body))
-    cur = _rename_all(cur, i, rename_scalar, free_sgprs(cur))
+    cur = rename_across_block(body, i, rename_mask, free_pairs(body))
+    cur = rename_across_block(cur, i, rename_scalar, free_sgprs(cur))
     if cur is body:
         return None
     blk = body.cfg.blocks[body.cfg.block_of[i]]

@@ -22,17 +22,22 @@ versioned code tests that once, where the first region saves EXEC,
   .Lslow:
     <the regions as they were>
 
-The path is followed from the first save to the wave's `s_endpgm`: a save sets EXEC to E and its pair to E,
-a restore from such a pair sets EXEC to E, `s_cbranch_execz` falls through and `s_cbranch_execnz` and
-`s_branch` are taken. Legal when no mask is written on the path before its save (so the test reads the
-values the saves will), nothing else on the path writes EXEC or branches, no instruction reads the SCC a
-dropped save or restore set, and the path visits no instruction twice. The one block lets packing pair
-the elements' arithmetic (`pack_f32_chains`) and the widening operators see their accesses side by side."""
+The path is followed from the first save: a save sets EXEC to E and its pair to E, a restore from such a
+pair sets EXEC to E, `s_cbranch_execz` falls through and `s_cbranch_execnz` and `s_branch` are taken. It
+ends at the wave's `s_endpgm`, or where it meets a conditional branch, a write of EXEC that is no region's, a
+save whose mask the path wrote, or a jump back to the first save's loop: the fast path then branches there
+(in a loop, its latch), with SCC and the pairs the code there reads as the regions would leave them. Legal
+when no mask is written on the path before its save (so the test reads the values the saves will), no
+instruction reads the SCC a dropped save or restore set, and the path visits no instruction twice.
+
+`version_full_exec` converts the data-dependent if/elses after the first save to selects first
+(`ops_ifconv`), so they do not end the path, and then widens and packs the one block: the elements'
+accesses side by side (`widen_stores` / `widen_loads` under one EXEC), their arithmetic paired
+(`pack_elements`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 import re
+from dataclasses import dataclass, replace
 
 from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, SCC, Reg, operand_regs
@@ -42,7 +47,7 @@ from .ops_interleave import pack_elements
 from .ops_layout import fresh_label, labels_before
 from .ops_pack import PACKED, pack_f32_chains
 from .ops_rename import free_pairs
-from .ops_widen import _address, _is_store, _offset, widen_loads, widen_stores
+from .ops_widen import global_address, is_store, offset_of, widen_loads, widen_stores
 from .pad import BLOCK_REPAIRS, site_hazard_nops
 
 MIN_REGIONS = 2      # one region's save, branch and restore cannot pay for the test's four instructions
@@ -216,7 +221,7 @@ def version_full_exec(body: Body, head: int) -> Body | None:
         return None
     new, test, copied = found
     start = head + len(test)   # the fast path's first instruction
-    for rewrite, wanted in ((widen_stores, _is_store), (widen_loads, _is_load)):
+    for rewrite, wanted in ((widen_stores, is_store), (widen_loads, _is_load)):
         k = start
         while k < new.cfg.blocks[new.cfg.block_of[start]].end:
             if wanted(new.instructions[k]) and (wider := rewrite(new, k)) is not None:
@@ -274,7 +279,7 @@ def _where(ins) -> tuple | None:
     """A global access's direction, address operands and offset (None for other instructions)."""
     if not ins.mnemonic.startswith(("global_load", "global_store")):
         return None
-    return _is_store(ins), *(op.text for op in _address(ins)), _offset(ins)
+    return is_store(ins), *(op.text for op in global_address(ins)), offset_of(ins)
 
 
 def full_exec_head(body: Body, i: int) -> bool:

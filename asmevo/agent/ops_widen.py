@@ -69,23 +69,23 @@ _EXEC = frozenset({("s", 126), ("s", 127)})
 _SCC = ("scc", 0)
 
 
-def _offset(ins: Instruction) -> int:
+def offset_of(ins: Instruction) -> int:
     value = ins.modifier("offset")
     return int(value, 0) if value else 0
 
 
-def _is_store(ins: Instruction) -> bool:
+def is_store(ins: Instruction) -> bool:
     return ins.mnemonic.startswith("global_store")
 
 
-def _address(ins: Instruction) -> tuple[Operand, Operand]:
+def global_address(ins: Instruction) -> tuple[Operand, Operand]:
     """(vaddr, saddr) of a global access."""
     ops = ins.operands
-    return (ops[0], ops[2]) if _is_store(ins) else (ops[1], ops[2])
+    return (ops[0], ops[2]) if is_store(ins) else (ops[1], ops[2])
 
 
 def _key(ins: Instruction) -> tuple:
-    vaddr, saddr = _address(ins)
+    vaddr, saddr = global_address(ins)
     return ins.mnemonic, vaddr.text, saddr.text, tuple(m for m in ins.modifiers if not m.startswith("offset:"))
 
 
@@ -111,17 +111,17 @@ def group(body: Body, i: int, block_only: bool = False) -> tuple[list[int], str]
             and _key(instrs[j]) == _key(ins) and loop_header(body, j) == loop]
     by_offset: dict[int, int] = {}
     for j in same:
-        if _offset(instrs[j]) in by_offset:
+        if offset_of(instrs[j]) in by_offset:
             return None  # two accesses at one offset: which pair up is ambiguous
-        by_offset[_offset(instrs[j])] = j
+        by_offset[offset_of(instrs[j])] = j
     width = instr_info(ins.mnemonic, body.processor).access_bytes
     for k in (4, 3, 2):
         wide = _WIDER.get((ins.mnemonic, k))
         if wide is None:
             continue
         size = alignment_of(wide, body.processor)
-        aligned = _offset(ins) - (_offset(ins) % size)
-        for start in [aligned, *(_offset(ins) - n * width for n in range(k - 1, -1, -1))]:
+        aligned = offset_of(ins) - (offset_of(ins) % size)
+        for start in [aligned, *(offset_of(ins) - n * width for n in range(k - 1, -1, -1))]:
             run = [by_offset.get(start + n * width) for n in range(k)]
             if None not in run:
                 return run, wide
@@ -272,13 +272,13 @@ def _alignment(body: Body, webs: VgprWebs, accesses: list[int], size: int) -> bo
     """Whether the wide access needs its address checked per lane (False: proved aligned); None
     when it is known misaligned or cannot be checked (a scalar base not proved aligned)."""
     ins = body.instructions[accesses[0]]
-    vaddr, saddr = _address(ins)
+    vaddr, saddr = global_address(ins)
     need = size.bit_length() - 1
     al = Alignment(body, webs)
     if saddr.text != "off" and al.operand(accesses[0], saddr) < need:
         return None
     if al.operand(accesses[0], vaddr) >= need:
-        return None if _offset(ins) % size else False
+        return None if offset_of(ins) % size else False
     return True
 
 
@@ -288,9 +288,9 @@ def _lane_check(narrow: Instruction, size: int, temp: list[int], pair: list[str]
     none when no registers were taken for a check (alignment proved)."""
     if not pair:
         return []
-    vaddr, _ = _address(narrow)
+    vaddr, _ = global_address(narrow)
     return [f"v_and_b32_e32 v{temp[0]}, {size - 1}, v{vaddr.index}",
-            f"v_cmp_eq_u32_e64 {pair[0]}, {-_offset(narrow) & (size - 1)}, v{temp[0]}"]
+            f"v_cmp_eq_u32_e64 {pair[0]}, {-offset_of(narrow) & (size - 1)}, v{temp[0]}"]
 
 
 def _dead_at_loop_entries(body: Body, pairs: list[str]) -> bool:
@@ -302,7 +302,7 @@ def _dead_at_loop_entries(body: Body, pairs: list[str]) -> bool:
 def _checked(body: Body, i: int, want_store: bool):
     """(webs, flow, accesses, wide mnemonic, regions, regions in execution order, the instruction F
     is computed before, whether alignment is checked per lane) when the group at i can widen, else None."""
-    if want_store != _is_store(body.instructions[i]):
+    if want_store != is_store(body.instructions[i]):
         return None
     found = group(body, i)
     if found is None:
@@ -350,8 +350,8 @@ def _stable(body: Body, flow: _Flow, points: list[int], accesses: list[int]) -> 
     """Between any two of `points` nothing writes the group's address registers, and nothing but
     the group accesses memory a load of it could read (any store, atomic or barrier) or, for
     stores, touches global memory at all."""
-    store = _is_store(body.instructions[accesses[0]])
-    vaddr, saddr = _address(body.instructions[accesses[0]])
+    store = is_store(body.instructions[accesses[0]])
+    vaddr, saddr = global_address(body.instructions[accesses[0]])
     address = operand_regs(vaddr) | operand_regs(saddr)
     span = set().union(*(flow.between(x, y) for x in points for y in points if x != y))
     return not any(body.infos[k].defs & address or k not in accesses and (
@@ -360,7 +360,7 @@ def _stable(body: Body, flow: _Flow, points: list[int], accesses: list[int]) -> 
 
 def _address_kept(body: Body, flow: _Flow, first: int, points: list[int], accesses: list[int]) -> bool:
     """Nothing from `first` (included) to any of `points` writes the group's address registers."""
-    vaddr, saddr = _address(body.instructions[accesses[0]])
+    vaddr, saddr = global_address(body.instructions[accesses[0]])
     address = operand_regs(vaddr) | operand_regs(saddr)
     return not any(body.infos[k].defs & address for x in points for k in flow.between(first, x) | {first})
 
@@ -422,11 +422,11 @@ def _in_one_block(body: Body, i: int) -> Body | None:
     or written between that first load and its own. Every vmcnt wait is lowered by the K-1 loads gone,
     then raised as far as the waitcnt analysis allows."""
     found = group(body, i, block_only=True)
-    if found is None or _is_store(body.instructions[i]):
+    if found is None or is_store(body.instructions[i]):
         return None
     accesses, wide = found
     first, last = min(accesses), max(accesses)
-    vaddr, saddr = _address(body.instructions[first])
+    vaddr, saddr = global_address(body.instructions[first])
     held = operand_regs(vaddr) | operand_regs(saddr) | _EXEC
     if any(body.infos[k].defs & held or k not in accesses and _writes_memory(body, k) for k in range(first, last + 1)):
         return None
@@ -532,14 +532,14 @@ def _stores_in_one_block(body: Body, i: int) -> Body | None:
     proved, and each stored value is written before its own store only. Every vmcnt wait is lowered by the
     K-1 stores gone, then raised as far as the waitcnt analysis allows."""
     found = group(body, i, block_only=True)
-    if found is None or not _is_store(body.instructions[i]):
+    if found is None or not is_store(body.instructions[i]):
         return None
     accesses, wide = found
     first, last = min(accesses), max(accesses)
     data = body.instructions[i].operands[1]
     if data.kind != "vgpr" or data.count != 1:
         return None
-    vaddr, saddr = _address(body.instructions[first])
+    vaddr, saddr = global_address(body.instructions[first])
     held = operand_regs(vaddr) | operand_regs(saddr) | _EXEC
     if any(body.infos[k].defs & held or k not in accesses and _touches_global(body, k) for k in range(first, last + 1)):
         return None
@@ -628,17 +628,17 @@ def _described(new: Body, body: Body, accesses: list[int], wide: str) -> Body:
     instrs = new.instructions
     narrow = [n for n, ins in enumerate(instrs) if ins.mnemonic == body.instructions[accesses[0]].mnemonic
               and _key(ins)[1:] == _key(body.instructions[accesses[0]])[1:]]
-    by_offset = {_offset(body.instructions[j]): j for j in accesses}
-    new.traffic = {n: (by_offset[_offset(instrs[n])], 0.0) for n in narrow if _offset(instrs[n]) in by_offset}
+    by_offset = {offset_of(body.instructions[j]): j for j in accesses}
+    new.traffic = {n: (by_offset[offset_of(instrs[n])], 0.0) for n in narrow if offset_of(instrs[n]) in by_offset}
     new.traffic.update({n: (accesses[0], 1.0) for n, ins in enumerate(instrs) if ins.text() == make_item(wide).ins.text()})
     return new
 
 
 def _wide_text(narrow: Instruction, wide: str, data: str) -> str:
     """The wide access at the narrow group's first address, with `data` as its register tuple."""
-    vaddr, saddr = _address(narrow)
-    operands = f"{data}, {vaddr.text}, {saddr.text}" if not _is_store(narrow) else f"{vaddr.text}, {data}, {saddr.text}"
-    offset = _offset(narrow)
+    vaddr, saddr = global_address(narrow)
+    operands = f"{data}, {vaddr.text}, {saddr.text}" if not is_store(narrow) else f"{vaddr.text}, {data}, {saddr.text}"
+    offset = offset_of(narrow)
     return " ".join([wide, operands, *([f"offset:{offset}"] if offset else []),
                      *(m for m in narrow.modifiers if not m.startswith("offset:"))])
 
