@@ -415,20 +415,19 @@ def _copy_mask(body: Body, flow: _Flow, at: int, mask: Operand, until: int, fres
     return out, dst
 
 
-def _in_one_block(body: Body, i: int) -> Body | None:
-    """The loads grouped with load i as one wide load where the first of them was, when they run one after
-    another in one block with nothing between that writes EXEC, their address or memory (so the same lanes
-    run them, as after `merge_masked_regions`), their alignment is proved, and no value they load is read
-    or written between that first load and its own. Every vmcnt wait is lowered by the K-1 loads gone,
-    then raised as far as the waitcnt analysis allows."""
+def _one_exec_group(body: Body, i: int, stores: bool) -> tuple[list[int], str, VgprWebs] | None:
+    """(accesses, wide mnemonic, webs) for the loads (`stores`: stores) grouped with access i in its block, when
+    nothing from the first to the last writes EXEC or their address, or writes memory (for stores: touches
+    global memory or is a barrier), and their alignment is proved."""
     found = group(body, i, block_only=True)
-    if found is None or is_store(body.instructions[i]):
+    if found is None or is_store(body.instructions[i]) != stores:
         return None
     accesses, wide = found
     first, last = min(accesses), max(accesses)
     vaddr, saddr = global_address(body.instructions[first])
     held = operand_regs(vaddr) | operand_regs(saddr) | _EXEC
-    if any(body.infos[k].defs & held or k not in accesses and _writes_memory(body, k) for k in range(first, last + 1)):
+    seen = _touches_global if stores else _writes_memory
+    if any(body.infos[k].defs & held or k not in accesses and seen(body, k) for k in range(first, last + 1)):
         return None
     try:
         webs = webs_of(body)
@@ -436,6 +435,20 @@ def _in_one_block(body: Body, i: int) -> Body | None:
         return None
     if _alignment(body, webs, accesses, alignment_of(wide, body.processor)) is not False:
         return None
+    return accesses, wide, webs
+
+
+def _in_one_block(body: Body, i: int) -> Body | None:
+    """The loads grouped with load i as one wide load where the first of them was, when they run one after
+    another in one block with nothing between that writes EXEC, their address or memory (so the same lanes
+    run them, as after `merge_masked_regions`), their alignment is proved, and no value they load is read
+    or written between that first load and its own. Every vmcnt wait is lowered by the K-1 loads gone,
+    then raised as far as the waitcnt analysis allows."""
+    found = _one_exec_group(body, i, stores=False)
+    if found is None:
+        return None
+    accesses, wide, webs = found
+    first = min(accesses)
     targets = [webs.def_web.get((j, body.infos[j].dst[0].index)) for j in accesses]
     if body.infos[first].dst[0].count != 1 or None in targets or any(w.pinned for w in targets) or \
             len(set(map(id, targets))) != len(targets) or \
@@ -531,24 +544,12 @@ def _stores_in_one_block(body: Body, i: int) -> Body | None:
     a barrier (so the same lanes store the same bytes, later, with no access able to tell), their alignment is
     proved, and each stored value is written before its own store only. Every vmcnt wait is lowered by the
     K-1 stores gone, then raised as far as the waitcnt analysis allows."""
-    found = group(body, i, block_only=True)
-    if found is None or not is_store(body.instructions[i]):
-        return None
-    accesses, wide = found
-    first, last = min(accesses), max(accesses)
     data = body.instructions[i].operands[1]
-    if data.kind != "vgpr" or data.count != 1:
+    found = _one_exec_group(body, i, stores=True) if data.kind == "vgpr" and data.count == 1 else None
+    if found is None:
         return None
-    vaddr, saddr = global_address(body.instructions[first])
-    held = operand_regs(vaddr) | operand_regs(saddr) | _EXEC
-    if any(body.infos[k].defs & held or k not in accesses and _touches_global(body, k) for k in range(first, last + 1)):
-        return None
-    try:
-        webs = webs_of(body)
-    except NotAnalysable:
-        return None
-    if _alignment(body, webs, accesses, alignment_of(wide, body.processor)) is not False:
-        return None
+    accesses, wide, webs = found
+    last = max(accesses)
     values = [webs.use_web.get((j, body.instructions[j].operands[1].index)) for j in accesses]
     if None in values or any(w.pinned for w in values) or len(set(map(id, values))) != len(values) or \
             any(d >= j for w, j in zip(values, accesses) for d in w.defs):

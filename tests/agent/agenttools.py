@@ -65,3 +65,17 @@ def masked_region(n: int, mask: str, body: list[str], saved: str = "s[10:11]") -
 def first_guard(body: Body) -> int:
     """The index of the body's first `s_and_saveexec_b64`."""
     return next(i for i, x in enumerate(body.instructions) if x.mnemonic == "s_and_saveexec_b64")
+
+
+def best_versioned(ev: Evaluator) -> tuple[float, Body, Body]:
+    """(predicted cycles, K0's body, the body) of the `version_full_exec` proposal on K0 the search predicts fastest
+    at `ev`'s timing launch."""
+    from asmevo.agent.ops_version import full_exec_head, version_full_exec
+    from asmevo.agent.search import heat_of, predict
+
+    body = ev.body_of(0)
+    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
+    options = [(predict(new, heat), i, new) for i in range(len(body.instructions))
+               if full_exec_head(body, i) and (new := version_full_exec(body, i)) is not None]
+    predicted, _, new = min(options, key=lambda o: o[0])
+    return predicted, body, new

@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 
 from asmevo.agent.ops_ifconv import diamond, if_convert
-from asmevo.agent.ops_version import full_exec_head, version_full_exec
-from asmevo.agent.search import heat_of, predict
-from agenttools import body_of, code, evaluated, evaluator
+from agenttools import best_versioned, body_of, code, evaluated, evaluator
 
 PROLOGUE = ["v_cvt_f32_u32_e32 v1, v0", "v_mov_b32_e32 v4, 0", "v_mov_b32_e32 v5, 0",
             "v_cmp_gt_f32_e64 s[8:9], 1.0, v1"]                         # M: the lanes with x < 1
@@ -76,11 +74,7 @@ def test_tanh_if_elses_converted_then_versioned_verify_at_their_predicted_time()
     wave at its bench shape runs both. Converted and versioned, its four elements' work is one block and packs
     where no |x| modifier or literal stops it, verified on every verify shape and the held-out one."""
     ev = evaluator("22_Tanh", gpu="mi308x")
-    body = ev.body_of(0)
-    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
-    options = [(predict(new, heat), i, new) for i in range(len(body.instructions))
-               if full_exec_head(body, i) and (new := version_full_exec(body, i)) is not None]
-    predicted, _, new = min(options, key=lambda o: o[0])
+    predicted, body, new = best_versioned(ev)
     assert sum(x.startswith("s_andn2_saveexec") for x in code(new)) < sum(
         x.startswith("s_andn2_saveexec") for x in code(body))
     cand = evaluated(ev, body, new, "version_full_exec")

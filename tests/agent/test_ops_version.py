@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from asmevo.agent.ops_version import full_exec_head, full_path, version_full_exec, versioned
-from asmevo.agent.search import heat_of, predict
-from agenttools import body_of, code, evaluated, evaluator, masked_region
+from asmevo.agent.ops_version import full_path, version_full_exec, versioned
+from agenttools import best_versioned, body_of, code, evaluated, evaluator, masked_region
 
 POINTER = dict(kernarg=0, buffers=frozenset({0}))
 PROLOGUE = ["s_load_dwordx2 s[2:3], s[0:1], 0x0", "s_load_dword s6, s[0:1], 0x10",
@@ -101,11 +100,7 @@ def test_sigmoid_versioned_verifies_and_runs_at_its_predicted_time():
     stores widen to one dwordx4 and the four elements' arithmetic packs in pairs, verified equivalent on every
     verify shape and the held-out one (whose tail waves take the kept regions)."""
     ev = evaluator("21_Sigmoid", gpu="mi308x")
-    body = ev.body_of(0)
-    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
-    options = [(predict(new, heat), i, new) for i in range(len(body.instructions))
-               if full_exec_head(body, i) and (new := version_full_exec(body, i)) is not None]
-    predicted, _, new = min(options, key=lambda o: o[0])
+    predicted, body, new = best_versioned(ev)
     cand = evaluated(ev, body, new, "version_full_exec")
     assert cand.speedup > 1.45
     assert cand.cycles == pytest.approx(predicted, rel=0.01)
