@@ -17,7 +17,7 @@ from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_ve
 from .ops_cleanup import propagate_move, remove_dead_write
 from .ops_kernarg import hoist_kernarg_load
 from .ops_ladder import ladder_head, version_guard_ladder
-from .ops_interleave import copies, pack_elements
+from .ops_interleave import pack_elements
 from .ops_layout import branch_pair, fall_through_branch, loop_latch, placeable, swap_branch_pair, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_list import list_schedule, list_schedules
@@ -195,9 +195,9 @@ OPERATORS: tuple[Operator, ...] = (
              "elements): both results move into one free aligned VGPR pair, a shared literal into an SGPR"),
     Operator("pack_f32_chains", _in_packable_block, pack_f32_chains,
              "pack_f32_renamed at every instruction of the block", once_per=_block),
-    Operator("pack_elements", lambda body, i: body.infos[i].base in PACKED and copies(body, i) is not None,
-             pack_elements, "interleave two copies of one computation in a block (the same code on two elements; "
-             "the second's values renamed apart) pairwise, then pack_f32_chains the block"),
+    Operator("pack_elements", lambda body, i: body.infos[i].base in PACKED, pack_elements,
+             "interleave two copies of one computation in a block (the same code on two elements; the second's "
+             "values renamed apart) pairwise, then pack_f32_chains the block", once_per=_block),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),

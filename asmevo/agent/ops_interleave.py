@@ -19,6 +19,7 @@ proposal the search predicts, since interleaving alone issues the same instructi
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 
 from ..isa.operands import Operand
 from ..isa.regs import VCC
@@ -34,6 +35,7 @@ MIN_LENGTH = 6      # instructions per copy: shorter runs are left to the ordina
 PREFIX = 3          # instructions a later copy's start must match one by one
 MAX_LENGTH = 400    # instructions per copy searched (the pairing is quadratic in it)
 MATCHED = 0.75      # the share of a copy's instructions that must pair with the other's
+MAX_TRIES = 16      # instructions tried in turn for the start of a copy
 _SKIPPED = ("s_nop", "s_waitcnt")
 
 
@@ -47,21 +49,19 @@ def _same(body: Body, a: int, b: int) -> bool:
         all(_shape(s) == _shape(t) for s, t in zip(x.operands, y.operands))
 
 
-def _matched(body: Body, xs: list[int], ys: list[int]) -> list[tuple[int, int]]:
-    """The longest common subsequence of `xs` and `ys` by instruction shape, as (x, y) pairs in order."""
-    key: dict[tuple, int] = {}
-    kx = [key.setdefault(_key(body, k), len(key)) for k in xs]
-    ky = [key.setdefault(_key(body, k), len(key)) for k in ys]
+def _matched(xs: list[int], ys: list[int]) -> list[tuple[int, int]]:
+    """The longest common subsequence of the key lists `xs` and `ys`, as (position in xs, position in ys) pairs in
+    order."""
     n, m = len(xs), len(ys)
     table = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
-        row, below = table[i], table[i + 1]
+        row, below, x = table[i], table[i + 1], xs[i]
         for j in range(m - 1, -1, -1):
-            row[j] = below[j + 1] + 1 if kx[i] == ky[j] else max(below[j], row[j + 1])
+            row[j] = below[j + 1] + 1 if x == ys[j] else max(below[j], row[j + 1])
     pairs, i, j = [], 0, 0
     while i < n and j < m:
-        if kx[i] == ky[j]:
-            pairs.append((xs[i], ys[j]))
+        if xs[i] == ys[j]:
+            pairs.append((i, j))
             i, j = i + 1, j + 1
         elif table[i + 1][j] >= table[i][j + 1]:
             i += 1
@@ -85,12 +85,18 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
     ks = [k for k in range(a, blk.end) if body.instructions[k].mnemonic not in _SKIPPED]
     if not ks or ks[0] != a:
         return None
+    index: dict[tuple, int] = {}
+    keys = [index.setdefault(_key(body, k), len(index)) for k in ks]
     for start in range(MIN_LENGTH, min(len(ks) - MIN_LENGTH + 1, MAX_LENGTH + 1)):
-        if all(_same(body, ks[n], ks[start + n]) for n in range(PREFIX)):
-            first, second = ks[:start], ks[start:2 * start]
-            pairs = _matched(body, first, second)
-            if len(pairs) >= MATCHED * min(len(first), len(second)):
-                return first, second, pairs
+        if keys[start:start + PREFIX] != keys[:PREFIX]:
+            continue
+        first, second = keys[:start], keys[start:2 * start]
+        least = MATCHED * min(len(first), len(second))
+        if sum((Counter(first) & Counter(second)).values()) < least:   # no common subsequence can be long enough
+            continue
+        pairs = _matched(first, second)
+        if len(pairs) >= least:
+            return ks[:start], ks[start:2 * start], [(ks[x], ks[start + y]) for x, y in pairs]
     return None
 
 
@@ -214,20 +220,23 @@ def _interleaved(cur: Body, a: int) -> tuple[Body, int] | None:
 
 
 def interleave_elements(body: Body, a: int) -> Body | None:
-    """Order every two copies of one computation in instruction a's block from a on (`copies`, the nearest
-    copy first) pairwise (the module docstring); None when none can change order."""
-    if copies(body, a) is None:
+    """Order two copies of one computation from instruction a (or one of the next MAX_TRIES instructions of its
+    block, `copies`) pairwise, then the next two from where they end, and so on (the module docstring); None when
+    none can change order."""
+    end = body.cfg.blocks[body.cfg.block_of[a]].end
+    start = next((k for k in range(a, min(end, a + MAX_TRIES)) if copies(body, k) is not None), None)
+    if start is None:
         return None
-    cur = _prepared(body, a)
+    cur = _prepared(body, start)
     if cur is None:
         return None
-    k, mixed = a, False
-    while k < cur.cfg.blocks[cur.cfg.block_of[a]].end:
+    k, tries, mixed = start, 0, False
+    while k < cur.cfg.blocks[cur.cfg.block_of[start]].end and tries < MAX_TRIES:
         found = _interleaved(cur, k)
         if found is None:
-            k += 1
+            k, tries = k + 1, tries + 1
         else:
-            (cur, k), mixed = found, True
+            (cur, k), tries, mixed = found, 0, True
     if not mixed:
         return None
     new = site_hazard_nops(cur, body, repairs=BLOCK_REPAIRS)
