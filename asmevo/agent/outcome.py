@@ -153,6 +153,8 @@ def evaluate(setup: Setup, base: K0Outcome, source: str, through: str) -> Outcom
             record.update(reason="crashed", detail=str(exc))
         except AsmEvoError as exc:
             record.update(reason="error", detail=str(exc))
+        except Exception as exc:  # a defect met on this candidate rejects it; the search and the run go on
+            record.update(reason="internal error", detail=f"{type(exc).__name__}: {exc}")
         name = gate.__name__[1:]
         record["seconds"][name] = round(time.perf_counter() - started, 6)
         if record["reason"]:

@@ -126,8 +126,11 @@ class Program:
             op.chk_reads = [r for r in op.reads if r in tracked]
             op.chk_writes = [r for r in op.writes if r in tracked]
         used = [r for op in self.ops.values() for r in op.reads + op.writes + _load_regs(op)]
-        self.nvgpr = 1 + max((i for f, i in used if f == "v"), default=0)
-        self.nagpr = 1 + max((i for f, i in used if f == "a"), default=0)
+        # every register an operand names, also the half of a packed-FP32 pair `op_sel` leaves unread
+        named = [(op.kind[0], op.index + op.count - 1) for ins in self.instructions for op in ins.operands
+                 if op.kind in ("vgpr", "agpr")]
+        self.nvgpr = 1 + max((i for f, i in used + named if f == "v"), default=0)
+        self.nagpr = 1 + max((i for f, i in used + named if f == "a"), default=0)
         indexed = index_mode_addresses(self.instructions)
         self.indexed = bool(indexed)  # VGPR index mode: registers beyond those named may be addressed
         for ins in indexed:

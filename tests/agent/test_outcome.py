@@ -137,3 +137,19 @@ def test_each_depth_stops_where_it_should(setup, monkeypatch):
     monkeypatch.setattr(outcome, "verify", no_device)
     with pytest.raises(DeviceError):  # says nothing about the candidate: never a recorded rejection
         evaluate(s, base, swapped, "timed")
+
+
+def test_a_defect_met_on_one_candidate_rejects_it_and_the_search_goes_on(setup, monkeypatch):
+    """An unexpected exception while a candidate is verified (a defect in the emulator, say) rejects that candidate
+    with what was raised, instead of ending the kernel's search and losing its verified best."""
+    s = setup
+    base = K0Outcome.from_json(baseline(s.k0, s.name, s.timing, s.device, s.gpu_name))
+
+    def defect(*args, **kwargs):
+        raise IndexError("index 39 is out of bounds for axis 0 with size 39")
+
+    monkeypatch.setattr(outcome, "verify", defect)
+    out = evaluate(s, base, edited(base, SWAP, 2), "timed")
+    assert (out.record["status"], out.record["rejected_at"], out.record["reason"]) == ("rejected", "verify",
+                                                                                      "internal error")
+    assert out.record["detail"] == "IndexError: index 39 is out of bounds for axis 0 with size 39"

@@ -303,3 +303,11 @@ def test_faithful_transcendentals_pick_the_other_neighbour_for_half_the_inputs()
     assert np.all((got[flipped] < exact[flipped]) != (nearest[flipped] < exact[flipped]))  # brackets the exact
     assert got[0] == 0.5 and got[1] == 0 and np.isnan(got[2])  # exact results, zero and NaN kept
     assert np.array_equal(faithful(rcp, x, nearest).view(np.uint32), got.view(np.uint32))  # deterministic
+
+
+def test_a_packed_op_may_name_a_pair_whose_unread_half_is_the_top_register():
+    """v_pk_add_f32 reads only the dwords op_sel / op_sel_hi pick, but the pair it names is the kernel's: a half
+    no instruction reads is still a register of the wave (the emulator's file covers it)."""
+    a, b = f32(), f32()
+    got = run("v_mov_b32 v20, v1\n v_pk_add_f32 v[4:5], v[20:21], v[2:3] op_sel_hi:[0,1]", a, b).view(np.float32)
+    np.testing.assert_array_equal(got, (a + b).astype(np.float32))
