@@ -35,7 +35,7 @@ MIN_LENGTH = 6      # instructions per copy: shorter runs are left to the ordina
 PREFIX = 3          # instructions a later copy's start must match one by one
 MAX_LENGTH = 400    # instructions per copy searched (the pairing is quadratic in it)
 MATCHED = 0.75      # the share of a copy's instructions that must pair with the other's
-MAX_TRIES = 16      # instructions tried in turn for the start of a copy
+MAX_TRIES = 400     # instructions tried in turn for the start of a copy (the shape counts keep each try cheap)
 _SKIPPED = ("s_nop", "s_waitcnt")
 
 
