@@ -105,6 +105,8 @@ def diamond(body: Body, s: int) -> Diamond | None:
 
 
 def _side_ok(body: Body, side: tuple[int, ...]) -> bool:
+    """The side is straight-line vector and scalar ALU work of single VGPRs: no memory access, cross-lane read,
+    EXEC access or branch (its `s_nop`s aside)."""
     for k in side:
         x, info = body.instructions[k], body.infos[k]
         if x.mnemonic == "s_nop":
@@ -149,9 +151,10 @@ def if_convert(body: Body, s: int) -> Body | None:
     cond_regs = operand_regs(parse_operand(d.cond))
     then_s, other_s = _scalar_defs(body, d.then), _scalar_defs(body, d.other)
     other_reads = {r for k in d.other for r in infos[k].uses}
-    # the saved masks are no longer written: no side may read one the diamond had set
+    # the saved masks and SCC are no longer written: no side may read one the diamond had set
     if (else_lanes | then_lanes | {SCC} | then_s | other_s) & after or then_s & other_reads or \
-            _read_unwritten(body, d.then, else_lanes) or _read_unwritten(body, d.other, else_lanes | then_lanes):
+            _read_unwritten(body, d.then, else_lanes | {SCC}) or \
+            _read_unwritten(body, d.other, else_lanes | then_lanes | {SCC}):
         return None
     try:
         webs = webs_of(body)

@@ -63,6 +63,7 @@ def test_an_if_else_laid_out_out_of_line_is_followed_through_its_branches():
     in_place(then=[*THEN, "s_mov_b32 s20, 1"], after=["s_add_u32 s21, s20, 1"]),   # a scalar write read after
     in_place(other=["v_cndmask_b32_e64 v3, v1, v2, s[10:11]"]),          # the else side reads its saved lanes
     in_place(then=["v_fmac_f32_e32 v3, v1, v1"]),                        # reads its destination before writing it
+    in_place(then=["s_cselect_b32 s20, 1, 0", *THEN]),                   # reads the SCC the if/else's save set
 ])
 def test_it_refuses_where_running_both_sides_would_show(lines):
     b = body_of(lines)
