@@ -23,8 +23,11 @@ keeps each lane's own side:
 Each lane computes what it computed before, plus the other side's values, which only the selects read. Legal
 when both sides are straight-line vector ALU work of single VGPRs (no memory access, no cross-lane read, no
 EXEC access, no branch), their scalar writes (SGPRs, VCC, SCC: they run now whether or not a lane takes the side)
-are read neither by the other side nor after the diamond, nothing reads sS, sR or SCC after it, and only the
-diamond's branches target its labels. With no lane disagreeing the converted code runs the side the wave would
+are read neither by the other side nor after the diamond, no side reads sS, sR or the SCC the diamond set
+before writing them, nothing reads them after it, and the code the diamond replaces holds no label another
+branch targets. The diamond is followed through its branches (a compiler may lay either side out of line):
+laid out in place, the converted code replaces it; out of line, it jumps to where the restore continues and
+the code no path reaches any more goes. With no lane disagreeing the converted code runs the side the wave would
 have skipped: the timing model decides at the bench shape whether that pays. A run of converted diamonds is one
 straight path for `version_full_exec` and `pack_elements`."""
 from __future__ import annotations
@@ -32,8 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..isa.regs import EXEC, SCC, operand_regs, reads_destination
 from ..isa.operands import parse_operand
+from ..isa.regs import EXEC, SCC, operand_regs, reads_destination
 from .body import Body, BodyItem, make_item
 from .ops_layout import fresh_label, labels_before
 from .ops_rename import free_pairs, free_vgprs
