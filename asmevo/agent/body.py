@@ -250,6 +250,11 @@ class Body:
                     seen.add(s)
                     work.append((s, cfg.blocks[s].start))
 
+    def live_before(self, i: int) -> frozenset[Reg]:
+        """Registers possibly read from instruction i on."""
+        info = self.infos[i]
+        return (self.live_after(i) - {r for r in info.defs if r[0] in ("s", "scc")}) | info.uses
+
     def live_after(self, i: int) -> frozenset[Reg]:
         """Registers possibly read after instruction i."""
         b = self.cfg.blocks[self.cfg.block_of[i]]

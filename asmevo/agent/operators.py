@@ -15,9 +15,9 @@ from .ops_copies import accumulator_copy, remove_redundant_copies
 from .ops_default import default_move, hoist_masked_default, hoist_masked_defaults
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
+from .ops_interleave import pack_elements
 from .ops_kernarg import hoist_kernarg_load
 from .ops_ladder import ladder_head, version_guard_ladder
-from .ops_interleave import pack_elements
 from .ops_layout import branch_pair, fall_through_branch, loop_latch, placeable, swap_branch_pair, unroll_loop
 from .ops_lds import merge_lds, merge_lds_block, mergeable
 from .ops_list import list_schedule, list_schedules
@@ -35,8 +35,8 @@ from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_
                          remove_scc_roundtrips, scc_roundtrip, vcc_mask_branch)
 from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_loads, hoist_past_wait, speculate_kernarg_load
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
-from .ops_widen import widen_all_loads, widen_loads, widen_stores
 from .ops_version import full_exec_head, version_full_exec
+from .ops_widen import widen_all_loads, widen_loads, widen_stores
 from .ops_widen_buffer import NARROW, widen_buffer_loads
 
 Apply = Callable[[Body, int], "Body | None"]

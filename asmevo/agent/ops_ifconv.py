@@ -49,12 +49,11 @@ _CROSS_LANE = ("v_readlane", "v_readfirstlane", "v_writelane", "v_permlane", "v_
 
 @dataclass(frozen=True)
 class Diamond:
-    """An if/else at `save` (the module docstring), followed as a wave whose lanes disagree runs it (skip branches
+    """An if/else (the module docstring), followed as a wave whose lanes disagree runs it (skip branches
     not taken, `s_cbranch_execnz` and `s_branch` taken, so the compiler's layout does not matter): `then` and
     `other` the two sides' instructions, `control` the saves, skips and jumps, `join` the restore; `cond` the
     condition's operand text."""
 
-    save: int
     then: tuple[int, ...]
     other: tuple[int, ...]
     control: tuple[int, ...]
@@ -104,7 +103,7 @@ def diamond(body: Body, s: int) -> Diamond | None:
                   ["exec", "exec", reopened], control)
     if other is None:
         return None
-    return Diamond(s, tuple(then[0]), tuple(other[0]), tuple(control), other[1], cond)
+    return Diamond(tuple(then[0]), tuple(other[0]), tuple(control), other[1], cond)
 
 
 def _side_ok(body: Body, side: tuple[int, ...]) -> bool:
@@ -139,7 +138,8 @@ def _scalar_defs(body: Body, side: tuple[int, ...]) -> set:
 def if_convert(body: Body, s: int) -> Body | None:
     """The if/else at instruction s converted to both sides and selects (the module docstring), or None."""
     d = diamond(body, s)
-    if d is None or d.join + 1 >= len(body.instructions) or not d.then or not d.other or not _side_ok(body, d.then) or not _side_ok(body, d.other):
+    if d is None or d.join + 1 >= len(body.instructions) or not d.then or not d.other or \
+            not _side_ok(body, d.then) or not _side_ok(body, d.other):
         return None
     ins, infos = body.instructions, body.infos
     reopen = next(k for k in d.control if ins[k].mnemonic == "s_andn2_saveexec_b64")

@@ -43,12 +43,6 @@ def _shape(op: Operand) -> tuple:
     return (op.kind, op.count) if op.kind in ("vgpr", "sgpr", "agpr") else (op.kind, op.text)
 
 
-def _same(body: Body, a: int, b: int) -> bool:
-    x, y = body.instructions[a], body.instructions[b]
-    return x.mnemonic == y.mnemonic and x.modifiers == y.modifiers and len(x.operands) == len(y.operands) and \
-        all(_shape(s) == _shape(t) for s, t in zip(x.operands, y.operands))
-
-
 def _matched(xs: list[int], ys: list[int]) -> list[tuple[int, int]]:
     """The longest common subsequence of the key lists `xs` and `ys`, as (position in xs, position in ys) pairs in
     order."""

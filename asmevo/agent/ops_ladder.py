@@ -158,11 +158,6 @@ def ladder(body: Body, head: int) -> Ladder | None:
     return Ladder(base, bound, temp, max(ks), len(ks), tuple(work), end, join, jumps, widest)
 
 
-def _live_before(body: Body, i: int) -> frozenset[Reg]:
-    info = body.infos[i]
-    return (body.live_after(i) - {r for r in info.defs if r[0] in ("s", "scc")}) | info.uses
-
-
 def version_guard_ladder(body: Body, head: int) -> Body | None:
     """Test the whole ladder starting at instruction `head` once and run its work unguarded when every rung
     is in range (see the module docstring)."""
@@ -177,7 +172,7 @@ def version_guard_ladder(body: Body, head: int) -> Body | None:
     if any((temp | {SCC}) & infos[i].uses for i in lad.work):
         return None
     join = body.index[1][lad.join]
-    if (temp | {SCC}) & (_live_before(body, head) | _live_before(body, join)):
+    if (temp | {SCC}) & (body.live_before(head) | body.live_before(join)):
         return None
     slow = fresh_label(body, lad.join, "slow")
     check = [make_item(f"s_add_i32 {lad.temp.text}, {lad.base.text}, {lad.kmax}"),

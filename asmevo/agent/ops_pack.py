@@ -281,8 +281,8 @@ def pack_f32_renamed(body: Body, i: int) -> Body | None:
         else:
             continue
         x, y = cur.instructions[i], cur.instructions[j]
-        wanted = {op.text for op in x.operands[1:]
-                  if needs_literal(op) or op.kind in _CONSTANTS and body.infos[i].base != "v_mov_b32"}
+        moves = body.infos[i].base == "v_mov_b32"   # v_pk_mov_b32 takes an inline 0 itself (`_mov_text`)
+        wanted = {op.text for op in x.operands[1:] if (needs_literal(op) if moves else op.kind in _CONSTANTS)}
         try:
             literals, lines = _literal_sgprs(cur, wanted, place)
         except LookupError:

@@ -133,7 +133,7 @@ def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath
             if not x.falls_through:
                 return None
         j += 1
-    live = _live_before(body, join) if join is not None else frozenset()
+    live = body.live_before(join) if join is not None else frozenset()
     if len(saves) < min_regions or (scc_stale and SCC in live):
         return None
     # a save becomes s_mov_b64 only when a kept instruction after it, or the code it joins, reads its pair first
@@ -142,11 +142,6 @@ def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath
                    for r in pair):
             kept[at] = (kept[at][0], "")
     return FullPath(tuple(masks), tuple((i, t) for i, t in kept if t != ""), frozenset(visited), join)
-
-
-def _live_before(body: Body, i: int) -> frozenset[Reg]:
-    info = body.infos[i]
-    return (body.live_after(i) - {r for r in info.defs if r[0] in ("s", "scc")}) | info.uses
 
 
 def _written(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
@@ -183,9 +178,20 @@ def _test(masks: tuple[str, ...], temp: str, slow: str) -> list[str]:
     return [*combine, f"s_cbranch_scc1 {slow}", f"s_cbranch_execz {slow}"]
 
 
-def versioned(body: Body, head: int) -> tuple[Body, list[BodyItem], dict[int, int]] | None:
-    """The body with the regions from the save at `head` versioned (the module docstring), the test's items and
-    the fast path's copied items (id(item) -> the instruction it copies); None when they cannot be."""
+@dataclass(frozen=True)
+class Versioned:
+    """`body` with the regions from a save versioned along `path`: `test` its test's items, `copied` the fast path's
+    copied items (id(item) -> the instruction of the body versioned it copies)."""
+
+    body: Body
+    test: list[BodyItem]
+    copied: dict[int, int]
+    path: FullPath
+
+
+def versioned(body: Body, head: int) -> Versioned | None:
+    """The body with the regions from the save at `head` versioned (the module docstring); None when they cannot
+    be."""
     path = full_path(body, head)
     pairs = free_pairs(body)
     if path is None or not pairs:
@@ -207,7 +213,7 @@ def versioned(body: Body, head: int) -> tuple[Body, list[BodyItem], dict[int, in
     new = site_hazard_nops(body.replace(new_items), body, repairs=BLOCK_REPAIRS)
     if new is None:
         return None
-    return new, test, {id(it): i for it, (i, _) in zip(fast, path.kept)}
+    return Versioned(new, test, {id(it): i for it, (i, _) in zip(fast, path.kept)}, path)
 
 
 def version_full_exec(body: Body, head: int) -> Body | None:
@@ -219,8 +225,8 @@ def version_full_exec(body: Body, head: int) -> Body | None:
     found = versioned(base, head)
     if found is None:
         return None
-    new, test, copied = found
-    start = head + len(test)   # the fast path's first instruction
+    new = found.body
+    start = head + len(found.test)   # the fast path's first instruction
     for rewrite, wanted in ((widen_stores, is_store), (widen_loads, _is_load)):
         k = start
         while k < new.cfg.blocks[new.cfg.block_of[start]].end:
@@ -230,8 +236,7 @@ def version_full_exec(body: Body, head: int) -> Body | None:
     packable = [k for k in range(start, new.cfg.blocks[new.cfg.block_of[start]].end) if new.infos[k].base in PACKED]
     if packable and (packed := pack_elements(new, packable[0]) or pack_f32_chains(new, packable[0])) is not None:
         new = packed
-    of = {i: origin[id(base.items[p])] for i, p in enumerate(base.pos)}
-    return _described(new, base, head, test, {k: of[i] for k, i in copied.items()}, of)
+    return _described(new, base, head, found, {i: origin[id(base.items[p])] for i, p in enumerate(base.pos)})
 
 
 def _if_converted(body: Body, head: int) -> tuple[Body, dict[int, int]]:
@@ -250,14 +255,14 @@ def _if_converted(body: Body, head: int) -> tuple[Body, dict[int, int]]:
     return cur, origin
 
 
-def _described(new: Body, base: Body, head: int, test: list[BodyItem], copied: dict[int, int],
-               of: dict[int, int]) -> Body:
+def _described(new: Body, base: Body, head: int, found: Versioned, of: dict[int, int]) -> Body:
     """`new` with its executions described for predictions (`Body.counts`, `Body.traffic`, in terms of the parent's
     instructions: `of` maps `base`'s, the body versioned, to them): the test runs as often as the save at `head`, the
     fast path's instructions as often too (every wave there passes the test, as where the launch fills whole waves;
     an access there touches the lines of the one it copies or, widened, of the copied one at its address and
     offset), and the instructions of the kept regions on the path only for the waves the test sends there."""
-    path = full_path(base, head)
+    path, test = found.path, found.test
+    copied = {k: of[i] for k, i in found.copied.items()}
     tested = {id(it) for it in test}
     slow = {id(base.items[base.pos[i]]): of[i] for i in path.visited}
     start = next(n for n, p in enumerate(new.pos) if id(new.items[p]) in tested) + len(test)

@@ -73,8 +73,9 @@ def relax_items(body: Body, waits: list[BodyItem], budget: int) -> Body:
     return body
 
 
-def recount_loads(body: Body, items: list[BodyItem], fewer: int, budget: int) -> Body:
-    """`body` with `items`, where some path issues `fewer` vector loads than before: every vmcnt wait is lowered
+def recount_vmem(body: Body, items: list[BodyItem], fewer: int, budget: int) -> Body:
+    """`body` with `items`, where some path issues `fewer` vector memory accesses than before (loads, or stores, which
+    gfx9's vmcnt counts too): every vmcnt wait is lowered
     by that many (never later than it was), then raised as far as the waitcnt analysis allows (`budget`: the
     violations the parent had)."""
     items, lowered = list(items), []

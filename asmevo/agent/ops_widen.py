@@ -59,7 +59,7 @@ from ..isa.table import instr_info
 from .align import Alignment
 from .body import Body, BodyItem, across_loop, loop_header, make_item
 from .ops_rename import free_pairs, free_vgprs, needs_literal
-from .ops_waitcnt import recount_loads
+from .ops_waitcnt import recount_vmem
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
 _WIDER = {("global_load_dword", 2): "global_load_dwordx2", ("global_load_dword", 3): "global_load_dwordx3",
@@ -438,6 +438,20 @@ def _one_exec_group(body: Body, i: int, stores: bool) -> tuple[list[int], str, V
     return accesses, wide, webs
 
 
+def _joined(body: Body, webs: VgprWebs, values: list, accesses: list[int], at: int, wide: str) -> Body | None:
+    """`body` with the group's `values` (webs, in offset order) moved to a fresh tuple, one wide access at access
+    `at` and the group's others gone; every vmcnt wait lowered by the accesses gone, then relaxed."""
+    fresh = free_vgprs(body, [len(accesses)])
+    if fresh is None:
+        return None
+    moved = webs.renamed({id(w): fresh[0] + k for k, w in enumerate(values)})
+    text = _wide_text(body.instructions[accesses[0]], wide, f"v[{fresh[0]}:{fresh[0] + len(accesses) - 1}]")
+    gone = {moved.pos[j] for j in accesses if j != at}
+    items = [make_item(text) if p == moved.pos[at] else it for p, it in enumerate(moved.items) if p not in gone]
+    new = recount_vmem(moved, items, len(accesses) - 1, body.waitcnt_violations)
+    return _described(new, body, accesses, text) if new.no_worse(body) else None
+
+
 def _in_one_block(body: Body, i: int) -> Body | None:
     """The loads grouped with load i as one wide load where the first of them was, when they run one after
     another in one block with nothing between that writes EXEC, their address or memory (so the same lanes
@@ -454,17 +468,7 @@ def _in_one_block(body: Body, i: int) -> Body | None:
             len(set(map(id, targets))) != len(targets) or \
             any(first < k < j for w, j in zip(targets, accesses) for k in w.defs | w.uses):
         return None
-    fresh = free_vgprs(body, [len(accesses)])
-    if fresh is None:
-        return None
-    moved = webs.renamed({id(w): fresh[0] + k for k, w in enumerate(targets)})
-    load = _wide_text(body.instructions[accesses[0]], wide, f"v[{fresh[0]}:{fresh[0] + len(accesses) - 1}]")
-    gone = {moved.pos[j] for j in accesses if j != first}
-    items = [make_item(load) if p == moved.pos[first] else it for p, it in enumerate(moved.items) if p not in gone]
-    new = recount_loads(moved, items, len(accesses) - 1, body.waitcnt_violations)
-    if not new.no_worse(body):
-        return None
-    return _described(new, body, accesses, load)
+    return _joined(body, webs, targets, accesses, first, wide)
 
 
 def widen_loads(body: Body, i: int) -> Body | None:
@@ -554,19 +558,7 @@ def _stores_in_one_block(body: Body, i: int) -> Body | None:
     if None in values or any(w.pinned for w in values) or len(set(map(id, values))) != len(values) or \
             any(d >= j for w, j in zip(values, accesses) for d in w.defs):
         return None
-    fresh = free_vgprs(body, [len(accesses)])
-    if fresh is None:
-        return None
-    moved = webs.renamed({id(w): fresh[0] + k for k, w in enumerate(values)})
-    store = _wide_text(body.instructions[accesses[0]], wide, f"v[{fresh[0]}:{fresh[0] + len(accesses) - 1}]")
-    gone = {moved.pos[j] for j in accesses}
-    items = [it for p, it in enumerate(moved.items) if p not in gone or p == moved.pos[last]]
-    at = items.index(moved.items[moved.pos[last]])
-    items[at] = make_item(store)
-    new = recount_loads(moved, items, len(accesses) - 1, body.waitcnt_violations)
-    if not new.no_worse(body):
-        return None
-    return _described(new, body, accesses, store)
+    return _joined(body, webs, values, accesses, last, wide)
 
 
 def widen_stores(body: Body, i: int) -> Body | None:

@@ -34,7 +34,7 @@ from ..isa.operands import Operand, parse_operand
 from ..isa.regs import operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs, free_vgprs
-from .ops_waitcnt import recount_loads
+from .ops_waitcnt import recount_vmem
 from .webs import NotAnalysable, webs_of
 
 NARROW = "buffer_load_ushort"
@@ -144,7 +144,7 @@ def widen_buffer_loads(body: Body, i: int) -> Body | None:
         items.append(make_item(readers[n]) if n in readers else it)
         if n == run[-1]:
             items += [*packs, BodyItem(f"{join}:", label=join)]
-    new = recount_loads(body, items, k - 1, body.waitcnt_violations)
+    new = recount_vmem(body, items, k - 1, body.waitcnt_violations)
     if not new.no_worse(body):
         return None
     # for predictions: the checks and the wide load run as often as the first narrow load did (its lines), the

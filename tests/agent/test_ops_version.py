@@ -44,7 +44,8 @@ def head(body) -> int:
 
 def test_the_regions_run_as_one_block_when_every_lane_is_in_every_mask():
     b = body_of(regions(), **POINTER)
-    new, test, copied = versioned(b, head(b))
+    found = versioned(b, head(b))
+    new, test, copied = found.body, found.test, found.copied
     c = code(new)
     slow = next(x for x in c if x.startswith(".Lfull"))[:-1]
     [t] = [n for n, x in enumerate(c) if x.startswith("s_and_b64") and x.endswith("s[10:11], s[12:13]")]
@@ -87,7 +88,7 @@ def test_in_a_loop_the_path_ends_at_the_latch_and_joins_it():
     b = body_of(lines, **POINTER)
     path = full_path(b, head(b))
     assert path is not None and b.instructions[path.join].text() == "s_cbranch_scc1 .Lloop"
-    c = code(versioned(b, head(b))[0])
+    c = code(versioned(b, head(b)).body)
     slow = c.index(next(x for x in c if x.startswith(".Lfull") and "_slow" in x))
     assert c[slow - 3:slow - 1] == ["s_add_i32 s20, s20, 1", "s_cmp_lt_i32 s20, s6"]
     join = c[slow - 1].split()[1]
