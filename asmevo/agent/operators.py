@@ -26,6 +26,7 @@ from .ops_mul import fuse_signed_multiplies, fuse_signed_multiply, signed_multip
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import PACKED, pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep, pipeline_loop_deepest
+from .ops_row_version import version_row_loop
 from .ops_prefetch import prefetch_loop_loads
 from .ops_range import fuse_range_check, fuse_range_checks, range_check
 from .ops_regions import merge_masked_region, merge_masked_regions
@@ -175,6 +176,11 @@ OPERATORS: tuple[Operator, ...] = (
              "run three iterations ahead for the lanes that will run them (unrolled four times)"),
     Operator("pipeline_loop_deepest", _is_global_load, pipeline_loop_deepest,
              "pipeline_loop_deep as deep as the free registers allow, up to eight iterations (seven ahead)"),
+    Operator("version_row_loop", _is_global_load, version_row_loop,
+             "test once per 16 (or 8) iterations of a row loop whether every active lane stays in it through them, and "
+             "run all but the last without their index, compare, exit-mask and EXEC updates and back branch when so, "
+             "every copy's loads issued first",
+             once_per=loop_header),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
     Operator("propagate_broadcast", lambda body, i: broadcast_move(body, i) is not None, propagate_broadcast,

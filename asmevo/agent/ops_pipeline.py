@@ -66,7 +66,7 @@ def _shifted(text: str, dst: range, new: int) -> str | None:
     return "".join(out) + text[at:]
 
 
-def _renamed(text: str, moves: list[tuple[range, int]]) -> str | None:
+def renamed(text: str, moves: list[tuple[range, int]]) -> str | None:
     for dst, new in moves:
         text = _shifted(text, dst, new)
         if text is None:
@@ -181,8 +181,8 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
         return None
     moves = list(zip(dsts, seconds))
     saved, late, fresh = pairs[:3]
-    other_loads = [_renamed(instrs[j].text(), moves) for j in loads]
-    uses_second = [_renamed(instrs[j].text(), moves) for j in b_part]
+    other_loads = [renamed(instrs[j].text(), moves) for j in loads]
+    uses_second = [renamed(instrs[j].text(), moves) for j in b_part]
     if any(t is None for t in (*other_loads, *uses_second)):
         return None
     items = body.items
@@ -208,7 +208,7 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     return new if new.no_worse(body) else None
 
 
-def _loop_parts(body: Body, i: int) -> tuple[int, range, range] | None:
+def loop_parts(body: Body, i: int) -> tuple[int, range, range] | None:
     """(block, P, C) of the single-block loop starting at instruction i that leaves through
     `s_andn2_b64 exec, exec, M; s_cbranch_execnz` back to its start: P, before its first wait,
     holds ALU work and global loads; C, from that wait to the exit, ALU work, waits and global
@@ -300,7 +300,7 @@ def _state_into_p(body: Body, p_part: range, c_part: range, mask: set) -> Body |
 
 
 def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
-    """Software-pipeline the loop holding instruction i (`_loop_parts`) `depth` deep: the part
+    """Software-pipeline the loop holding instruction i (`loop_parts`) `depth` deep: the part
     before its first wait (P: loads, address and index updates, the exit mask M) of iteration
     j + depth - 1 runs in iteration j, for exactly the lanes that will run it (EXEC minus the exit
     mask P has reached: an iteration's lanes are the entry lanes minus the accumulated mask), while
@@ -316,7 +316,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     the loop (they run ahead), and the loop is entered only from a fall-through preheader."""
     instrs, infos, cfg = body.instructions, body.infos, body.cfg
     i = cfg.blocks[cfg.block_of[i]].start  # any instruction of the loop names it
-    parts = _loop_parts(body, i)
+    parts = loop_parts(body, i)
     if parts is None or depth < 2:
         return None
     b, p_part, c_part = parts
@@ -351,7 +351,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
         return None
     after = cfg.blocks[b + 1].start
     vregs = sorted(r for _, r in carried)
-    spans = _spans(vregs)
+    spans = register_spans(vregs)
     live_carried = any(webs.live_before[after] >> r & 1 for r in vregs)
     fresh = free_vgprs(body, [len(sp) for sp in spans] * (depth - 1))
     pairs = free_pairs(body)
@@ -366,7 +366,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     def copy(part: range, c: int) -> list[BodyItem] | None:
         out = []
         for j in part:
-            text = _renamed(instrs[j].text(), moves[c]) if moves[c] else instrs[j].text()
+            text = renamed(instrs[j].text(), moves[c]) if moves[c] else instrs[j].text()
             if text is None:
                 return None
             if instrs[j].mnemonic == "s_waitcnt":  # the loads of depth - 1 later iterations came in between
@@ -405,7 +405,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     return new if new.no_worse(body) else None
 
 
-def _spans(regs: list[int]) -> list[range]:
+def register_spans(regs: list[int]) -> list[range]:
     """Consecutive runs of register numbers (each run renamed as one even-aligned tuple)."""
     out: list[range] = []
     for r in regs:
