@@ -22,13 +22,15 @@ then the original body once; otherwise only the original body, which branches ba
 Legal when I is written only by its update and read only by it and the compare, the compare's result is read
 only by the exit-mask OR (until it is written again), nothing reads the SCC that OR sets, N is not written in
 the loop, and SCC is not live into it. Where the loop holds other scalar work the test also sends a wave with
-an empty EXEC to the original body, so that work runs as often as before."""
+an empty EXEC to the original body, so that work runs as often as before. In the copies every copy's loads (and
+the instructions computing their addresses) come first, so U - 1 iterations' loads are in flight before the
+first wait (`_staged`), where that keeps the kernel's waves per SIMD."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .body import Body, BodyItem, make_item
 from ..isa.waitcnt import COUNTER_MAX, decode_waitcnt
+from .body import Body, BodyItem, make_item
 from .ops_pipeline import loop_parts, register_spans, renamed
 from .ops_regs import vgpr_limit
 from .ops_rename import free_pairs, free_sgprs, free_vgprs
@@ -80,15 +82,20 @@ def row_exit(body: Body, start: int, end: int) -> RowExit | None:
         return None
     c = cmps[-1]
     base = infos[c].base
-    ops = [op.text for op in instrs[c].operands[-2:]]
+    ops = list(instrs[c].operands[-2:])
+    texts = [op.text for op in ops]
     if base in _ROW_EXITS:
-        index, bound = ops[_ROW_EXITS[base]], ops[1 - _ROW_EXITS[base]]
-    elif base in _COUNTER_EXITS and "0" in ops:
-        index, bound = ops[1 - ops.index("0")], ""
+        at = _ROW_EXITS[base]
+        if ops[1 - at].kind not in ("sgpr", "imm") or ops[1 - at].count != 1:  # N uniform: one SGPR or a constant
+            return None
+        bound = texts[1 - at]
+    elif base in _COUNTER_EXITS and "0" in texts:
+        at, bound = 1 - texts.index("0"), ""
     else:
         return None
+    index = texts[at]
     i_reg = [r for r in infos[c].uses if r[0] == "v"]
-    if len(i_reg) != 1 or not index.startswith("v"):
+    if len(i_reg) != 1 or ops[at].kind != "vgpr" or ops[at].count != 1:
         return None
     updates = [j for j in range(start, end) if i_reg[0] in infos[j].defs]
     if len(updates) != 1 or updates[0] > c or infos[updates[0]].base != "v_add_u32" or instrs[updates[0]].modifiers:
@@ -196,7 +203,7 @@ def _staged(body: Body, lite: list[int], n: int) -> list[BodyItem] | None:
         written |= infos[j].defs
     c_uses = set().union(*(infos[j].uses for j in c))
     c_defs = set().union(*(infos[j].defs for j in c))
-    carried = (c_uses & written) - {("scc", 0)}
+    carried = c_uses & written
     if (c_defs & (exposed | (written - carried)) or carried & exposed or any(r[0] != "v" for r in carried)
             or any(infos[y].defs & (infos[x].uses | infos[x].defs) or infos[x].defs & infos[y].uses
                    for x in c if x < w for y in p if y > x)):

@@ -87,6 +87,7 @@ def test_sixteen_iterations_per_test_unless_their_registers_cost_a_wave():
     ("v_add_u32_e32 v3, 0x100, v3", "v_add_u32_e32 v3, v7, v3"),             # the step is not a constant
     ("v_add_u32_e32 v3, 0x100, v3", "v_add_u32_e32 v3, -1, v3"),             # the index steps away from the end
     ("v_cmp_le_i32_e64 s[0:1], s16, v3", "v_cmp_lt_u32_e64 s[0:1], s16, v3"),  # not an index >= end test
+    ("v_cmp_le_i32_e64 s[0:1], s16, v3", "v_cmp_le_i32_e64 s[0:1], v7, v3"),   # each lane's own end
 ])
 def test_loops_it_must_refuse(old, new):
     assert version_row_loop(body_of(_variant(ROW_MAX, old, new)), 2) is None
