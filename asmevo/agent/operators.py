@@ -26,12 +26,12 @@ from .ops_mul import fuse_signed_multiplies, fuse_signed_multiply, signed_multip
 from .ops_nop import fill_nop, fill_nops
 from .ops_pack import PACKED, pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep, pipeline_loop_deepest
-from .ops_row_version import version_row_loop
 from .ops_prefetch import prefetch_loop_loads
 from .ops_range import fuse_range_check, fuse_range_checks, range_check
 from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
+from .ops_row_version import version_row_loop
 from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
                          remove_scc_roundtrips, scc_roundtrip, vcc_mask_branch)
 from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_loads, hoist_past_wait, speculate_kernarg_load

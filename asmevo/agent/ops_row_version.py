@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..isa.regs import EXEC, SCC
 from ..isa.waitcnt import COUNTER_MAX, decode_waitcnt
 from .body import Body, BodyItem, make_item
 from .ops_pipeline import loop_parts, register_spans, renamed
@@ -39,17 +40,8 @@ from .ops_waitcnt import wait_text
 
 UNROLLS = (16, 8)  # iterations per test, widest first: the test costs six instructions, each copy saves five or
                    # more, and each staged copy's loads add to those in flight (and its registers to the wave's)
-_EXEC = {("s", 126), ("s", 127)}
-_SCC = ("scc", 0)
 _ROW_EXITS = {"v_cmp_le_i32": 1, "v_cmp_ge_i32": 0}  # the index's operand position in a compare "I >= N"
 _COUNTER_EXITS = ("v_cmp_eq_u32", "v_cmp_eq_i32")
-
-
-def _constant(text: str) -> int | None:
-    try:
-        return int(text, 0)
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -69,7 +61,7 @@ def row_exit(body: Body, start: int, end: int) -> RowExit | None:
     """The exit of the loop body [start, end) whose `s_andn2_b64 exec, exec, M` is at `end`; None when it is not
     an index test this operator can version."""
     instrs, infos = body.instructions, body.infos
-    m = set(infos[end].uses) - _EXEC
+    m = set(infos[end].uses) - EXEC
     m_text = instrs[end].operands[2].text
     writes_m = [j for j in range(start, end) if infos[j].defs & m]
     if len(writes_m) != 1 or instrs[writes_m[0]].mnemonic != "s_or_b64":
@@ -101,13 +93,14 @@ def row_exit(body: Body, start: int, end: int) -> RowExit | None:
     if len(updates) != 1 or updates[0] > c or infos[updates[0]].base != "v_add_u32" or instrs[updates[0]].modifiers:
         return None
     u = updates[0]
-    add = [op.text for op in instrs[u].operands]
-    step = _constant(add[1]) if add[2] == index else _constant(add[2]) if add[1] == index else None
-    if add[0] != index or step is None or (step <= 0 if bound else step >= 0):
+    dst, *srcs = instrs[u].operands
+    steps = [a.value for a, b in (srcs, srcs[::-1]) if a.kind == "imm" and b.text == index]
+    if dst.text != index or not steps or (steps[0] <= 0 if bound else steps[0] >= 0):
         return None
+    step = steps[0]
     if [j for j in range(start, end) if i_reg[0] in infos[j].uses] != [u, c]:
         return None
-    bound_regs = set(infos[c].uses) - {i_reg[0]} - _EXEC
+    bound_regs = set(infos[c].uses) - {i_reg[0]} - EXEC
     if any(infos[j].defs & bound_regs for j in range(start, end + 1)):
         return None
     return RowExit(u, c, o, index, bound, step, m_text)
@@ -118,7 +111,7 @@ def _reads_only_or(body: Body, start: int, end: int, c: int, o: int) -> bool:
     before the compare writes it."""
     infos = body.infos
     x = infos[c].defs
-    for regs, at, reader in ((x, c, o), ({_SCC}, o, None)):
+    for regs, at, reader in ((x, c, o), ({SCC}, o, None)):
         live = set()
         for j in range(start, end):
             if j != reader and infos[j].uses & regs and (j <= at or live):
@@ -141,7 +134,7 @@ def version_row_loop(body: Body, i: int, unroll: int | None = None) -> Body | No
         return None
     start, end = blk.start, blk.end - 2
     ex = row_exit(body, start, end)
-    if ex is None or _SCC in body.live_in[b] or not _reads_only_or(body, start, end, ex.test, ex.merge):
+    if ex is None or SCC in body.live_in[b] or not _reads_only_or(body, start, end, ex.test, ex.merge):
         return None
     slow = f"{instrs[blk.end - 1].label}_row_slow"
     _, labels, _ = body.index
@@ -149,17 +142,16 @@ def version_row_loop(body: Body, i: int, unroll: int | None = None) -> Body | No
     if not pairs or slow in labels:
         return None
     t = pairs[0]
-    r = next((s for s in free_sgprs(body) if s not in (f"s{t[2:].split(':')[0]}", f"s{t[:-1].split(':')[1]}")), None)
+    lo = int(t[2:t.index(":")])
+    r = next((s for s in free_sgprs(body) if s not in (f"s{lo}", f"s{lo + 1}")), None)
     if r is None:
         return None
     items = body.items
     lite = [j for j in range(start, end) if j not in (ex.update, ex.test, ex.merge)]
     widths = (unroll,) if unroll else UNROLLS
-    copies = next(((u, c) for u in widths if (c := _staged(body, lite, u - 1)) is not None), None)
-    if copies is None:
-        copies = (widths[-1], [items[body.pos[j]] for j in lite] * (widths[-1] - 1))
-    unroll, fast = copies
-    ahead = (unroll - 1) * ex.step
+    staged = next(((u, c) for u in widths if (c := _staged(body, lite, u - 1)) is not None), None)
+    width, fast = staged or (widths[-1], [items[body.pos[j]] for j in lite] * (widths[-1] - 1))
+    ahead = (width - 1) * ex.step
     if ex.bound:
         test = [f"s_sub_i32 {r}, {ex.bound}, {ahead}", f"s_cselect_b32 {r}, 0x80000000, {r}",
                 f"v_cmp_lt_i32_e64 {t}, {ex.index}, {r}"]
@@ -175,7 +167,7 @@ def version_row_loop(body: Body, i: int, unroll: int | None = None) -> Body | No
     new = body.replace(new_items)
     if not new.no_worse(body):
         return None
-    return _described(new, head, fast, original, start, unroll)
+    return _described(new, head, fast, original, start, width)
 
 
 def _staged(body: Body, lite: list[int], n: int) -> list[BodyItem] | None:
