@@ -167,7 +167,7 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
     mask = set(infos[blk.end - 2].uses) - exec_
     if not mask_moved and any(infos[j].defs & mask for j in b_part) and not any(infos[j].defs & mask for j in a_part):
         early = _mask_before_wait(body, w, b_part, loaded)  # then pipeline that
-        return pipeline_loop(early, i, mask_moved=True) if early is not None else None
+        return _in_terms_of(pipeline_loop(early, i, mask_moved=True), early, body) if early is not None else None
     if (address & loaded or any((infos[j].uses | infos[j].defs) & loaded or infos[j].defs & exec_ for j in a_part)
             or any(infos[j].defs & (address | mask | exec_) for j in b_part)
             or infos[blk.end - 2].defs & address or b + 1 >= len(cfg.blocks)):
@@ -187,6 +187,12 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
         return None
     items = body.items
     m_text = exit_.operands[2].text
+    origin: dict[int, int] = {}     # id(item) -> the instruction of `body` it copies
+
+    def copied(j: int, text: str, fresh: bool = False) -> BodyItem:
+        item = items[body.pos[j]] if text == instrs[j].text() and not fresh else make_item(text)
+        origin[id(item)] = j
+        return item
 
     def stage(prefetch: list[BodyItem], uses: list[BodyItem]) -> list[BodyItem]:
         return [*(items[body.pos[j]] for j in a_part), make_item(f"s_mov_b64 {saved}, exec"),
@@ -194,18 +200,22 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
                 make_item(f"s_waitcnt vmcnt({len(loads)})"), *uses, items[body.pos[blk.end - 2]]]
 
     first_uses = [items[body.pos[j]] for j in b_part]
-    second_uses = [items[body.pos[j]] if t == instrs[j].text() else make_item(t) for j, t in zip(b_part, uses_second)]
+    second_uses = [copied(j, t) for j, t in zip(b_part, uses_second)]
     late_lanes = [make_item(f"s_and_b64 {fresh}, exec, {m_text}"), make_item(f"s_or_b64 {late}, {late}, {fresh}")]
     copies = [make_item(f"v_mov_b32_e32 v{r}, v{r - d[0] + new}") for d, new in moves for r in d]
-    loop = [*stage([make_item(t) for t in other_loads], first_uses), make_item(f"s_cbranch_execz {exit_label}"),
-            *stage([items[body.pos[j]] for j in loads], [*second_uses, *late_lanes]), items[body.pos[blk.end - 1]],
-            BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"),
-            make_item(f"s_mov_b64 exec, {late}"), *copies, make_item("s_mov_b64 exec, 0")]
+    loop = [*stage([copied(j, t) for j, t in zip(loads, other_loads)], first_uses),
+            make_item(f"s_cbranch_execz {exit_label}"),
+            *stage([items[body.pos[j]] for j in loads], [*second_uses, *late_lanes]), items[body.pos[blk.end - 1]]]
+    leave = [BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"),
+             make_item(f"s_mov_b64 exec, {late}"), *copies, make_item("s_mov_b64 exec, 0")]
     head = body.pos[cfg.blocks[b - 1].end - 1] + 1
-    prologue = [make_item(f"s_mov_b64 {late}, 0"), *(make_item(instrs[j].text()) for j in loads)]
-    new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
-    new = body.replace(new_items)
-    return new if new.no_worse(body) else None
+    prologue = [make_item(f"s_mov_b64 {late}, 0"), *(copied(j, instrs[j].text(), fresh=True) for j in loads)]
+    new = body.replace([*items[:head], *prologue, *items[head:body.pos[i]], *loop, *leave,
+                        *items[body.pos[blk.end - 1] + 1:]])
+    if not new.no_worse(body):
+        return None
+    return described(new, _sections(head, prologue, body.pos[i] - head, loop, leave), 2, cfg.blocks[b - 1].end - 1, i,
+                     origin)
 
 
 def loop_parts(body: Body, i: int) -> tuple[int, range, range] | None:
@@ -337,7 +347,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     carried -= {scc}
     if not mask <= p_written and mask & c_written:  # the exit mask is computed after the wait: move it first
         early = _state_into_p(body, p_part, c_part, mask)
-        return pipeline_loop_deep(early, i, depth) if early is not None else None
+        return _in_terms_of(pipeline_loop_deep(early, i, depth), early, body) if early is not None else None
     if (not mask <= p_written or c_written & (p_exposed | mask) or carried & p_exposed
             or any(r[0] != "v" for r in carried) or infos[blk.end - 2].defs & p_exposed - mask):
         return None
@@ -362,6 +372,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
     moves = [[]] + [list(zip(spans, fresh[n * len(spans):(n + 1) * len(spans)])) for n in range(depth - 1)]
     items = body.items
     m_text = exit_.operands[2].text
+    origin: dict[int, int] = {}     # id(item) -> the instruction of `body` it copies
 
     def copy(part: range, c: int) -> list[BodyItem] | None:
         out = []
@@ -376,7 +387,13 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
                     return None
                 text = wait_text(limits)
             out.append(items[body.pos[j]] if text == instrs[j].text() else make_item(text))
+            origin[id(out[-1])] = j
         return out
+
+    def remade(it: BodyItem) -> BodyItem:
+        new = make_item(it.text)
+        origin[id(new)] = origin[id(it)]
+        return new
 
     loads = sum(1 for j in p_part if is_load(infos[j], body.processor))
     copies = [(copy(p_part, c), copy(c_part, c)) for c in range(depth)]
@@ -390,7 +407,7 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
         make_item(f"v_mov_b32_e32 v{r}, v{r - sp[0] + new}") for sp, new in moves[c] for r in sp))] + [
         make_item("s_mov_b64 exec, 0")] if live_carried else []
     prologue = [make_item(f"s_mov_b64 {finished[c]}, 0") for c in range(depth - 1) if live_carried]
-    prologue += [make_item(it.text) for it in copies[0][0]]
+    prologue += [remade(it) for it in copies[0][0]]
     for t in range(1, depth - 1):  # the exit masks of the first iterations, each in its copy's slot
         prologue += [make_item(f"s_mov_b64 {history[t - 1]}, {m_text}"), *masked(t)]
     loop: list[BodyItem] = []
@@ -398,11 +415,14 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
         loop += [make_item(f"s_mov_b64 {history[(c + depth - 2) % depth]}, {m_text}"), *masked((c + depth - 1) % depth),
                  *copies[c][1], *track(c), make_item(f"s_andn2_b64 exec, exec, {history[c]}"),
                  make_item(f"s_cbranch_execz {exit_label}") if c < depth - 1 else items[body.pos[blk.end - 1]]]
-    loop += [BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"), *fixup]
+    leave = [BodyItem(f"{exit_label}:", label=exit_label), make_item("s_waitcnt vmcnt(0)"), *fixup]
     head = body.pos[cfg.blocks[b - 1].end - 1] + 1
-    new_items = [*items[:head], *prologue, *items[head:body.pos[i]], *loop, *items[body.pos[blk.end - 1] + 1:]]
-    new = body.replace(new_items)
-    return new if new.no_worse(body) else None
+    new = body.replace([*items[:head], *prologue, *items[head:body.pos[i]], *loop, *leave,
+                        *items[body.pos[blk.end - 1] + 1:]])
+    if not new.no_worse(body):
+        return None
+    return described(new, _sections(head, prologue, body.pos[i] - head, loop, leave), depth,
+                     cfg.blocks[b - 1].end - 1, i, origin)
 
 
 def register_spans(regs: list[int]) -> list[range]:
@@ -414,6 +434,45 @@ def register_spans(regs: list[int]) -> list[range]:
         else:
             out.append(range(r, r + 1))
     return out
+
+
+def _sections(head: int, prologue: list, between: int, loop: list, leave: list) -> tuple[list[range], range]:
+    """(run once per entry, run once per unrolled group): the item positions of a pipelined loop's prologue
+    (inserted at `head`) and exit, and of its unrolled body (`between` items after the prologue)."""
+    loop_at = head + len(prologue) + between
+    leave_at = loop_at + len(loop)
+    return [range(head, head + len(prologue)), range(leave_at, leave_at + len(leave))], range(loop_at, leave_at)
+
+
+def described(new: Body, sections: tuple[list[range], range], unroll: int, entry: int, start: int,
+              origin: dict[int, int]) -> Body:
+    """`new` with its executions described for predictions (`Body.counts`, `Body.traffic`, in the parent's
+    instruction indices): the items at the positions `sections` runs once per entry to the loop run as often as
+    the parent's instruction `entry` (the preheader's last), those it runs once per group once per `unroll` of
+    the loop head `start`'s executions; an item copying a parent instruction (`origin`) moves its traffic."""
+    once, looped = sections
+    for n, p in enumerate(new.pos):
+        if p in looped:
+            new.counts[n] = ((start, 1.0 / unroll),)
+        elif any(p in r for r in once):
+            new.counts[n] = ((entry, 1.0),)
+        j = origin.get(id(new.items[p]))
+        if j is not None:
+            new.traffic[n] = (j, 1.0)
+    return new
+
+
+def _in_terms_of(new: Body | None, early: Body, body: Body) -> Body | None:
+    """`new`, described in terms of `early` (`body` with instructions moved, the same objects), described in terms
+    of `body`'s instructions; a term naming an instruction `body` lacks goes."""
+    if new is None:
+        return None
+    index = {id(ins): n for n, ins in enumerate(body.instructions)}
+    at = lambda m: index.get(id(early.instructions[m]))  # noqa: E731
+    counts = {n: tuple((at(m), c) for m, c in terms if at(m) is not None) for n, terms in new.counts.items()}
+    new.counts = {n: terms for n, terms in counts.items() if terms}
+    new.traffic = {n: (at(m), f) for n, (m, f) in new.traffic.items() if at(m) is not None}
+    return new
 
 
 def pipeline_loop_deepest(body: Body, i: int) -> Body | None:
