@@ -297,8 +297,11 @@ I16, U16 = (-32768, 32767), (0, 65535)
 TABLE: dict[str, tuple] = {
     # ---- f32
     "v_add_f32": ("f32", ("f32", "f32"), lambda a, b: a + b),
-    "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a - b),
-    "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: b - a),
+    # a subtraction adds the negated subtrahend, so a NaN one comes back with its sign flipped (real-hardware
+    # fuzzing that compared v_sub_f32 with v_fma_mix_f32(-y, 1.0, x), llvm-project pull request #212305); numpy's
+    # a - b would return it unflipped
+    "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a + -b),
+    "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: b + -a),
     "v_mul_f32": ("f32", ("f32", "f32"), lambda a, b: a * b),
     "v_mul_legacy_f32": ("f32", ("f32", "f32"), legacy_mul),
     "v_min_f32": ("f32", ("f32", "f32"), fmin), "v_max_f32": ("f32", ("f32", "f32"), fmax),
@@ -350,8 +353,8 @@ TABLE: dict[str, tuple] = {
     "v_cvt_pknorm_u16_f32": ("u32", ("f32", "f32"), lambda a, b: (cvt_int(np.rint(np.clip(a, 0, 1) * 65535.0), *U16)) | (cvt_int(np.rint(np.clip(b, 0, 1) * 65535.0), *U16) << 16)),
     # ---- f16 (16-bit results zero the high half unless op_sel writes it)
     "v_add_f16": ("f16", ("f16", "f16"), lambda a, b: a + b),
-    "v_sub_f16": ("f16", ("f16", "f16"), lambda a, b: a - b),
-    "v_subrev_f16": ("f16", ("f16", "f16"), lambda a, b: b - a),
+    "v_sub_f16": ("f16", ("f16", "f16"), lambda a, b: a + -b),     # the negated subtrahend, as v_sub_f32
+    "v_subrev_f16": ("f16", ("f16", "f16"), lambda a, b: b + -a),
     "v_mul_f16": ("f16", ("f16", "f16"), lambda a, b: a * b),
     "v_min_f16": ("f16", ("f16", "f16"), fmin), "v_max_f16": ("f16", ("f16", "f16"), fmax),
     "v_fma_f16": ("f16", ("f16",) * 3, lambda a, b, c: a.astype(F64) * b + c),

@@ -77,6 +77,23 @@ def test_f32_ops(ins, ref):
     np.testing.assert_array_equal(got, ref(a, b, c).astype(np.float32))
 
 
+PACKED_SUB = "v_mov_b32 v6, v1\n v_mov_b32 v7, v2\n v_pk_add_f32 v[4:5], v[6:7], v[6:7] op_sel:[0,1] neg_lo:[0,1]"
+
+
+@pytest.mark.parametrize("sub, add, first", [("v_sub_f32 v4, v1, v2", "v_add_f32_e64 v4, v1, -v2", 0xFFC00000),
+                                            ("v_subrev_f32 v4, v1, v2", "v_add_f32_e64 v4, v2, -v1", 0x7FC00000),
+                                            ("v_sub_f32 v4, v1, v2", PACKED_SUB, 0xFFC00000)])
+def test_a_subtraction_adds_the_negated_subtrahend_nan_sign_included(sub, add, first):
+    """A NaN subtrahend comes back with its sign flipped (not as numpy's a - b gives it back), so a subtraction
+    and an add of the negated operand give the same bits, NaN or not."""
+    a, b = f32(), f32()
+    a[:4] = [1.0, np.nan, -np.nan, 2.0]
+    b[:4] = [np.nan, 1.0, np.nan, -np.nan]
+    got = run(sub, a, b)
+    assert got[0] == first      # 1 - NaN is -NaN; NaN - 1 is NaN
+    np.testing.assert_array_equal(got, run(add, a, b))
+
+
 def test_division_sequence_is_correctly_rounded():
     """LLVM's f32 fdiv expansion (div_scale, rcp, fma chain, div_fmas, div_fixup) gives a/b exactly."""
     body = """
