@@ -1,8 +1,9 @@
-"""Packed FP32: two independent f32 adds, multiplies or FMAs whose results form an aligned VGPR pair
-become one `v_pk_add_f32` / `v_pk_mul_f32` / `v_pk_fma_f32`, and two `v_mov_b32` one `v_pk_mov_b32`
-(its low dword from one source pair, its high dword from another, `op_sel` picking each; LLVM's gfx940
-scheduling model gives it one VALU issue slot like the packed FP32 ops: llvm-project
-`llvm/test/tools/llvm-mca/AMDGPU/gfx940.s`).
+"""Packed FP32: two independent f32 adds, subtractions, multiplies or FMAs whose results form an aligned VGPR
+pair become one `v_pk_add_f32` / `v_pk_mul_f32` / `v_pk_fma_f32` (a subtraction an add of the negated
+subtrahend, which gives the same bits, a NaN subtrahend's flipped sign included: `asmevo/emu/valu.py`), and
+two `v_mov_b32` one `v_pk_mov_b32` (its low dword from one source pair, its high dword from another, `op_sel`
+picking each; LLVM's gfx940 scheduling model gives it one VALU issue slot like the packed FP32 ops:
+llvm-project `llvm/test/tools/llvm-mca/AMDGPU/gfx940.s`).
 
 CDNA3 issues a packed FP32 instruction at the rate of one unpacked one while computing both halves: the
 FP32 vector peak AMD quotes for MI300X (163.4 TFLOPS) is twice what one FMA per lane gives (304 CUs x 4
@@ -22,6 +23,8 @@ wherever the value lives, below the VGPR count that keeps the kernel's waves per
 read comes from an SGPR set to it once at the wave's start."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand
 from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
@@ -32,7 +35,7 @@ from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
 # v_fmaak_f32 D = S0 * S1 + K and v_fmamk_f32 D = S0 * K + S1 list their sources in FMA order (K a literal, read from
 # an SGPR once packed)
-PACKED = {"v_add_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
+PACKED = {"v_add_f32": "v_pk_add_f32", "v_sub_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
           "v_fmac_f32": "v_pk_fma_f32", "v_fmaak_f32": "v_pk_fma_f32", "v_fmamk_f32": "v_pk_fma_f32",
           "v_mov_b32": "v_pk_mov_b32"}
 _WINDOW = 32  # instructions after the first of a pair searched for its partner
@@ -48,6 +51,8 @@ def _sources(ins: Instruction, base: str, literals: dict[str, int] | None = None
     srcs = list(ins.operands[1:]) + ([ins.operands[0]] if base == "v_fmac_f32" else [])
     srcs = [Operand("sgpr", f"s{literals[op.text]}", literals[op.text], 1)
             if literals and op.kind in _CONSTANTS and op.text in literals else op for op in srcs]
+    if base == "v_sub_f32":     # a + (-b), bit for bit (a NaN b comes back negated either way: asmevo/emu/valu.py)
+        srcs[1] = replace(srcs[1], neg=not srcs[1].neg)
     if any(op.kind not in ("vgpr", "sgpr") or op.count != 1 or op.abs or op.sext for op in srcs):
         return None
     return srcs
@@ -154,7 +159,7 @@ def pack_f32_block(body: Body, i: int) -> Body | None:
 
 
 def _isomorphic(body: Body, a: int, b: int) -> bool:
-    """Instructions a and b do the same packable op (an f32 add, multiply or FMA, or a move) into two
+    """Instructions a and b do the same packable op (an f32 add, subtraction, multiply or FMA, or a move) into two
     single VGPRs from sources pairwise single VGPRs, SGPRs of one aligned pair (or the same one) or the
     same constant."""
     x, y = body.instructions[a], body.instructions[b]

@@ -98,6 +98,30 @@ def _quieted(x) -> np.ndarray:
     return (x.astype(F32).view(U32) | U32(1 << 22)).view(F32)
 
 
+def first_nan(r, *xs) -> np.ndarray:
+    """`r`, an arithmetic result of the operands `xs` in the order the operation reads them, with every NaN that
+    came from a NaN operand made the first NaN operand, quieted (its sign and payload kept: x86 and, for a NaN
+    src0, the hardware, LLVM PR #201440). numpy alone returns either of two NaN operands, as its loop's vector
+    width falls."""
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    out = np.array(r, copy=True)
+    for x in reversed(xs):
+        x = np.broadcast_to(np.asarray(x), out.shape)
+        from_x = nan & np.isnan(x)
+        out[from_x] = _quieted(x[from_x]).astype(out.dtype)
+    return out
+
+
+def _first_nan(fn):
+    return lambda *xs: first_nan(fn(*xs), *xs)
+
+
+def _added(a, b):
+    return first_nan(a + b, a, b)
+
+
 def _quieting(fn):
     """`fn`, a min/max of two or three operands, in IEEE mode: a signalling NaN input gives that NaN quieted
     (the first such input; LLVM SIModeRegisterDefaults.h, IEEE: min/max "quiet and propagate signaling NaN
@@ -300,8 +324,8 @@ TABLE: dict[str, tuple] = {
     # a subtraction adds the negated subtrahend, so a NaN one comes back with its sign flipped (real-hardware
     # fuzzing that compared v_sub_f32 with v_fma_mix_f32(-y, 1.0, x), llvm-project pull request #212305); numpy's
     # a - b would return it unflipped
-    "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a + -b),
-    "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: b + -a),
+    "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: _added(a, -b)),
+    "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: _added(b, -a)),
     "v_mul_f32": ("f32", ("f32", "f32"), lambda a, b: a * b),
     "v_mul_legacy_f32": ("f32", ("f32", "f32"), legacy_mul),
     "v_min_f32": ("f32", ("f32", "f32"), fmin), "v_max_f32": ("f32", ("f32", "f32"), fmax),
@@ -353,8 +377,8 @@ TABLE: dict[str, tuple] = {
     "v_cvt_pknorm_u16_f32": ("u32", ("f32", "f32"), lambda a, b: (cvt_int(np.rint(np.clip(a, 0, 1) * 65535.0), *U16)) | (cvt_int(np.rint(np.clip(b, 0, 1) * 65535.0), *U16) << 16)),
     # ---- f16 (16-bit results zero the high half unless op_sel writes it)
     "v_add_f16": ("f16", ("f16", "f16"), lambda a, b: a + b),
-    "v_sub_f16": ("f16", ("f16", "f16"), lambda a, b: a + -b),     # the negated subtrahend, as v_sub_f32
-    "v_subrev_f16": ("f16", ("f16", "f16"), lambda a, b: b + -a),
+    "v_sub_f16": ("f16", ("f16", "f16"), lambda a, b: _added(a, -b)),     # the negated subtrahend, as v_sub_f32
+    "v_subrev_f16": ("f16", ("f16", "f16"), lambda a, b: _added(b, -a)),
     "v_mul_f16": ("f16", ("f16", "f16"), lambda a, b: a * b),
     "v_min_f16": ("f16", ("f16", "f16"), fmin), "v_max_f16": ("f16", ("f16", "f16"), fmax),
     "v_fma_f16": ("f16", ("f16",) * 3, lambda a, b, c: a.astype(F64) * b + c),
@@ -467,6 +491,13 @@ TABLE: dict[str, tuple] = {
     "v_lshl_add_u64": ("u64", ("u64", "u32", "u64"), lambda a, b, c: (a << (b & U32(7)).astype(U64)) + c),
     "v_mov_b64": ("u64", ("u64",), lambda a: a),
 }
+# Float arithmetic: a NaN operand comes back as the result, the first of two (`first_nan`) in the order the
+# operation reads them (v_fmac_f32: S0 * S1 + D; a subtraction's, `_added`, as it adds them)
+_ARITHMETIC = ("v_add_", "v_mul_", "v_fma_", "v_fmac_", "v_mac_", "v_mad_", "v_fmaak_", "v_fmamk_", "v_madak_",
+               "v_madmk_")
+TABLE.update({name: (d, s, _first_nan(fn)) for name, (d, s, fn) in TABLE.items()
+              if name.startswith(_ARITHMETIC) and name.endswith(("_f16", "_f32", "_f64")) and d in ("f16", "f32", "f64")
+              and all(t in ("f16", "f32", "f64") for t in s)})
 # IEEE mode (MODE bit 9): the float min/max family quiets a signalling NaN input (`_quieting`).
 IEEE_TABLE: dict[str, tuple] = {
     name: (d, s, _quieting(fn)) for name, (d, s, fn) in TABLE.items()

@@ -11,7 +11,7 @@ from . import mfma
 from .access import vector_reader, vector_writer
 from .ops import Context, Op
 from .float_mode import f32_denorm, flush_f32
-from .valu import IEEE_TABLE, TABLE, fma32
+from .valu import IEEE_TABLE, TABLE, first_nan, fma32
 from .vop import _modlist, from_typed, split_name, to_typed
 
 U32, U64, I64, F32, F64 = np.uint32, np.uint64, np.int64, np.float32, np.float64
@@ -119,6 +119,7 @@ def _pk_f32(ins: Instruction, base: str) -> Op:
                     r = vals[0] * vals[1]
                 else:
                     r = vals[0] + vals[1]
+                r = first_nan(r, *vals)
                 res.append(np.asarray(from_typed(flush_f32(r, denorm, 2), "f32", clamp, m.dx10_clamp), U32))
         write(m, g, np.asarray(res[0], U64) | (np.asarray(res[1], U64) << U64(32)))
     return Op(ins, run)

@@ -25,6 +25,13 @@ def test_fmac_pairs_accumulate_into_their_destination_pair_and_negations_carry_o
                                               "v_pk_mul_f32 v[6:7], v[0:1], s[2:3] neg_lo:[1,0]"]
 
 
+def test_subtractions_pack_as_an_add_of_the_negated_subtrahend():
+    b = body_of(["v_sub_f32_e32 v4, v0, v2", "v_sub_f32_e64 v5, v1, -v3", "s_endpgm"])
+    assert code(pack_f32(b, 0))[0] == "v_pk_add_f32 v[4:5], v[0:1], v[2:3] neg_lo:[0,1]"
+    c = body_of(["v_sub_f32_e32 v4, v0, v2", "v_add_f32_e32 v5, v1, v3", "s_endpgm"])
+    assert pack_f32(c, 0) is None       # a subtraction and an add are not the same operation here
+
+
 def test_no_pack_when_moving_the_second_op_would_change_a_value():
     assert pack_f32(body_of(["v_add_f32_e32 v4, v0, v2", "v_add_f32_e32 v5, v4, v3", "s_endpgm"]), 0) is None
     assert pack_f32(body_of(["v_add_f32_e32 v4, v0, v2", "v_mov_b32_e32 v1, 0", "v_add_f32_e32 v5, v1, v3",

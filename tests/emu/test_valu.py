@@ -94,6 +94,19 @@ def test_a_subtraction_adds_the_negated_subtrahend_nan_sign_included(sub, add, f
     np.testing.assert_array_equal(got, run(add, a, b))
 
 
+@pytest.mark.parametrize("name", ["v_add_f32", "v_sub_f32", "v_mul_f32", "v_fma_f32", "v_add_f16"])
+def test_of_two_nan_operands_the_first_comes_back_whatever_the_array_width(name):
+    """numpy returns either of two NaNs by its loop's vector width (1000 lanes of a wide launch, not 64); the
+    emulator returns the first operand's, quieted."""
+    from asmevo.emu.valu import TABLE
+    _, types, fn = TABLE[name]
+    first = np.full(1000, np.nan, np.float32)
+    first.view(np.uint32)[:] = 0xFF800001       # a signalling -NaN
+    second = np.full(1000, np.nan, np.float32)  # +NaN
+    got = np.asarray(fn(first, second, *[np.ones(1000, np.float32)] * (len(types) - 2)), np.float32)
+    assert set(got.view(np.uint32)) == {0xFFC00001}
+
+
 def test_division_sequence_is_correctly_rounded():
     """LLVM's f32 fdiv expansion (div_scale, rcp, fma chain, div_fmas, div_fixup) gives a/b exactly."""
     body = """
