@@ -35,9 +35,9 @@ from .webs import NotAnalysable, VgprWebs, Web, webs_of
 
 # v_fmaak_f32 D = S0 * S1 + K and v_fmamk_f32 D = S0 * K + S1 list their sources in FMA order (K a literal, read from
 # an SGPR once packed)
-PACKED = {"v_add_f32": "v_pk_add_f32", "v_sub_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32", "v_fma_f32": "v_pk_fma_f32",
-          "v_fmac_f32": "v_pk_fma_f32", "v_fmaak_f32": "v_pk_fma_f32", "v_fmamk_f32": "v_pk_fma_f32",
-          "v_mov_b32": "v_pk_mov_b32"}
+PACKED = {"v_add_f32": "v_pk_add_f32", "v_sub_f32": "v_pk_add_f32", "v_mul_f32": "v_pk_mul_f32",
+          "v_fma_f32": "v_pk_fma_f32", "v_fmac_f32": "v_pk_fma_f32", "v_fmaak_f32": "v_pk_fma_f32",
+          "v_fmamk_f32": "v_pk_fma_f32", "v_mov_b32": "v_pk_mov_b32"}
 _WINDOW = 32  # instructions after the first of a pair searched for its partner
 _CONSTANTS = ("imm", "float")  # a constant both ops read comes from an SGPR set to it: a literal (VOP3P takes none)
                                # or an inline one (so both halves plainly read the same 32-bit value)

@@ -447,9 +447,10 @@ def _sections(head: int, prologue: list, between: int, loop: list, leave: list) 
 def described(new: Body, sections: tuple[list[range], range], unroll: int, entry: int, start: int,
               origin: dict[int, int]) -> Body:
     """`new` with its executions described for predictions (`Body.counts`, `Body.traffic`, in the parent's
-    instruction indices): the items at the positions `sections` runs once per entry to the loop run as often as
-    the parent's instruction `entry` (the preheader's last), those it runs once per group once per `unroll` of
-    the loop head `start`'s executions; an item copying a parent instruction (`origin`) moves its traffic."""
+    instruction indices). Of `sections`' item positions, the first list's (prologue, exit) run once per entry to the
+    loop, as often as the parent's instruction `entry` (the preheader's last); the range's (the unrolled body) once
+    per `unroll` executions of the parent's loop head `start`. An item copying a parent instruction (`origin`) has
+    that instruction's traffic."""
     once, looped = sections
     for n, p in enumerate(new.pos):
         if p in looped:
