@@ -31,7 +31,7 @@ _NUM = r"\d+(?:\.\d+)?"
 FIGURE = re.compile(
     rf"(?<![\w.^/-])(?:"
     rf"(?P<ratio>\d+/\d+)(?![\w/])"
-    rf"|(?P<sci>{_NUM}e[+-]?\d+)\b"
+    rf"|(?P<sci>{_NUM}e[+-]?\d{{1,3}})\b"      # at most 3 exponent digits: 8e11764 is a commit
     rf"|(?P<speedup>\d+\.\d+)x\b"
     rf"|(?P<lo>{_NUM})(?:\s?-\s?(?P<hi>{_NUM}))?\s?(?:%|(?:s|ms|min|CPU-s|MiB|kB)\b)"
     rf")")
