@@ -9,6 +9,8 @@ for half the inputs); f64 fma is evaluated with error-free transformations.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import numeric
@@ -103,15 +105,19 @@ def first_nan(r, *xs) -> np.ndarray:
     came from a NaN operand made the first NaN operand, quieted (its sign and payload kept: x86 and, for a NaN
     src0, the hardware, LLVM PR #201440). numpy alone returns either of two NaN operands, as its loop's vector
     width falls."""
-    nan = np.isnan(r)
-    if not nan.any():
+    r = np.asarray(r)
+    flat = r.ravel()
+    if not math.isnan(flat.dot(flat)):  # a sum of squares is NaN only with a NaN in it (the fastest test here)
         return r
-    out = np.array(r, copy=True)
+    at = np.flatnonzero(np.isnan(flat))  # only the NaN results are looked at again
+    vals = flat[at]
     for x in reversed(xs):
-        x = np.broadcast_to(np.asarray(x), out.shape)
-        from_x = nan & np.isnan(x)
-        out[from_x] = _quieted(x[from_x]).astype(out.dtype)
-    return out
+        picked = np.broadcast_to(np.asarray(x), r.shape).ravel()[at]
+        from_x = np.isnan(picked)
+        vals[from_x] = _quieted(picked[from_x]).astype(vals.dtype)
+    out = flat.copy()
+    out[at] = vals
+    return out.reshape(r.shape)
 
 
 def _first_nan(fn):
