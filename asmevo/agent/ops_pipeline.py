@@ -66,12 +66,23 @@ def _shifted(text: str, dst: range, new: int) -> str | None:
     return "".join(out) + text[at:]
 
 
-def renamed(text: str, moves: list[tuple[range, int]]) -> str | None:
+def _renamed(text: str, moves: list[tuple[range, int]]) -> str | None:
     for dst, new in moves:
         text = _shifted(text, dst, new)
         if text is None:
             return None
     return text
+
+
+def copy_text(ins: Instruction, moves: list[tuple[range, int]], later_loads: int) -> str | None:
+    """`ins`'s text in a copy of its loop's body: its VGPRs moved by `moves` (`_renamed`) and, for a wait, its vmcnt
+    raised by the `later_loads` loads of later iterations issued before it; None when either cannot be."""
+    text = _renamed(ins.text(), moves)
+    if text is None or ins.mnemonic != "s_waitcnt":
+        return text
+    limits = decode_waitcnt(ins)
+    limits["vmcnt"] = limits.get("vmcnt", COUNTER_MAX["vmcnt"]) + later_loads
+    return wait_text(limits) if limits["vmcnt"] < COUNTER_MAX["vmcnt"] else None
 
 
 def _mask_before_wait(body: Body, w: int, b_part: range, loaded: set) -> Body | None:
@@ -181,8 +192,8 @@ def pipeline_loop(body: Body, i: int, mask_moved: bool = False) -> Body | None:
         return None
     moves = list(zip(dsts, seconds))
     saved, late, fresh = pairs[:3]
-    other_loads = [renamed(instrs[j].text(), moves) for j in loads]
-    uses_second = [renamed(instrs[j].text(), moves) for j in b_part]
+    other_loads = [_renamed(instrs[j].text(), moves) for j in loads]
+    uses_second = [_renamed(instrs[j].text(), moves) for j in b_part]
     if any(t is None for t in (*other_loads, *uses_second)):
         return None
     items = body.items
@@ -376,16 +387,10 @@ def pipeline_loop_deep(body: Body, i: int, depth: int = 4) -> Body | None:
 
     def copy(part: range, c: int) -> list[BodyItem] | None:
         out = []
-        for j in part:
-            text = renamed(instrs[j].text(), moves[c]) if moves[c] else instrs[j].text()
+        for j in part:  # the loads of depth - 1 later iterations come before each wait
+            text = copy_text(instrs[j], moves[c], (depth - 1) * loads)
             if text is None:
                 return None
-            if instrs[j].mnemonic == "s_waitcnt":  # the loads of depth - 1 later iterations came in between
-                limits = decode_waitcnt(instrs[j])
-                limits["vmcnt"] = limits.get("vmcnt", COUNTER_MAX["vmcnt"]) + (depth - 1) * loads
-                if limits["vmcnt"] >= COUNTER_MAX["vmcnt"]:
-                    return None
-                text = wait_text(limits)
             out.append(items[body.pos[j]] if text == instrs[j].text() else make_item(text))
             origin[id(out[-1])] = j
         return out
@@ -448,9 +453,9 @@ def described(new: Body, sections: tuple[list[range], range], unroll: int, entry
               origin: dict[int, int]) -> Body:
     """`new` with its executions described for predictions (`Body.counts`, `Body.traffic`, in the parent's
     instruction indices). Of `sections`' item positions, the first list's (prologue, exit) run once per entry to the
-    loop, as often as the parent's instruction `entry` (the preheader's last); the range's (the unrolled body) once
-    per `unroll` executions of the parent's loop head `start`. An item copying a parent instruction (`origin`) has
-    that instruction's traffic."""
+    loop, as often as the parent's instruction `entry` (the preheader's last); the range's (the unrolled or versioned
+    body) once per `unroll` executions of the parent's loop head `start`. An item copying a parent instruction
+    (`origin`) has that instruction's traffic."""
     once, looped = sections
     for n, p in enumerate(new.pos):
         if p in looped:

@@ -30,13 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..isa.regs import EXEC, SCC
-from ..isa.waitcnt import COUNTER_MAX, decode_waitcnt
 from .body import Body, BodyItem, make_item
-from .ops_pipeline import loop_parts, register_spans, renamed
+from .ops_pipeline import copy_text, described, loop_parts, register_spans
 from .ops_regs import vgpr_limit
 from .ops_rename import free_pairs, free_sgprs, free_vgprs
 from .ops_sched import is_load
-from .ops_waitcnt import wait_text
 
 UNROLLS = (16, 8)  # iterations per test, widest first: the test costs six instructions, each copy saves five or
                    # more, and each staged copy's loads add to those in flight (and its registers to the wave's)
@@ -163,11 +161,13 @@ def version_row_loop(body: Body, i: int, unroll: int | None = None) -> Body | No
     head = [make_item(text) for text in test] + [make_item(f"v_add_u32_e32 {ex.index}, {ahead}, {ex.index}")]
     original = [items[body.pos[j]] for j in range(start, blk.end)]
     at = body.pos[start]
-    new_items = [*items[:at], *head, *fast, BodyItem(f"{slow}:", label=slow), *original, *items[body.pos[blk.end - 1] + 1:]]
-    new = body.replace(new_items)
+    versioned = [*head, *fast, BodyItem(f"{slow}:", label=slow), *original]
+    new = body.replace([*items[:at], *versioned, *items[body.pos[blk.end - 1] + 1:]])
     if not new.no_worse(body):
         return None
-    return _described(new, head, fast, original, start, width)
+    # every wave passes the test at each group of `width` iterations (rows that span whole groups), so the test,
+    # the index add, each fast copy and the original body run once per group
+    return described(new, ([], range(at, at + len(versioned))), width, start, start, {})
 
 
 def _staged(body: Body, lite: list[int], n: int) -> list[BodyItem] | None:
@@ -211,11 +211,7 @@ def _staged(body: Body, lite: list[int], n: int) -> list[BodyItem] | None:
         moves = list(zip(regs, fresh[k * len(regs):(k + 1) * len(regs)]))
         out = []
         for j in part:
-            text = renamed(instrs[j].text(), moves) if moves else instrs[j].text()
-            if text is not None and instrs[j].mnemonic == "s_waitcnt":
-                limits = decode_waitcnt(instrs[j])
-                limits["vmcnt"] = limits.get("vmcnt", COUNTER_MAX["vmcnt"]) + per_load * (n - 1 - k)
-                text = wait_text(limits) if limits["vmcnt"] < COUNTER_MAX["vmcnt"] else None
+            text = copy_text(instrs[j], moves, per_load * (n - 1 - k))
             if text is None:
                 return None
             out.append(items[body.pos[j]] if text == instrs[j].text() else make_item(text))
@@ -223,18 +219,3 @@ def _staged(body: Body, lite: list[int], n: int) -> list[BodyItem] | None:
 
     parts = [copy(p, k) for k in range(n)] + [copy(c, k) for k in range(n)]
     return None if any(x is None for x in parts) else [it for x in parts for it in x]
-
-
-def _described(new: Body, head: list[BodyItem], fast: list[BodyItem], original: list[BodyItem], start: int,
-               unroll: int) -> Body:
-    """`new` with its executions described for predictions (`Body.counts`, in terms of the parent's instructions):
-    every wave passes the test at each group of `unroll` iterations (rows that span whole groups), so the test, the
-    index add, each fast copy and the original body run once per group."""
-    per_group = ((start, 1.0 / unroll),)
-    group = {id(it) for it in (*head, *fast, *original)}
-    first = next(n for n, p in enumerate(new.pos) if new.items[p] is head[0])
-    for n in range(first, len(new.pos)):
-        if id(new.items[new.pos[n]]) not in group:
-            break
-        new.counts[n] = per_group
-    return new

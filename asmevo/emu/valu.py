@@ -102,9 +102,10 @@ def _quieted(x) -> np.ndarray:
 
 def first_nan(r, *xs) -> np.ndarray:
     """`r`, an arithmetic result of the operands `xs` in the order the operation reads them, with every NaN that
-    came from a NaN operand made the first NaN operand, quieted (its sign and payload kept: x86 and, for a NaN
-    src0, the hardware, LLVM PR #201440). numpy alone returns either of two NaN operands, as its loop's vector
-    width falls."""
+    came from a NaN operand made the first NaN operand, quieted, sign and payload kept. For a NaN src0 that is
+    what llvm-project PR #201440 reports of the hardware (fmul returns it whatever src1 is); for two NaNs at
+    other positions it is this emulator's choice, x86's rule. numpy alone returns either of two NaN operands, as
+    its loop's vector width falls."""
     r = np.asarray(r)
     flat = r.ravel()
     if not math.isnan(flat.dot(flat)):  # a sum of squares is NaN only with a NaN in it (the fastest test here)
@@ -112,7 +113,8 @@ def first_nan(r, *xs) -> np.ndarray:
     at = np.flatnonzero(np.isnan(flat))  # only the NaN results are looked at again
     vals = flat[at]
     for x in reversed(xs):
-        picked = np.broadcast_to(np.asarray(x), r.shape).ravel()[at]
+        x = np.asarray(x)
+        picked = x.ravel()[at] if x.shape == r.shape else np.broadcast_to(x, r.shape).ravel()[at]
         from_x = np.isnan(picked)
         vals[from_x] = _quieted(picked[from_x]).astype(vals.dtype)
     out = flat.copy()
@@ -327,9 +329,9 @@ I16, U16 = (-32768, 32767), (0, 65535)
 TABLE: dict[str, tuple] = {
     # ---- f32
     "v_add_f32": ("f32", ("f32", "f32"), lambda a, b: a + b),
-    # a subtraction adds the negated subtrahend, so a NaN one comes back with its sign flipped (real-hardware
-    # fuzzing that compared v_sub_f32 with v_fma_mix_f32(-y, 1.0, x), llvm-project pull request #212305); numpy's
-    # a - b would return it unflipped
+    # a subtraction adds the negated subtrahend, so a NaN one comes back with its sign flipped (llvm-project pull
+    # request #212305 reports hardware fuzzing that found v_sub_f32 matching v_fma_mix_f32(-y, 1.0, x) with neg on
+    # y); numpy's a - b would return it unflipped
     "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: _added(a, -b)),
     "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: _added(b, -a)),
     "v_mul_f32": ("f32", ("f32", "f32"), lambda a, b: a * b),
