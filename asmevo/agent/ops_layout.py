@@ -10,7 +10,9 @@ through a label is unchanged; the edge into it by fall-through gets an `s_branch
 is inverted to reach its old fall-through (now through a label), and an `s_branch` whose target run now
 follows it goes. A run that is a lone `s_endpgm` is copied instead of moved (the same item, so a
 prediction splits its count between the copies). A conditional branch directly followed by an `s_branch`
-can also trade targets with it (inverted), so the branch the profile takes is the one that issues alone."""
+can also trade targets with it (inverted), so the branch the profile takes is the one that issues alone.
+Either operator describes its new `s_branch` to predictions (`Body.counts`: as often as the edge it now takes ran
+in the parent), since a block the parent lacks has no count of its own."""
 from __future__ import annotations
 
 from .body import Body, BodyItem, make_item
@@ -88,7 +90,36 @@ def fall_through_branch(body: Body, i: int) -> Body | None:
         else:
             new = [*items[:lo], *gap, *items[hi:pos[i]], *placed, *items[pos[i] + 1:]]
     result = body.replace(_without_branches_to_next(new))
-    return result if result.no_worse(body, full=False) else None
+    if not result.no_worse(body, full=False):
+        return None
+    if not lone_end and gap:
+        _describe_gap(result, gap[0], body, t)
+    return result
+
+
+def _describe_gap(new: Body, gap: BodyItem, body: Body, t: int) -> None:
+    """Describe (`Body.counts`) the `s_branch` that now closes the run before instruction t of `body`: it runs as
+    often as that run fell through into t, t's count less the branches taken into it (when each one's taken count
+    follows from the profile's counts, `_taken`). A conditional branch before it leaves it a block of its own,
+    which a prediction would otherwise count as never running."""
+    labels = set(labels_before(body, t))
+    taken = [_taken(body, k) for k, x in enumerate(body.instructions) if x.is_branch and x.label in labels]
+    if None in taken:
+        return
+    n = next((n for n, p in enumerate(new.pos) if new.items[p] is gap), None)
+    if n is not None:
+        new.counts[n] = ((t, 1.0), *((k, -c) for terms in taken for k, c in terms))
+
+
+def _taken(body: Body, k: int) -> tuple[tuple[int, float], ...] | None:
+    """How often the branch at instruction k is taken, in the counts of `body`'s instructions: an `s_branch` every
+    time, a conditional branch as often as it runs less its fall-through's count (when no label lets anything else
+    in there); None otherwise."""
+    if body.instructions[k].mnemonic == "s_branch":
+        return ((k, 1.0),)
+    if k + 1 >= len(body.instructions) or labels_before(body, k + 1):
+        return None
+    return (k, 1.0), (k + 1, -1.0)
 
 
 def branch_pair(body: Body, i: int) -> bool:
@@ -111,9 +142,14 @@ def swap_branch_pair(body: Body, i: int) -> Body | None:
     cond, jump = body.instructions[i], body.instructions[i + 1]
     items, pos = list(body.items), body.pos
     items[pos[i]] = make_item(f"{INVERSE[cond.mnemonic]} {jump.label}")
-    items[pos[i + 1]] = make_item(f"s_branch {cond.label}")
+    items[pos[i + 1]] = jump_item = make_item(f"s_branch {cond.label}")
     result = body.replace(_without_branches_to_next(items))
-    return result if result.no_worse(body, full=False) else None
+    if not result.no_worse(body, full=False):
+        return None
+    n = next((n for n, p in enumerate(result.pos) if result.items[p] is jump_item), None)
+    if n is not None:   # it runs as often as the old conditional branch was taken
+        result.counts[n] = _taken(body, i)
+    return result
 
 
 def _without_branches_to_next(items: list[BodyItem]) -> list[BodyItem]:
