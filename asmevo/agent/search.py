@@ -417,11 +417,14 @@ def _rebase(body: Body, parent: Body, heat: Heat) -> Body:
     each composed with the parent's description of the instruction it names, and the parent's kept for
     the instructions `body` kept; a description naming an instruction of neither goes."""
     profiled = {id(ins): n for n, ins in enumerate(heat.instructions)}
-    kept = {id(ins): m for m, ins in enumerate(parent.instructions)}
+    kept: dict[int, list[int]] = {}     # an instruction the parent holds more than once (a versioned copy's) is
+    for m, ins in enumerate(parent.instructions):   # matched occurrence by occurrence, in order
+        kept.setdefault(id(ins), []).append(m)
     traffic: dict[int, tuple[int, float]] = {}
     counts: dict[int, tuple[tuple[int, float], ...]] = {}
     for n, ins in enumerate(body.instructions):
-        m = kept.get(id(ins))
+        at = kept.get(id(ins))
+        m = at.pop(0) if at else None
         if m is not None and m in parent.traffic:
             traffic[n] = parent.traffic[m]
         if m is not None and m in parent.counts:

@@ -322,3 +322,26 @@ def test_a_widening_that_pays_only_after_packing_is_searched_with_the_packing():
     best = search(ev, SearchConfig(budget=4, operators=operators))
     assert best.operator.startswith("widen_all_loads+pack_f32_chains") and best.speedup > 1.5
     assert "global_load_dwordx3" in best.source
+
+
+def test_a_lookahead_schedules_a_versioned_copy_at_its_own_executions():
+    """22_Tanh at its bench shape on MI308X: `version_full_exec` after widening the stores keeps both versions'
+    instructions as the same objects, each version's described with its own executions; a schedule of the fast
+    version, predicted from there in a lookahead, keeps those descriptions occurrence by occurrence. Matched by
+    object alone, every copy took the slow version's few executions: 4033 predicted (the HBM floor) against 6915
+    verified."""
+    from agenttools import evaluated, evaluator
+    from asmevo.agent.ops_list import list_schedule
+    from asmevo.agent.ops_version import version_full_exec
+    from asmevo.agent.ops_widen import widen_stores
+    from asmevo.agent.search import _rebase, heat_of, predict
+
+    ev = evaluator("22_Tanh", gpu="mi308x")
+    body = ev.body_of(0)
+    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
+    widened = widen_stores(body, next(i for i, x in enumerate(body.instructions) if x.mnemonic == "global_store_dword"))
+    versioned = next(v for i in range(len(widened.instructions)) if (v := version_full_exec(widened, i)) is not None)
+    block = max(versioned.cfg.blocks, key=lambda b: b.end - b.start)
+    scheduled = _rebase(list_schedule(versioned, block.start), versioned, heat)
+    cand = evaluated(ev, body, scheduled, "widen_stores+version_full_exec+list_schedule")
+    assert predict(scheduled, heat) == pytest.approx(cand.cycles, rel=0.002)
