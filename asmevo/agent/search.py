@@ -74,6 +74,7 @@ class Heat:
     instructions: list[Instruction] = field(default_factory=list)  # the profiled body's
     blocks: list[float] = field(default_factory=list)  # executions of each of the profiled body's blocks
     block_of: dict[int, int] = field(default_factory=dict)  # id(Instruction) -> its block's index
+    latency: dict[int, float] = field(default_factory=dict)  # id(Instruction) -> a vector load's latency
 
 
 def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
@@ -89,7 +90,10 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     lines = {id(b): per_exec.get(a.address, 0.0) for a, b in zip(profile.instructions, instrs)}
     blocks = [counts[id(instrs[b.start])] for b in body.cfg.blocks]
     block_of = {id(b): body.cfg.block_of[n] for n, b in enumerate(instrs)}
-    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0, 0.0), lines, list(instrs), blocks, block_of)
+    latency = {id(b): profile.estimate.load_latency[a.address] for a, b in zip(profile.instructions, instrs)
+               if a.address in profile.estimate.load_latency}
+    heat = Heat(counts, cycles, profile.estimate, time, (0.0, {}, 0.0, 0.0), lines, list(instrs), blocks, block_of,
+                latency)
     static = _static(body, heat)
     if static is None:
         return None
@@ -97,37 +101,59 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     return heat
 
 
+def _like(body: Body, heat: Heat, n: int) -> tuple[Instruction | None, float]:
+    """(the profiled instruction vector-memory instruction n of `body` behaves like, the factor on its traffic):
+    itself when kept; the one an operator described it as (`Body.traffic`); one that differs from it in its data
+    registers only (renamed), the one in the parent's block at its block's index first when the edit kept the
+    number of blocks; None when there is no single such one."""
+    ins, proc = body.instructions[n], body.processor
+    if id(ins) in heat.lines:
+        return ins, 1.0
+    if n in body.traffic:
+        parent, factor = body.traffic[n]
+        return heat.instructions[parent], factor
+    renamed = [p for p in heat.instructions if p.mnemonic == ins.mnemonic and p.modifiers == ins.modifiers
+               and _address_text(p, proc) == _address_text(ins, proc)]
+    same_shape = len(body.cfg.blocks) == len(heat.blocks)
+    here = [p for p in renamed if same_shape and heat.block_of[id(p)] == body.cfg.block_of[n]]
+    return ((here or renamed)[0] if len(here) == 1 or len(renamed) == 1 else None), 1.0
+
+
 def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
     """Cache lines the body's global-memory instructions touch over the launch, at the parent's
-    counts: a kept instruction as in the trace; one an operator described (`Body.traffic`: like a
-    parent instruction, scaled) so; one that differs from a parent instruction in its data registers
-    only (renamed) like it, the one in the parent's block at its block's index first when the edit kept
-    the number of blocks; another like the parent instructions with its address operands and direction
-    (the most any of them touched), else as a contiguous access."""
+    counts: each like the profiled instruction it behaves like (`_like`), else like the parent instructions with
+    its address operands and direction (the most any of them touched), else as a contiguous access."""
     instrs, total, proc = body.instructions, 0.0, body.processor
-    same_shape = len(body.cfg.blocks) == len(heat.blocks)
     for n, ins in enumerate(instrs):
         info = instr_info(ins.mnemonic, proc)
         if not info.vmem:
             continue
-        if id(ins) in heat.lines:
-            per = heat.lines[id(ins)]
-        elif n in body.traffic:
-            parent, factor = body.traffic[n]
-            per = heat.lines.get(id(heat.instructions[parent]), 0.0) * factor
+        like, factor = _like(body, heat, n)
+        if like is not None:
+            per = heat.lines.get(id(like), 0.0) * factor
         else:
-            renamed = [p for p in heat.instructions if p.mnemonic == ins.mnemonic and p.modifiers == ins.modifiers
-                       and _address_text(p, proc) == _address_text(ins, proc)]
-            here = [p for p in renamed if same_shape and heat.block_of[id(p)] == body.cfg.block_of[n]]
-            if len(here) == 1 or len(renamed) == 1:
-                per = heat.lines.get(id((here or renamed)[0]), 0.0)
-            else:
-                same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic, proc).vmem
-                        and instr_info(p.mnemonic, proc).is_load == info.is_load
-                        and _address_text(p, proc) == _address_text(ins, proc)]
-                per = max(same) if same else info.access_bytes * 64 / LINE_BYTES
+            same = [heat.lines.get(id(p), 0.0) for p in heat.instructions if instr_info(p.mnemonic, proc).vmem
+                    and instr_info(p.mnemonic, proc).is_load == info.is_load
+                    and _address_text(p, proc) == _address_text(ins, proc)]
+            per = max(same) if same else info.access_bytes * 64 / LINE_BYTES
         total += counts.get(4 * n, 0.0) * per
     return total
+
+
+def _load_latency(body: Body, heat: Heat) -> dict[int, float]:
+    """Each vector load's latency (by `_addressed` address) as the parent's estimate gave the profiled load it
+    behaves like (`_like`: between an L2 hit's and an HBM miss's by its buffer's reuse), else the longest of the
+    profiled loads with its address operands; the model's default for another."""
+    out, proc = {}, body.processor
+    for n, ins in enumerate(body.instructions):
+        if instr_info(ins.mnemonic, proc).vmem:
+            like, _ = _like(body, heat, n)
+            same = [like] if like is not None else [p for p in heat.instructions if id(p) in heat.latency and
+                                                    _address_text(p, proc) == _address_text(ins, proc)]
+            known = [heat.latency[id(p)] for p in same if id(p) in heat.latency]
+            if known:
+                out[4 * n] = max(known)
+    return out
 
 
 def _address_text(ins: Instruction, processor: str) -> tuple[str, ...]:
@@ -180,7 +206,8 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, flo
         for n, c in counted.items():
             pc_counts[4 * n] = c if c is not None else known[0] if known else heat.blocks[x] if same_shape else 0
     try:
-        return (*static_cost(_addressed(body), pc_counts, processor=body.processor), _lines(body, heat, pc_counts))
+        return (*static_cost(_addressed(body), pc_counts, load_latency=_load_latency(body, heat), processor=body.processor),
+                _lines(body, heat, pc_counts))
     except AsmEvoError:
         return None
 
