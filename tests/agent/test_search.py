@@ -310,7 +310,8 @@ def test_a_widening_that_pays_only_after_packing_is_searched_with_the_packing():
     rows to one dwordx3 each changes no predicted time (the VALU binds) but cuts the cache lines that bind once its
     FMAs pack, and packing first pins the loaded values in pairs no dwordx3 can write (the search without that
     lookahead ends at 1.439x, packing alone). The search follows the widening greedily and tries it with the
-    packing as one proposal (versioning its loop's regions, which the full search may also take, left out)."""
+    packing as one proposal (versioning its loop's regions, which the full search may also take, left out): with
+    each load costed at its own latency the widening of one row's loads (`widen_loads`) ranks first, 1.572x."""
     from asmevo.agent.gates import Evaluator
     from asmevo.agent.operators import OPERATORS
     from asmevo.agent.search import SearchConfig, search
@@ -320,7 +321,8 @@ def test_a_widening_that_pays_only_after_packing_is_searched_with_the_packing():
     ev = Evaluator(p.code_object, suite_launches(p), timing=timing_launch(p)[0], gpu_name="mi308x")
     operators = tuple(op for op in OPERATORS if op.name != "version_full_exec")
     best = search(ev, SearchConfig(budget=4, operators=operators))
-    assert best.operator.startswith("widen_all_loads+pack_f32_chains") and best.speedup > 1.5
+    assert best.operator.startswith(("widen_loads+pack_f32_chains", "widen_all_loads+pack_f32_chains"))
+    assert best.speedup > 1.5
     assert "global_load_dwordx3" in best.source
 
 
