@@ -206,8 +206,9 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, flo
         for n, c in counted.items():
             pc_counts[4 * n] = c if c is not None else known[0] if known else heat.blocks[x] if same_shape else 0
     try:
-        return (*static_cost(_addressed(body), pc_counts, load_latency=_load_latency(body, heat), processor=body.processor),
-                _lines(body, heat, pc_counts))
+        latency = _load_latency(body, heat)
+        cost = static_cost(_addressed(body), pc_counts, load_latency=latency, processor=body.processor)
+        return (*cost, _lines(body, heat, pc_counts))
     except AsmEvoError:
         return None
 
