@@ -101,7 +101,10 @@ def heat_of(body: Body, profile: Profile, time: float) -> Heat | None:
     return heat
 
 
-def _like(body: Body, heat: Heat, n: int) -> tuple[Instruction | None, float]:
+Like = tuple[Instruction | None, float]   # a profiled instruction a new one behaves like, and a factor on its traffic
+
+
+def _like(body: Body, heat: Heat, n: int) -> Like:
     """(the profiled instruction vector-memory instruction n of `body` behaves like, the factor on its traffic):
     itself when kept; the one an operator described it as (`Body.traffic`); one that differs from it in its data
     registers only (renamed), the one in the parent's block at its block's index first when the edit kept the
@@ -119,16 +122,15 @@ def _like(body: Body, heat: Heat, n: int) -> tuple[Instruction | None, float]:
     return ((here or renamed)[0] if len(here) == 1 or len(renamed) == 1 else None), 1.0
 
 
-def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
+def _lines(body: Body, heat: Heat, counts: dict[int, float], likes: dict[int, Like]) -> float:
     """Cache lines the body's global-memory instructions touch over the launch, at the parent's
-    counts: each like the profiled instruction it behaves like (`_like`), else like the parent instructions with
-    its address operands and direction (the most any of them touched), else as a contiguous access."""
-    instrs, total, proc = body.instructions, 0.0, body.processor
-    for n, ins in enumerate(instrs):
+    counts: each like the profiled instruction it behaves like (`likes`, `_like`'s by instruction), else like the
+    parent instructions with its address operands and direction (the most any of them touched), else as a
+    contiguous access."""
+    total, proc = 0.0, body.processor
+    for n, (like, factor) in likes.items():
+        ins = body.instructions[n]
         info = instr_info(ins.mnemonic, proc)
-        if not info.vmem:
-            continue
-        like, factor = _like(body, heat, n)
         if like is not None:
             per = heat.lines.get(id(like), 0.0) * factor
         else:
@@ -140,19 +142,18 @@ def _lines(body: Body, heat: Heat, counts: dict[int, float]) -> float:
     return total
 
 
-def _load_latency(body: Body, heat: Heat) -> dict[int, float]:
+def _load_latency(body: Body, heat: Heat, likes: dict[int, Like]) -> dict[int, float]:
     """Each vector load's latency (by `_addressed` address) as the parent's estimate gave the profiled load it
-    behaves like (`_like`: between an L2 hit's and an HBM miss's by its buffer's reuse), else the longest of the
+    behaves like (`likes`: between an L2 hit's and an HBM miss's by its buffer's reuse), else the longest of the
     profiled loads with its address operands; the model's default for another."""
     out, proc = {}, body.processor
-    for n, ins in enumerate(body.instructions):
-        if instr_info(ins.mnemonic, proc).vmem:
-            like, _ = _like(body, heat, n)
-            same = [like] if like is not None else [p for p in heat.instructions if id(p) in heat.latency and
-                                                    _address_text(p, proc) == _address_text(ins, proc)]
-            known = [heat.latency[id(p)] for p in same if id(p) in heat.latency]
-            if known:
-                out[4 * n] = max(known)
+    for n, (like, _) in likes.items():
+        ins = body.instructions[n]
+        same = [like] if like is not None else [p for p in heat.instructions if id(p) in heat.latency and
+                                                _address_text(p, proc) == _address_text(ins, proc)]
+        known = [heat.latency[id(p)] for p in same if id(p) in heat.latency]
+        if known:
+            out[4 * n] = max(known)
     return out
 
 
@@ -206,9 +207,11 @@ def _static(body: Body, heat: Heat) -> tuple[float, dict[str, float], float, flo
         for n, c in counted.items():
             pc_counts[4 * n] = c if c is not None else known[0] if known else heat.blocks[x] if same_shape else 0
     try:
-        latency = _load_latency(body, heat)
-        cost = static_cost(_addressed(body), pc_counts, load_latency=latency, processor=body.processor)
-        return (*cost, _lines(body, heat, pc_counts))
+        vmem = [n for n, ins in enumerate(instrs) if instr_info(ins.mnemonic, body.processor).vmem]
+        likes = {n: _like(body, heat, n) for n in vmem}
+        cost = static_cost(_addressed(body), pc_counts, load_latency=_load_latency(body, heat, likes),
+                           processor=body.processor)
+        return (*cost, _lines(body, heat, pc_counts, likes))
     except AsmEvoError:
         return None
 

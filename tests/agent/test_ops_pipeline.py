@@ -228,7 +228,7 @@ def test_a_pipelined_loop_is_predicted_at_its_loads_latency():
     their loads as L2 hits (`Estimate.load_latency`, between an L2 hit's latency and an HBM miss's by the buffer's
     reuse). A prediction costs each load at the latency the parent's estimate gave it: at the model's default (an
     HBM miss) its first loop pipelined as deep as it goes was predicted 1.2 % faster than it verifies, another 2.4 %,
-    and after a first step one 14 %, so the search ranked pipelining ahead of versioning the loops, which is faster
+    and after two steps one 14 %, so the search ranked pipelining ahead of versioning the loops, which is faster
     (`benchmarks/agents/prediction_error-kernelbench-0be0b8d.txt`)."""
     from asmevo.agent.search import heat_of, predict
 
