@@ -56,6 +56,9 @@ from .ops_select import all_or_nothing, scc_roundtrip, vcc_mask_branch
 
 LOOKAHEAD = 1        # proposals per expansion predicted no slower that relieve a resource, followed greedily
 LOOKAHEAD_STEPS = 3  # greedy steps after such a proposal (`_greedy`)
+MIN_GAIN = 1e-4      # the share of its parent's time a proposal must be predicted to save to be tried: gains
+                     # below it (one cold instruction in a large kernel) are a hundredth of the 1 % a hardware
+                     # decision resolves (`outcome.make_setup`'s eps) and would spend the budget on noise
 
 
 @dataclass
@@ -386,7 +389,7 @@ def expansion_request(ev: Evaluator, cid: int, config: SearchConfig, rng: random
 
 def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float, Proposal]]:
     """(predicted time, proposal) of every distinct proposal at the node's hottest sites predicted
-    faster than the node (inf: not modellable), in the operators' order."""
+    faster than the node by at least MIN_GAIN of its time (inf: not modellable), in the operators' order."""
     body, heat = node.body, node.heat
     if body.opaque:
         return []
@@ -399,6 +402,7 @@ def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float
         order = hot_sites(body, heat, config.sites)
     out, seen, neutral = [], set(), []
     hidden = _hidden(heat) if heat is not None else None
+    bar = None if node.baseline is None else node.baseline * (1 - MIN_GAIN)    # faster by enough to try
     for prop in propose(body, order, config.operators):
         code = tuple(it.text for it in prop.body.items)
         if code in seen:
@@ -406,11 +410,11 @@ def _faster(ev: Evaluator, node: Node, config: SearchConfig) -> list[tuple[float
         seen.add(code)
         r = ratios(prop.body, heat) if heat is not None else None
         predicted = _predicted(prop.body, heat, r) if r is not None else None
-        if predicted is None or node.baseline is None or predicted < node.baseline:
+        if predicted is None or bar is None or predicted < bar:
             out.append((predicted if predicted is not None else math.inf, prop))
         elif hidden is not None and predicted <= node.baseline and r[hidden] < 1.0:
             neutral.append((r[hidden], len(neutral), prop))  # no slower, relieves the term binding next
-    best = min((p for p, _ in out), default=node.baseline)
+    best = min((p for p, _ in out), default=bar)
     for _, _, first in sorted(neutral)[:LOOKAHEAD]:
         steps = _greedy(first, node.baseline, heat, config)
         if not steps or steps[-1][0] >= best:
