@@ -150,6 +150,15 @@ class Body:
         return def_use_all(self.instructions, self.processor)
 
     @cached_property
+    def named_tops(self) -> dict[str, int]:
+        """Per register kind ("v", "a", "s"), how many the body names: one past the highest."""
+        tops: dict[str, int] = {}
+        for info in self.infos:
+            for kind, r in info.defs | info.uses:
+                tops[kind] = max(tops.get(kind, 0), r + 1)
+        return tops
+
+    @cached_property
     def cfg(self) -> CFG:
         return build_cfg(self.instructions, self.index[1])
 

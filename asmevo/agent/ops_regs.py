@@ -23,7 +23,7 @@ from .webs import NotAnalysable, webs_of
 
 def named_top(body: Body, kind: str) -> int:
     """How many registers of `kind` ("v", "a", "s") the body names: one past the highest."""
-    return max((r + 1 for info in body.infos for k, r in info.defs | info.uses if k == kind), default=0)
+    return body.named_tops.get(kind, 0)
 
 
 def waves_per_simd(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int:
@@ -38,10 +38,14 @@ def waves_per_simd(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int
 def vgpr_limit(body: Body) -> int:
     """The most VGPRs the body may name and keep its waves per SIMD (at most the processor's arch VGPRs;
     what it names when that is more, which no assembler takes)."""
-    vgprs, agprs = named_top(body, "v"), named_top(body, "a")
-    waves = waves_per_simd(vgprs, agprs, body.processor)
-    top = processor(body.processor).arch_vgprs
-    return next((t for t in range(top, vgprs - 1, -1) if waves_per_simd(t, agprs, body.processor) >= waves), vgprs)
+    return _vgpr_limit(named_top(body, "v"), named_top(body, "a"), body.processor)
+
+
+@lru_cache(maxsize=None)
+def _vgpr_limit(vgprs: int, agprs: int, name: str) -> int:
+    waves = waves_per_simd(vgprs, agprs, name)
+    top = processor(name).arch_vgprs
+    return next((t for t in range(top, vgprs - 1, -1) if waves_per_simd(t, agprs, name) >= waves), vgprs)
 
 
 def vgpr_target(vgprs: int, agprs: int = 0, processor: str = "gfx942") -> int | None:
