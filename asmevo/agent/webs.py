@@ -29,6 +29,7 @@ movrel) raise `NotAnalysable`.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -214,17 +215,20 @@ class VgprWebs:
         entry = cfg.block_of[0]  # _webs_of runs only for a register some instruction names
         reach_in: list[frozenset[int]] = [frozenset()] * len(blocks)
         reach_out: list[frozenset[int]] = [frozenset()] * len(blocks)
-        changed = True
-        while changed:  # reaching writes of r (ENTRY at the start)
-            changed = False
-            for b in range(len(blocks)):
-                inn = frozenset({ENTRY}) if b == entry else frozenset()
-                for p in preds[b]:
-                    inn |= reach_out[p]
-                out = through(b, inn)
-                if inn != reach_in[b] or out != reach_out[b]:
-                    reach_in[b], reach_out[b] = inn, out
-                    changed = True
+        work, queued = deque(range(len(blocks))), [True] * len(blocks)
+        while work:  # reaching writes of r (ENTRY at the start), each block again when a predecessor's changed
+            b = work.popleft()
+            queued[b] = False
+            inn = frozenset({ENTRY}) if b == entry else frozenset()
+            for p in preds[b]:
+                inn |= reach_out[p]
+            reach_in[b], out = inn, through(b, inn)
+            if out != reach_out[b]:
+                reach_out[b] = out
+                for s in blocks[b].succs:
+                    if not queued[s]:
+                        queued[s] = True
+                        work.append(s)
 
         parent: dict[int, int] = {}
 
