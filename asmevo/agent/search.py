@@ -9,7 +9,7 @@ Each expansion profiles the parent on the timing launch (the bench shape; verifi
 applies every operator at the hottest instructions, and ranks the proposals by a prediction at that
 shape: the parent's estimate with its latency, issue and LDS terms scaled by a static model of the
 rearranged code under the parent's per-instruction execution counts. Only proposals predicted to be
-faster are sent through the gates (static checks -> verify on every verify shape -> timing); the
+faster, by at least MIN_GAIN of the parent's time, are sent through the gates (static checks -> verify on every verify shape -> timing); the
 timing that decides is always the measured (or, on the emulator, traced and modelled) one. A proposal
 predicted no slower that relieves a resource the binding one hides is followed greedily by predictions for a
 few steps, and the run, when predicted faster than every single proposal, is queued as one compound proposal
