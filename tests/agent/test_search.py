@@ -351,7 +351,7 @@ def test_a_lookahead_schedules_a_versioned_copy_at_its_own_executions():
 
 def test_a_gain_below_the_minimum_is_not_tried():
     """35_GroupNorm_ at its bench shape on MI308X: after its first step (`pack_f32_chains`, 3.8 %) what is left
-    saves one cold instruction each, 0.0004-0.001 % of the time. Those were tried one after another (15 of the 16
+    saves one cold instruction each, 0.0004-0.0012 % of the time. Those were tried one after another (15 of the 16
     candidates); below MIN_GAIN none is, and the second candidate is another first step of K0's."""
     from agenttools import evaluator
     from asmevo.agent.search import MIN_GAIN, SearchConfig, search
