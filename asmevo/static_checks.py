@@ -15,7 +15,7 @@ from typing import Callable
 from .abi import abi_differences
 from .codeobj import CodeObject, KernelDescriptor
 from .isa.resources import declared, required, scan
-from .isa.cfg import build_cfg
+from .isa.cfg import CFG, build_cfg
 from .isa.hazards import check_hazards
 from .isa.instruction import Instruction
 from .isa.waitcnt import check_waitcnt
@@ -47,11 +47,12 @@ def register_check(name: str, check: Check) -> None:
 
 def run_static_checks(instructions: list[Instruction], descriptor: KernelDescriptor | None = None,
                       labels: dict[str, int] | None = None, xnack: bool = True,
-                      processor: str = "gfx942") -> list[StaticFinding]:
-    """Hazards (of `processor`) + waitcnt (+ registered checks) for one kernel, ordered by instruction index."""
+                      processor: str = "gfx942", cfg: CFG | None = None) -> list[StaticFinding]:
+    """Hazards (of `processor`) + waitcnt (+ registered checks) for one kernel, ordered by instruction index
+    (`cfg`: the instructions' CFG when the caller has it)."""
     if not instructions:
         return []
-    cfg = build_cfg(instructions, labels)
+    cfg = cfg or build_cfg(instructions, labels)
     findings = [StaticFinding("hazard", v.rule, v.index, v.pc, v.message, v.needed - v.found)
                 for v in check_hazards(instructions, cfg=cfg, xnack=xnack, processor=processor)]
     findings += [StaticFinding("waitcnt", v.counter, v.index, v.pc, v.message)

@@ -174,7 +174,8 @@ class Body:
 
     @cached_property
     def static_findings(self) -> list[StaticFinding]:
-        return run_static_checks(self.instructions, labels=self.index[1], xnack=self.xnack, processor=self.processor)
+        return run_static_checks(self.instructions, labels=self.index[1], xnack=self.xnack, processor=self.processor,
+                                 cfg=self.cfg)
 
     @cached_property
     def findings(self) -> Counter:

@@ -85,10 +85,13 @@ def _near(body: Body, b: int) -> set[int]:
 
 
 def _hazards(body: Body, b: int, lo: int, hi: int, near: set[int]) -> Counter:
-    """Hazards whose consumer is in block b at index lo..hi-1, or in one of the blocks `near`."""
+    """Hazards whose consumer is in block b at index lo..hi-1, or among the first MAX_WAIT instructions of one
+    of the blocks `near` (each instruction gives a wait state, so a later consumer sees no producer outside
+    its own block)."""
     cfg = body.cfg
     consumers = [*range(lo, min(hi, cfg.blocks[b].end)),
-                 *(k for x in sorted(near - {b}) for k in range(cfg.blocks[x].start, cfg.blocks[x].end))]
+                 *(k for x in sorted(near - {b})
+                   for k in range(cfg.blocks[x].start, min(cfg.blocks[x].end, cfg.blocks[x].start + MAX_WAIT)))]
     return Counter(v.rule for v in check_hazards(body.instructions, cfg=cfg, xnack=body.xnack,
                                                   consumers=consumers, infos=body.infos,
                                                   processor=body.processor))

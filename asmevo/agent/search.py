@@ -179,12 +179,15 @@ def _vgpr_allocation(body: Body) -> int:
 
 
 def _addressed(body: Body) -> list[Instruction]:
-    """Copies of the body's instructions at synthetic addresses with resolved branch targets."""
+    """Copies of the body's instructions at synthetic addresses with resolved branch targets, each keeping its
+    original's register facts (`reg_info_memo`: they name the same registers wherever the instruction is)."""
     instrs, labels, _ = body.index
     out = []
     for n, ins in enumerate(instrs):
         target = 4 * labels[ins.label] if ins.is_branch and ins.label in labels else None
-        out.append(replace(ins, address=4 * n, target=target))
+        copy = replace(ins, address=4 * n, target=target)
+        copy.reg_info_memo = ins.reg_info_memo
+        out.append(copy)
     return out
 
 

@@ -171,6 +171,16 @@ class _Facts:
 
 
 def _facts(ins: Instruction, info: RegInfo, processor: str) -> _Facts:
+    """The hazard facts of `ins` as an instruction of `processor`, kept on the instruction (`hazard_memo`)."""
+    memo = ins.hazard_memo
+    if memo is not None and memo[0] == processor and memo[1].info is info:
+        return memo[1]
+    f = _new_facts(ins, info, processor)
+    ins.hazard_memo = (processor, f)
+    return f
+
+
+def _new_facts(ins: Instruction, info: RegInfo, processor: str) -> _Facts:
     waits = int(ins.operands[0].value) + 1 if info.base == "s_nop" and ins.operands else 1
     explicit: set[Reg] = set()
     for op in info.srcs:
@@ -291,12 +301,38 @@ class _Checker:
                                f"soft-clause: '{c.ins.text()}'{where} joins a {kind} clause whose registers "
                                f"it {'stores after' if stores else 'overlaps'} (XNACK replay): needs 1 wait state, has 0")
 
-    def hits(self, i: int, pred: Callable[[_Facts], bool], limit: int) -> dict[int, int]:
-        """Nearest producer on each backward path from instruction i: {index: fewest wait states}."""
+    def window(self, i: int, limit: int) -> tuple[list[tuple[_Facts, int, int]], int | None]:
+        """The instructions of i's block before it, nearest first, as (facts, index, wait states between it
+        and i) while fewer than `limit`; and the wait states from the block's start to i when the block
+        starts within `limit` (a producer may then be in a predecessor), else None."""
+        f, j, ws, out = self.f, i - 1, 0, []
+        while j >= self.cfg.blocks[self.cfg.block_of[i]].start:
+            fj = f[j]
+            out.append((fj, j, ws))
+            ws += fj.waits
+            if ws >= limit:
+                return out, None
+            j -= 1
+        return out, ws
+
+    def hits(self, i: int, pred: Callable[[_Facts], bool], limit: int,
+             window: tuple[list[tuple[_Facts, int, int]], int | None] | None = None) -> dict[int, int]:
+        """Nearest producer on each backward path from instruction i: {index: fewest wait states}
+        (`window`: i's `window(i, limit)` when the caller has it)."""
+        near, ws = window or self.window(i, limit)
+        for fj, j, w in near:  # i's own block first: its nearest producer ends the only path there
+            if pred(fj):
+                return {j: w}
+        if ws is None:
+            return {}
         cfg, f = self.cfg, self.f
         found: dict[int, int] = {}
         best: dict[int, int] = {}
-        work = [(cfg.block_of[i], i, 0)]
+        work: list[tuple[int, int, int]] = []
+        for p in cfg.blocks[cfg.block_of[i]].preds:
+            if best.get(p, limit) > ws:
+                best[p] = ws
+                work.append((p, cfg.blocks[p].end, ws))
         while work:
             b, top, ws = work.pop()
             j, start, done = top - 1, cfg.blocks[b].start, False
@@ -323,10 +359,12 @@ class _Checker:
         clause = self.soft_clause(i)
         if clause:
             yield clause
+        window = None
         for rule, pred, need, what in _queries(c):
             if _PRODUCER_OF.get(rule, "any") not in self.present:
                 continue
-            for j, ws in sorted(self.hits(i, pred, MAX_WAIT).items()):
+            window = window or self.window(i, MAX_WAIT)
+            for j, ws in sorted(self.hits(i, pred, MAX_WAIT, window).items()):
                 needed = need(self.f[j])
                 if ws < needed:
                     p = self.f[j].ins

@@ -39,6 +39,8 @@ class Instruction:
     reg_info_memo: object = field(default=None, init=False, repr=False, compare=False)
     # `asmevo.isa.waitcnt`'s per-instruction facts for one processor, filled likewise.
     waitcnt_memo: object = field(default=None, init=False, repr=False, compare=False)
+    # `asmevo.isa.hazards`' per-instruction facts for one processor, filled likewise.
+    hazard_memo: object = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def size(self) -> int:

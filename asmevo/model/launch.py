@@ -42,11 +42,18 @@ _UNIT_OF = {"valu": "valu", "trans": "valu", "mfma": "mfma", "salu": "salu", "sm
 
 def _cost_with(load_latency: dict[int, float], latencies: Latencies, processor: str) -> Callable[[Instruction], Cost]:
     """`cost` of an instruction of `processor`, with each vector load in `load_latency` (by address) taking
-    that latency."""
+    that latency; each instruction object's cost is computed once (a block is scheduled once per incoming
+    edge and pass)."""
+    known: dict[int, tuple[Instruction, Cost]] = {}
+
     def cost_of(ins: Instruction) -> Cost:
+        hit = known.get(id(ins))
+        if hit is not None and hit[0] is ins:
+            return hit[1]
         c = cost(ins, latencies, processor)
         if c.cls == "vmem_load" and ins.address in load_latency:
-            return replace(c, latency=load_latency[ins.address])
+            c = replace(c, latency=load_latency[ins.address])
+        known[id(ins)] = (ins, c)
         return c
     return cost_of
 

@@ -146,6 +146,7 @@ def edge_schedules(cfg: CFG, edges: dict[tuple[int, int], int], cost_of: CostOf,
             incoming.setdefault(b, []).append((n, p))
     ends: dict[int, WaveState] = {}
     out: dict[tuple[int, int], BlockSchedule] = {}
+    entered: dict[tuple[int, int], WaveState | None] = {}  # the state each edge's schedule started from
     for _ in range(2):
         for blk in cfg.blocks:
             preds = sorted(incoming.get(blk.index, []), key=lambda t: (-t[0], t[1]))
@@ -153,8 +154,12 @@ def edge_schedules(cfg: CFG, edges: dict[tuple[int, int], int], cost_of: CostOf,
             ends_wave = body[-1].ends_program
             for _, p in preds:
                 entry = ends.get(p) if p != ENTRY else None
-                out[(p, blk.index)] = schedule_block(body, entry, cost_of, ends_wave,
-                                                     _redirect(cfg, p, blk.start, cost_of), processor)
+                e = (p, blk.index)
+                if e in out and entered[e] is entry:  # the second pass re-enters from the same state: same schedule
+                    continue
+                entered[e] = entry
+                out[e] = schedule_block(body, entry, cost_of, ends_wave, _redirect(cfg, p, blk.start, cost_of),
+                                        processor)
             if preds:
                 ends[blk.index] = out[(preds[0][1], blk.index)].end
     return out
