@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..isa.instruction import Instruction
-from ..isa.operands import Operand
+from ..isa.operands import Operand, parse_operand
 from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
 from .ops_regs import vgpr_limit
 from .ops_rename import free_sgprs, needs_literal
@@ -158,11 +158,42 @@ def pack_f32_block(body: Body, i: int) -> Body | None:
     return across_block(body, i, pack_f32)
 
 
+def _constant_in(body: Body, k: int, op: Operand) -> str | None:
+    """The constant source `op` of instruction k holds when it is a single SGPR (no modifier) that an `s_mov_b32`
+    of a literal or inline constant last wrote earlier in k's block: that constant's text; else None."""
+    if op.kind != "sgpr" or op.count != 1 or op.neg or op.abs or op.sext:
+        return None
+    for m in range(k - 1, body.cfg.blocks[body.cfg.block_of[k]].start - 1, -1):
+        if ("s", op.index) in body.infos[m].defs:
+            w = body.instructions[m]
+            if body.infos[m].base == "s_mov_b32" and not w.modifiers and w.operands[1].kind in _CONSTANTS:
+                return w.operands[1].text
+            return None
+    return None
+
+
+def _unified(body: Body, a: int, b: int) -> tuple[Instruction, Instruction]:
+    """Instructions a and b, each source pair of single SGPRs in two aligned pairs that hold the same constant
+    (`_constant_in`; e.g. the per-copy constants of interleaved element code) read as that constant instead,
+    which a packed op takes from one SGPR (`_literal_sgprs`)."""
+    x, y = body.instructions[a], body.instructions[b]
+    xs, ys = list(x.operands), list(y.operands)
+    for n in range(1, min(len(xs), len(ys))):
+        s, t = xs[n], ys[n]
+        if s.kind == t.kind == "sgpr" and s.index // 2 != t.index // 2:
+            k = _constant_in(body, a, s)
+            if k is not None and k == _constant_in(body, b, t):
+                xs[n] = ys[n] = parse_operand(k)
+    if xs == list(x.operands):
+        return x, y
+    return replace(x, operands=tuple(xs)), replace(y, operands=tuple(ys))
+
+
 def _isomorphic(body: Body, a: int, b: int) -> bool:
     """Instructions a and b do the same packable op (an f32 add, subtraction, multiply or FMA, or a move) into two
     single VGPRs from sources pairwise single VGPRs, SGPRs of one aligned pair (or the same one) or the
-    same constant."""
-    x, y = body.instructions[a], body.instructions[b]
+    same constant (`_unified`)."""
+    x, y = _unified(body, a, b)
     base = body.infos[a].base
     if body.infos[b].base != base or x.mnemonic != y.mnemonic or x.modifiers or y.modifiers:
         return False
@@ -285,7 +316,7 @@ def pack_f32_renamed(body: Body, i: int) -> Body | None:
             place, gone = j, i
         else:
             continue
-        x, y = cur.instructions[i], cur.instructions[j]
+        x, y = _unified(cur, i, j)
         moves = body.infos[i].base == "v_mov_b32"   # v_pk_mov_b32 takes an inline 0 itself (`_mov_text`)
         wanted = {op.text for op in x.operands[1:] if (needs_literal(op) if moves else op.kind in _CONSTANTS)}
         try:

@@ -173,3 +173,24 @@ def test_fmaak_and_inline_constants_pack_with_the_constant_from_an_sgpr():
     assert "v[0:1], v[0:1], s[" in fma and not any(x.startswith(("v_fmaak", "v_add_f32_e32 v6", "v_add_f32_e32 v9"))
                                                  for x in c)
     assert add.split(", ")[1].startswith("s[")
+
+
+_COPIES = ["global_load_dwordx2 v[0:1], v[2:3], off", "s_waitcnt vmcnt(0)",
+           "s_mov_b32 s24, 0x3fb8aa3b", "s_mov_b32 s28, {second}",
+           "v_fma_f32 v6, v0, s24, -v4", "v_fma_f32 v9, v1, s28, -v5",
+           "v_add_f32_e32 v2, v6, v9", "global_store_dword v[4:5], v2, off", "s_endpgm"]
+
+
+def test_two_copies_reading_one_constant_from_sgprs_of_two_pairs_pack_reading_it_from_one():
+    """Interleaved element copies set the same constant in SGPRs of different pairs (s24, s28); a packed op reads
+    one pair, so the packed FMA reads the constant from one SGPR that holds it (here s24, written once before)."""
+    c = code(pack_f32_renamed(body_of([x.format(second="0x3fb8aa3b") for x in _COPIES]), 4))
+    assert c[4:6] == ["v_pk_fma_f32 v[6:7], v[0:1], s[24:25], v[4:5] op_sel_hi:[1,0,1] neg_lo:[0,0,1] neg_hi:[0,0,1]",
+                      "v_add_f32_e32 v2, v6, v7"]   # v9's value moved to v7
+
+
+def test_no_pack_when_the_two_sgprs_hold_different_constants_or_one_is_unknown():
+    assert pack_f32_renamed(body_of([x.format(second="0x3f800001") for x in _COPIES]), 4) is None
+    unknown = [x.format(second="0x3fb8aa3b") for x in _COPIES]
+    unknown.insert(4, "s_add_u32 s28, s28, 1")   # s28 no longer holds the constant the s_mov_b32 set
+    assert pack_f32_renamed(body_of(unknown), 5) is None
