@@ -28,6 +28,7 @@ from dataclasses import replace
 from ..isa.instruction import Instruction
 from ..isa.operands import Operand, parse_operand
 from .body import FLOAT_MODE_WRITERS, Body, BodyItem, across_block, make_item
+from .ops_const import constant_key
 from .ops_regs import vgpr_limit
 from .ops_rename import free_sgprs, needs_literal
 from .pad import BLOCK_REPAIRS, site_hazard_nops
@@ -165,10 +166,8 @@ def _constant_in(body: Body, k: int, op: Operand) -> str | None:
         return None
     for m in range(k - 1, body.cfg.blocks[body.cfg.block_of[k]].start - 1, -1):
         if ("s", op.index) in body.infos[m].defs:
-            w = body.instructions[m]
-            if body.infos[m].base == "s_mov_b32" and not w.modifiers and w.operands[1].kind in _CONSTANTS:
-                return w.operands[1].text
-            return None
+            key = constant_key(body, m)
+            return key.removeprefix("s_mov_b32 ") if key and key.startswith("s_mov_b32 ") else None
     return None
 
 

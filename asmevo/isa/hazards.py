@@ -306,7 +306,8 @@ class _Checker:
         and i) while fewer than `limit`; and the wait states from the block's start to i when the block
         starts within `limit` (a producer may then be in a predecessor), else None."""
         f, j, ws, out = self.f, i - 1, 0, []
-        while j >= self.cfg.blocks[self.cfg.block_of[i]].start:
+        start = self.cfg.blocks[self.cfg.block_of[i]].start
+        while j >= start:
             fj = f[j]
             out.append((fj, j, ws))
             ws += fj.waits
@@ -316,10 +317,10 @@ class _Checker:
         return out, ws
 
     def hits(self, i: int, pred: Callable[[_Facts], bool], limit: int,
-             window: tuple[list[tuple[_Facts, int, int]], int | None] | None = None) -> dict[int, int]:
+             window: tuple[list[tuple[_Facts, int, int]], int | None]) -> dict[int, int]:
         """Nearest producer on each backward path from instruction i: {index: fewest wait states}
-        (`window`: i's `window(i, limit)` when the caller has it)."""
-        near, ws = window or self.window(i, limit)
+        (`window`: i's `window(i, limit)`)."""
+        near, ws = window
         for fj, j, w in near:  # i's own block first: its nearest producer ends the only path there
             if pred(fj):
                 return {j: w}
@@ -328,11 +329,8 @@ class _Checker:
         cfg, f = self.cfg, self.f
         found: dict[int, int] = {}
         best: dict[int, int] = {}
-        work: list[tuple[int, int, int]] = []
-        for p in cfg.blocks[cfg.block_of[i]].preds:
-            if best.get(p, limit) > ws:
-                best[p] = ws
-                work.append((p, cfg.blocks[p].end, ws))
+        b = cfg.block_of[i]
+        work = [(b, cfg.blocks[b].start, ws)]  # i's block is scanned: go on to its predecessors
         while work:
             b, top, ws = work.pop()
             j, start, done = top - 1, cfg.blocks[b].start, False
