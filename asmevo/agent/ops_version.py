@@ -25,10 +25,16 @@ versioned code tests that once, where the first region saves EXEC,
 The path is followed from the first save: a save sets EXEC to E and its pair to E, a restore from such a
 pair sets EXEC to E, `s_cbranch_execz` falls through and `s_cbranch_execnz` and `s_branch` are taken. It
 ends at the wave's `s_endpgm`, or where it meets a conditional branch, a write of EXEC that is no region's, a
-save whose mask the path wrote, or a jump back to the first save's loop: the fast path then branches there
-(in a loop, its latch), with SCC and the pairs the code there reads as the regions would leave them. Legal
-when no mask is written on the path before its save (so the test reads the values the saves will), no
-instruction reads the SCC a dropped save or restore set, and the path visits no instruction twice.
+save whose mask the path wrote and the test cannot compute, or a jump back to the first save's loop: the fast
+path then branches there (in a loop, its latch), with SCC and the pairs the code there reads as the regions
+would leave them. A mask the path writes before its save (compiled code computes each element's bounds mask
+right before its region) is computed by the test: its backward slice over the path, scalar and vector ALU
+instructions reading neither SCC nor a save's pair nor anything the path loads, runs again before the test with
+every register it writes renamed to a fresh one (a new one per write; a VOPC's VCC becomes a VOP3 pair), and
+on the fast path only the slice instructions something else there (or the code it joins) reads stay. On the
+fast path EXEC is E where the slice ran and at the test alike, and nothing the slice reads is written in
+between, so the test reads the values the saves would. Legal when no instruction reads the SCC a dropped save
+or restore set, and the path visits no instruction twice.
 
 `version_full_exec` converts the data-dependent if/elses after the first save to selects first
 (`ops_ifconv`), so they do not end the path, and then widens and packs the one block: the elements'
@@ -46,7 +52,7 @@ from .ops_ifconv import diamond, if_convert
 from .ops_interleave import pack_elements
 from .ops_layout import fresh_label, labels_before
 from .ops_pack import PACKED, pack_f32_chains
-from .ops_rename import free_pairs
+from .ops_rename import free_pairs, free_sgprs, free_vgprs, vop3_ok
 from .ops_widen import global_address, is_store, offset_of, widen_loads, widen_stores
 from .pad import BLOCK_REPAIRS, site_hazard_nops
 
@@ -65,6 +71,8 @@ class FullPath:
     kept: tuple[tuple[int, str | None], ...]
     visited: frozenset[int]
     join: int | None = None
+    computed: tuple[tuple[str, tuple[int, ...]], ...] = ()   # masks the path computes: (mask, its slice)
+    slices: tuple[int, ...] = ()    # the instructions of every slice, in path order
 
 
 def _restore_of(body: Body, j: int, saved: set[str]) -> bool:
@@ -79,6 +87,7 @@ def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath
     fewer than `min_regions` regions are on it)."""
     ins, infos, labels = body.instructions, body.infos, body.index[1]
     masks: list[str] = []
+    computed: list[tuple[str, tuple[int, ...]]] = []
     kept: list[tuple[int, str | None]] = []
     saves: list[tuple[int, set[Reg]]] = []    # kept position of each save, its pair
     saved: set[str] = set()                  # pairs that hold E
@@ -92,11 +101,16 @@ def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath
         x, info = ins[j], infos[j]
         if x.mnemonic == "s_and_saveexec_b64":
             dst, mask = x.operands
-            if mask.kind not in ("sgpr", "special") or mask.text == "exec" or operand_regs(mask) & written:
+            written_mask = operand_regs(mask) & written
+            sliced = mask_slice(body, kept, operand_regs(mask)) if written_mask else None
+            if mask.kind not in ("sgpr", "special") or mask.text == "exec" or written_mask and sliced is None:
                 join = j
                 break
             visited.add(j)
-            if mask.text not in masks:
+            if sliced is not None:
+                if (mask.text, sliced) not in computed:
+                    computed.append((mask.text, sliced))
+            elif mask.text not in masks:
                 masks.append(mask.text)
             saves.append((len(kept), operand_regs(dst)))
             kept.append((j, f"s_mov_b64 {dst.text}, exec"))
@@ -141,18 +155,51 @@ def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath
         if not any(_read_first(infos, kept[at + 1:], r) or (r in live and not _written(infos, kept[at + 1:], r))
                    for r in pair):
             kept[at] = (kept[at][0], "")
-    return FullPath(tuple(masks), tuple((i, t) for i, t in kept if t != ""), frozenset(visited), join)
+    # the test computes the written masks: a slice's instruction stays only if the path or the code it joins reads it
+    sliced = {i for _, s in computed for i in s}
+    slices = tuple(i for i, text in kept if i in sliced and text is None)
+    for at, (i, text) in reversed(list(enumerate(kept))):     # the last first: it may read an earlier one
+        if i in sliced and text is None and not any(
+                _read_first(infos, kept[at + 1:], r) or (r in live and not _written(infos, kept[at + 1:], r))
+                for r in infos[i].defs):
+            kept[at] = (i, "")
+    return FullPath(tuple(masks), tuple((i, t) for i, t in kept if t != ""), frozenset(visited), join, tuple(computed),
+                    slices)
+
+
+def mask_slice(body: Body, kept: list[tuple[int, str | None]], mask: set[Reg]) -> tuple[int, ...] | None:
+    """The kept instructions (indices, in order) that compute `mask` from values the path has not written (its
+    backward slice over `kept`), when the test can compute it before the first save: every one a scalar or vector
+    ALU instruction without SCC among its reads (EXEC it may read: on the path it is the E the test sees), and
+    no save's pair among the values it needs. None otherwise."""
+    infos, ins = body.infos, body.instructions
+    needed, sliced = set(mask), []
+    for i, text in reversed(kept):
+        if text is not None:
+            if needed & operand_regs(parse_operand(text.split()[1].rstrip(","))):
+                return None
+            continue
+        info = infos[i]
+        if not needed & info.defs:
+            continue
+        if info.family not in ("salu", "valu", "vopc") or SCC in info.uses or ins[i].is_branch:
+            return None
+        sliced.append(i)
+        needed = (needed - info.defs) | (info.uses - EXEC)
+    return tuple(reversed(sliced))
 
 
 def _written(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
     """Some instruction of `later` writes `reg` (a kept save's `s_mov_b64` included)."""
     return any(reg in (operand_regs(parse_operand(text.split()[1].rstrip(","))) if text else infos[i].defs)
-               for i, text in later)
+               for i, text in later if text != "")
 
 
 def _read_first(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
     """Some instruction of `later` reads `reg` before any writes it (a save's pair counts as a write)."""
     for i, text in later:
+        if text == "":
+            continue
         if text is not None:
             if reg in operand_regs(parse_operand(text.split()[1].rstrip(","))):
                 return False
@@ -166,6 +213,87 @@ def _read_first(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> b
 
 def _is_load(ins) -> bool:
     return ins.mnemonic.startswith("global_load")
+
+
+class _Fresh:
+    """Registers the body never touches, handed out per destination operand: VGPR ranges (sized up front), SGPR
+    pairs and single SGPRs (disjoint from each other and from `temp`, the test's pair)."""
+
+    def __init__(self, body: Body, vgpr_sizes: list[int], temp: str):
+        self.vgprs = free_vgprs(body, vgpr_sizes)
+        self.pairs = self._without(free_pairs(body), temp)
+        self.singles = self._without(free_sgprs(body), temp)
+
+    @staticmethod
+    def _without(names: list[str], taken: str) -> list[str]:
+        regs = operand_regs(parse_operand(taken))
+        return [n for n in names if not operand_regs(parse_operand(n)) & regs]
+
+    def take(self, op, mnemonic: str) -> str | None:
+        """A fresh register for destination `op` of a `mnemonic` (VCC only as a compare's: it becomes VOP3)."""
+        if op.kind == "vgpr":
+            k = self.vgprs.pop(0)
+            return f"v{k}" if op.count == 1 else f"v[{k}:{k + op.count - 1}]"
+        if op.count == 2 and (op.kind == "sgpr" or op.text == "vcc" and mnemonic.startswith("v_cmp_")) and self.pairs:
+            name = self.pairs.pop(0)
+            self.singles = self._without(self.singles, name)
+            return name
+        if op.count == 1 and op.kind == "sgpr" and self.singles:
+            name = self.singles.pop(0)
+            self.pairs = self._without(self.pairs, name)
+            return name
+        return None
+
+
+def _computing(body: Body, path: FullPath, temp: str) -> tuple[list[str], list[str]] | None:
+    """The instructions computing the path's written masks before the test (their slices in path order, each
+    register they write renamed to a fresh one, a new name per write) and the fresh spelling of each mask; None
+    when they cannot be renamed (a register read partly or as a destination, an implicit write other than SCC,
+    a VOPC that needs a literal, too few free registers). `temp`: the test's pair."""
+    if not path.computed:
+        return [], []
+    ins, infos = body.instructions, body.infos
+    for i in path.slices:
+        written = set().union(*map(operand_regs, infos[i].dst))
+        read = set().union(*map(operand_regs, infos[i].srcs))
+        if infos[i].defs - written - {SCC} or written & (infos[i].uses - read):
+            return None     # an implicit write, or a destination read as such (a partial write, an accumulator)
+    fresh = _Fresh(body, [op.count for i in path.slices for op in infos[i].dst if op.kind == "vgpr"], temp)
+    if fresh.vgprs is None:
+        return None
+    latest: dict[Reg, tuple[frozenset, str]] = {}    # a register the slices wrote -> (that operand's, its name)
+
+    def spelled(op) -> str | None:
+        regs = frozenset(operand_regs(op))
+        found = {latest[r] for r in regs if r in latest}
+        if not found:
+            return op.text
+        core = op.text.strip("-|")
+        if len(found) > 1 or next(iter(found))[0] != regs or operand_regs(parse_operand(core)) != regs:
+            return None    # read partly, across two writes, or spelled with a modifier not handled here
+        return op.text.replace(core, next(iter(found))[1])
+
+    texts, masks = [], [None] * len(path.computed)
+    for i in path.slices:
+        x, info = ins[i], infos[i]
+        if (info.uses - set().union(*map(operand_regs, x.operands))) & latest.keys():
+            return None     # an implicit read of a renamed register
+        srcs = [spelled(op) for op in info.srcs]
+        names = [fresh.take(op, x.mnemonic) for op in info.dst]
+        if None in srcs or None in names:
+            return None
+        mnemonic = x.mnemonic
+        if mnemonic.startswith("v_cmp_") and mnemonic.endswith("_e32"):
+            if not vop3_ok(x, {}):
+                return None
+            mnemonic = mnemonic[:-4] + "_e64"
+        for op, name in zip(info.dst, names):
+            latest.update((r, (frozenset(operand_regs(op)), name)) for r in operand_regs(op))
+        texts.append(" ".join([mnemonic, ", ".join([*names, *srcs]), *x.modifiers]))
+        for n, (mask, sliced) in enumerate(path.computed):
+            if sliced[-1] == i:     # the mask as its slice leaves it (a later slice may write its registers again)
+                masks[n] = spelled(parse_operand(mask))
+    return (texts, masks) if None not in masks else None
 
 
 def _test(masks: tuple[str, ...], temp: str, slow: str) -> list[str]:
@@ -196,8 +324,12 @@ def versioned(body: Body, head: int) -> Versioned | None:
     pairs = free_pairs(body)
     if path is None or not pairs:
         return None
+    computing = _computing(body, path, pairs[0])
+    if computing is None:
+        return None
+    texts, computed = computing
     slow = fresh_label(body, f".Lfull{head}", "slow")
-    test = [make_item(t) for t in _test(path.masks, pairs[0], slow)]
+    test = [make_item(t) for t in [*texts, *_test((*path.masks, *computed), pairs[0], slow)]]
     items, pos = body.items, body.pos
     fast = [make_item(text) if text else replace(items[pos[i]]) for i, text in path.kept]
     joined = []
@@ -294,5 +426,5 @@ def full_exec_head(body: Body, i: int) -> bool:
             any(re.fullmatch(r"\.Lfull\d+_slow\d+", name) for name in labels_before(body, i)):
         return False
     path = full_path(body, i, min_regions=1)   # an if/else it stops at goes on once converted
-    return path is not None and (len(path.masks) >= MIN_REGIONS or path.join is not None
+    return path is not None and (len(path.masks) + len(path.computed) >= MIN_REGIONS or path.join is not None
                                  and diamond(body, path.join) is not None)

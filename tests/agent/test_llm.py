@@ -167,7 +167,7 @@ def test_operators_as_tools_with_the_search_memory(tmp_path):
     plain = [p.operator for _, _, p in expand(ev, 0, SearchConfig(), random.Random(0)).queue]
     assert len(set(plain)) >= 2
     loser = plain[0]  # a memory where the first-ranked operator always lost moves it down the list
-    memory = SearchMemory([{"kernel": "other", "features": {}, "operators": {loser: [50, 0]}, "pairs": {}}])
+    memory = SearchMemory([{"kernel": "other", "features": {}, "operators": {loser: [1000, 0]}, "pairs": {}}])
     script = [tool_call("list_operators", {}), tool_call("apply_operator", {"proposal": 99}),
               tool_call("apply_operator", {"proposal": 1}), tool_call("verify", {}), tool_call("time", {}),
               tool_call("finish", {})]

@@ -69,8 +69,51 @@ def test_the_fast_path_is_widened_and_packed():
     assert store.startswith("global_store_dwordx4 v[4:5], v[")
 
 
+def test_masks_computed_between_the_regions_are_computed_by_the_test():
+    """Each later mask computed after the first save (as compiled code does) is computed again before the test, into
+    fresh registers; the fast path no longer computes them."""
+    b = body_of(regions(masks_first=False), **POINTER)
+    found = versioned(b, head(b))
+    c, test = code(found.body), [it.text.strip() for it in found.test]
+    assert test[:6] == ["v_or_b32_e32 v6, 1, v1", "v_cmp_gt_i32_e64 s[18:19], s6, v6",
+                        "v_or_b32_e32 v7, 2, v1", "v_cmp_gt_i32_e64 s[20:21], s6, v7",
+                        "v_or_b32_e32 v8, 3, v1", "v_cmp_gt_i32_e64 s[22:23], s6, v8"]
+    assert test[6:9] == ["s_and_b64 s[4:5], s[10:11], s[18:19]", "s_and_b64 s[4:5], s[4:5], s[20:21]",
+                         "s_and_b64 s[4:5], s[4:5], s[22:23]"]
+    slow = next(x for x in c if x.startswith(".Lfull"))
+    fast = c[c.index(test[-1]) + 1:c.index(slow)]
+    assert fast == [*(x for k in range(4) for x in element(k)), "s_endpgm"]
+
+
+def test_a_mask_register_each_region_computes_again_is_a_mask_of_its_own():
+    """Each region's mask computed into VCC right before it: the test computes the three later ones into three
+    pairs (the VOPC compares in VOP3 form), and ANDs all four."""
+    lines = list(PROLOGUE)
+    for k in range(4):
+        lines += [f"v_or_b32_e32 v3, {k}, v1", "v_cmp_gt_i32_e32 vcc, s6, v3",
+                  *masked_region(k, "vcc", element(k), saved="s[8:9]")]
+    b = body_of([*lines, "s_endpgm"], **POINTER)
+    test = [it.text.strip() for it in versioned(b, head(b)).test]
+    pairs = [x.split()[1].rstrip(",") for x in test if x.startswith("v_cmp_gt_i32_e64")]
+    assert len(set(pairs)) == 3 and "vcc" not in pairs
+    combine = [x for x in test if x.startswith("s_and_b64")]
+    assert combine[0].endswith(f"vcc, {pairs[0]}") and [x.split()[-1] for x in combine[1:]] == pairs[1:]
+
+
+def test_a_mask_whose_slice_reads_a_destination_as_such_is_not_computed():
+    """A partial write (SDWA preserving the other half) reads what its destination held: renamed to a fresh
+    register it would not, so the regions are not versioned."""
+    lines = regions(after={0: ["v_mov_b32_sdwa v3, v1 dst_sel:WORD_0 dst_unused:UNUSED_PRESERVE src0_sel:DWORD",
+                               "v_cmp_gt_i32_e64 s[12:13], s6, v3"]})
+    b = body_of(lines, **POINTER)
+    assert full_path(b, head(b)).computed and versioned(b, head(b)) is None
+
+
 @pytest.mark.parametrize("lines", [
-    regions(masks_first=False),                                      # a later mask computed after the first save
+    regions(masks_first=False, after={0: ["global_load_dword v1, v[4:5], off", "s_waitcnt vmcnt(0)"]}),
+    # a later mask depends on a value the path loads
+    regions(after={0: ["s_cmp_lt_i32 s6, 8", "s_cselect_b64 s[12:13], -1, 0"]}),   # a mask from the path's SCC
+    regions(after={0: ["s_and_b64 s[12:13], s[8:9], s[12:13]"]}),                   # a mask from a save's pair
     regions(after={1: ["s_cselect_b32 s20, 1, 0"]}),                 # SCC a dropped restore set is read
     regions(inside=["v_cmpx_gt_i32_e64 s[30:31], s6, v1"]),          # a region writes EXEC
 ])
