@@ -84,8 +84,10 @@ def _restore_of(body: Body, j: int, saved: set[str]) -> bool:
 
 def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath | None:
     """The path from the save at `head` when every lane is in every mask (the module docstring), or None (also when
-    fewer than `min_regions` regions are on it)."""
+    fewer than `min_regions` regions are on it, or `head` is no save)."""
     ins, infos, labels = body.instructions, body.infos, body.index[1]
+    if ins[head].mnemonic != "s_and_saveexec_b64":
+        return None
     masks: list[str] = []
     computed: list[tuple[str, tuple[int, ...]]] = []
     kept: list[tuple[int, str | None]] = []
@@ -190,13 +192,14 @@ def mask_slice(body: Body, kept: list[tuple[int, str | None]], mask: set[Reg]) -
 
 
 def _written(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
-    """Some instruction of `later` writes `reg` (a kept save's `s_mov_b64` included)."""
+    """Some instruction of `later` writes `reg` (a kept save's `s_mov_b64` included, a dropped one's "" not)."""
     return any(reg in (operand_regs(parse_operand(text.split()[1].rstrip(","))) if text else infos[i].defs)
                for i, text in later if text != "")
 
 
 def _read_first(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
-    """Some instruction of `later` reads `reg` before any writes it (a save's pair counts as a write)."""
+    """Some instruction of `later` reads `reg` before any writes it (a save's pair counts as a write; a dropped
+    instruction, "", is skipped)."""
     for i, text in later:
         if text == "":
             continue
