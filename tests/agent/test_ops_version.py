@@ -83,6 +83,7 @@ def test_masks_computed_between_the_regions_are_computed_by_the_test():
     slow = next(x for x in c if x.startswith(".Lfull"))
     fast = c[c.index(test[-1]) + 1:c.index(slow)]
     assert fast == [*(x for k in range(4) for x in element(k)), "s_endpgm"]
+    assert full_path(b, head(b) - 1) is None    # a path starts at a save only
 
 
 def test_a_mask_register_each_region_computes_again_is_a_mask_of_its_own():
