@@ -154,16 +154,13 @@ def full_path(body: Body, head: int, min_regions: int = MIN_REGIONS) -> FullPath
         return None
     # a save becomes s_mov_b64 only when a kept instruction after it, or the code it joins, reads its pair first
     for at, pair in saves:
-        if not any(_read_first(infos, kept[at + 1:], r) or (r in live and not _written(infos, kept[at + 1:], r))
-                   for r in pair):
+        if not _read_later(infos, kept[at + 1:], live, pair):
             kept[at] = (kept[at][0], "")
     # the test computes the written masks: a slice's instruction stays only if the path or the code it joins reads it
     sliced = {i for _, s in computed for i in s}
     slices = tuple(i for i, text in kept if i in sliced and text is None)
     for at, (i, text) in reversed(list(enumerate(kept))):     # the last first: it may read an earlier one
-        if i in sliced and text is None and not any(
-                _read_first(infos, kept[at + 1:], r) or (r in live and not _written(infos, kept[at + 1:], r))
-                for r in infos[i].defs):
+        if i in sliced and text is None and not _read_later(infos, kept[at + 1:], live, infos[i].defs):
             kept[at] = (i, "")
     return FullPath(tuple(masks), tuple((i, t) for i, t in kept if t != ""), frozenset(visited), join, tuple(computed),
                     slices)
@@ -178,7 +175,7 @@ def mask_slice(body: Body, kept: list[tuple[int, str | None]], mask: set[Reg]) -
     needed, sliced = set(mask), []
     for i, text in reversed(kept):
         if text is not None:
-            if needed & operand_regs(parse_operand(text.split()[1].rstrip(","))):
+            if needed & _pair_of(text):
                 return None
             continue
         info = infos[i]
@@ -191,9 +188,20 @@ def mask_slice(body: Body, kept: list[tuple[int, str | None]], mask: set[Reg]) -
     return tuple(reversed(sliced))
 
 
+def _pair_of(text: str) -> set[Reg]:
+    """The pair a kept save's `s_mov_b64 sA, exec` writes."""
+    return operand_regs(parse_operand(text.split()[1].rstrip(",")))
+
+
+def _read_later(infos: list, later: list[tuple[int, str | None]], live: frozenset, regs) -> bool:
+    """Some register of `regs` is read by `later` before it is written, or live where the path joins and not
+    written by `later`."""
+    return any(_read_first(infos, later, r) or (r in live and not _written(infos, later, r)) for r in regs)
+
+
 def _written(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> bool:
     """Some instruction of `later` writes `reg` (a kept save's `s_mov_b64` included, a dropped one's "" not)."""
-    return any(reg in (operand_regs(parse_operand(text.split()[1].rstrip(","))) if text else infos[i].defs)
+    return any(reg in (_pair_of(text) if text else infos[i].defs)
                for i, text in later if text != "")
 
 
@@ -204,7 +212,7 @@ def _read_first(infos: list, later: list[tuple[int, str | None]], reg: Reg) -> b
         if text == "":
             continue
         if text is not None:
-            if reg in operand_regs(parse_operand(text.split()[1].rstrip(","))):
+            if reg in _pair_of(text):
                 return False
             continue
         if reg in infos[i].uses:
