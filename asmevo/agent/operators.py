@@ -15,6 +15,7 @@ from .ops_copies import accumulator_copy, remove_redundant_copies
 from .ops_default import default_move, hoist_masked_default, hoist_masked_defaults
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
 from .ops_cleanup import propagate_move, remove_dead_write
+from .ops_elements import repack_elements
 from .ops_interleave import pack_elements
 from .ops_kernarg import hoist_kernarg_load
 from .ops_ladder import ladder_head, version_guard_ladder
@@ -204,6 +205,10 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("pack_elements", lambda body, i: body.infos[i].base in PACKED, pack_elements,
              "interleave two copies of one computation in a block (the same code on two elements; the second's "
              "values renamed apart) pairwise, then pack_f32_chains the block", once_per=_block),
+    Operator("repack_elements", _in_packable_block, repack_elements,
+             "unpack the block's packed ops that compute one element's values, order the best-matching elements' "
+             "chains pairwise, then pack_f32_chains the block (elements the compiler packed unevenly)",
+             once_per=_block),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),

@@ -43,7 +43,7 @@ def _shape(op: Operand) -> tuple:
     return (op.kind, op.count) if op.kind in ("vgpr", "sgpr", "agpr") else (op.kind, op.text)
 
 
-def _matched(xs: list[int], ys: list[int]) -> list[tuple[int, int]]:
+def common_subsequence(xs: list[int], ys: list[int]) -> list[tuple[int, int]]:
     """The longest common subsequence of the key lists `xs` and `ys`, as (position in xs, position in ys) pairs in
     order."""
     n, m = len(xs), len(ys)
@@ -64,7 +64,7 @@ def _matched(xs: list[int], ys: list[int]) -> list[tuple[int, int]]:
     return pairs
 
 
-def _key(body: Body, k: int) -> tuple:
+def shape_key(body: Body, k: int) -> tuple:
     x = body.instructions[k]
     return x.mnemonic, x.modifiers, tuple(_shape(op) for op in x.operands)
 
@@ -80,7 +80,7 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
     if not ks or ks[0] != a:
         return None
     index: dict[tuple, int] = {}
-    keys = [index.setdefault(_key(body, k), len(index)) for k in ks]
+    keys = [index.setdefault(shape_key(body, k), len(index)) for k in ks]
     for start in range(MIN_LENGTH, min(len(ks) - MIN_LENGTH + 1, MAX_LENGTH + 1)):
         if keys[start:start + PREFIX] != keys[:PREFIX]:
             continue
@@ -88,7 +88,7 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
         least = MATCHED * min(len(first), len(second))
         if sum((Counter(first) & Counter(second)).values()) < least:   # no common subsequence can be long enough
             continue
-        pairs = _matched(first, second)
+        pairs = common_subsequence(first, second)
         if len(pairs) >= least:
             return ks[:start], ks[start:2 * start], [(ks[x], ks[start + y]) for x, y in pairs]
     return None
@@ -97,7 +97,8 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
 def _renamed_apart(body: Body, first: list[int], second: list[int], span: range) -> Body | None:
     """`body` with every value the `second` run writes that shares a VGPR with an instruction of `span` outside
     that run moved to a VGPR that instruction does not touch and that is free wherever the value lives (below
-    `vgpr_limit`); None when one cannot move."""
+    `vgpr_limit`); a value in a register tuple moves with its tuple group, all by one even distance (`webs`);
+    None when one cannot move."""
     try:
         webs = webs_of(body)
     except NotAnalysable:
@@ -105,17 +106,23 @@ def _renamed_apart(body: Body, first: list[int], second: list[int], span: range)
     others = set(span) - set(second)
     touched = {r for k in others for kind, r in body.infos[k].uses | body.infos[k].defs if kind == "v"}
     moving = {id(w): w for k in second for (i, r), w in webs.def_web.items() if i == k and r in touched}
-    if any(w.pinned or ENTRY in w.defs for w in moving.values()):
-        return None
-    candidates = [r for r in range(vgpr_limit(body)) if r not in touched]
-    occupied = {r: webs.occupancy(r) for r in candidates}
+    limit = vgpr_limit(body)
+    occupied = {r: webs.occupancy(r) for r in range(limit) if r not in touched}
     moves: dict[int, int] = {}
-    for wid, w in moving.items():
-        r = next((r for r in candidates if not occupied[r] & w.occupied), None)
-        if r is None:
+    for w in sorted(moving.values(), key=lambda w: not w.tupled):   # tuples first: they need aligned runs
+        if id(w) in moves:
+            continue
+        group = webs.tuple_group(w) if w.tupled else [w]
+        if group is None or w.stuck or any(ENTRY in m.defs for m in group):
             return None
-        occupied[r] |= w.occupied
-        moves[wid] = r
+        distances = [r - w.reg for r in occupied if not w.tupled or (r - w.reg) % 2 == 0]
+        d = next((d for d in distances if all(m.reg + d in occupied and not occupied[m.reg + d] & m.occupied
+                                              for m in group)), None)
+        if d is None:
+            return None
+        for m in group:
+            occupied[m.reg + d] |= m.occupied
+            moves[id(m)] = m.reg + d
     return webs.renamed(moves) if moves else body
 
 
@@ -169,7 +176,7 @@ def _vcc_freed(body: Body, a: int) -> Body | None:
     return body.replace(items)
 
 
-def _prepared(body: Body, a: int) -> Body | None:
+def prepared_block(body: Body, a: int) -> Body | None:
     """Instruction a's block with its compares' masks and scalar temporaries in registers of their own
     (`rename_sgprs`' renamings), its divisions' VCC freed and the idle waits from a on gone; instruction a
     keeps its index."""
@@ -185,10 +192,14 @@ def _interleaved(cur: Body, a: int) -> tuple[Body, int] | None:
     """The two copies from instruction a of a prepared body ordered pairwise, the `s_nop`s of their range gone,
     and the index after that range; None when there are none or the order cannot change."""
     found = copies(cur, a)
-    if found is None:
-        return None
-    first, second, pairs = found
-    lo, hi = first[0], second[-1] + 1
+    return None if found is None else ordered_pairwise(cur, *found)
+
+
+def ordered_pairwise(cur: Body, first: list[int], second: list[int], pairs: list[tuple[int, int]]) -> tuple[Body, int] | None:
+    """The range from the earliest to the last instruction of the runs `first` and `second` ordered pairwise (`pairs`:
+    twins, in order), `second`'s values renamed apart and the range's `s_nop`s gone, and the index after the range;
+    None when the range holds a label or a fence, a value cannot move, or the order cannot change."""
+    lo, hi = min(first[0], second[0]), max(first[-1], second[-1]) + 1
     if any(it.label for it in cur.items[cur.pos[lo]:cur.pos[hi - 1] + 1]):
         return None
     cur = _renamed_apart(cur, first, second, range(lo, hi))
@@ -221,7 +232,7 @@ def interleave_elements(body: Body, a: int) -> Body | None:
     start = next((k for k in range(a, min(end, a + MAX_TRIES)) if copies(body, k) is not None), None)
     if start is None:
         return None
-    cur = _prepared(body, start)
+    cur = prepared_block(body, start)
     if cur is None:
         return None
     k, tries, mixed = start, 0, False

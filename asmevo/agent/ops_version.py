@@ -49,6 +49,7 @@ from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, SCC, Reg, operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_ifconv import diamond, if_convert
+from .ops_elements import repack_elements
 from .ops_interleave import pack_elements
 from .ops_layout import fresh_label, labels_before
 from .ops_pack import PACKED, pack_f32_chains
@@ -362,8 +363,7 @@ def versioned(body: Body, head: int) -> Versioned | None:
 def version_full_exec(body: Body, head: int) -> Body | None:
     """Version the regions from the save at `head` (`versioned`), the data-dependent if/elses after it converted to
     selects first (`ops_ifconv`: on the fast path they would end it), then widen the fast path's adjacent accesses and
-    pack its elements' arithmetic (`widen_loads` / `widen_stores` in one block, `pack_elements`, else
-    `pack_f32_chains`)."""
+    pack its elements' arithmetic (`widen_loads` / `widen_stores` in one block, `_packed_fast_path`)."""
     base, origin = _if_converted(body, head)
     found = versioned(base, head)
     if found is None:
@@ -377,9 +377,21 @@ def version_full_exec(body: Body, head: int) -> Body | None:
                 new = wider
             k += 1
     packable = [k for k in range(start, new.cfg.blocks[new.cfg.block_of[start]].end) if new.infos[k].base in PACKED]
-    if packable and (packed := pack_elements(new, packable[0]) or pack_f32_chains(new, packable[0])) is not None:
-        new = packed
+    if packable:
+        new = _packed_fast_path(new, start, packable[0])
     return _described(new, base, head, found, {i: origin[id(base.items[p])] for i, p in enumerate(base.pos)})
+
+
+def _packed_fast_path(body: Body, start: int, first: int) -> Body:
+    """`body` with the elements' arithmetic of the fast path from `start` packed: `pack_elements` at its first packable
+    instruction `first` (else `pack_f32_chains`), then `repack_elements` for elements left unpaired where it finds
+    any (`body` when nothing packs)."""
+    packed = pack_elements(body, first) or pack_f32_chains(body, first)
+    if packed is None:
+        return body
+    anchor = body.items[body.pos[start]]     # packing may put constants at the wave's start: indices move
+    at = next((k for k, p in enumerate(packed.pos) if packed.items[p] is anchor), None)
+    return (repack_elements(packed, at) if at is not None else None) or packed
 
 
 def _if_converted(body: Body, head: int) -> tuple[Body, dict[int, int]]:
