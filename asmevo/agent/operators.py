@@ -207,7 +207,7 @@ OPERATORS: tuple[Operator, ...] = (
              "values renamed apart) pairwise, then pack_f32_chains the block", once_per=_block),
     Operator("repack_elements", _in_packable_block, repack_elements,
              "unpack the block's packed ops that compute one element's values, order the best-matching elements' "
-             "chains pairwise, then pack_f32_chains the block (elements the compiler packed unevenly)",
+             "chains pairwise, then pack_f32_chains the block (elements an earlier packing left unpaired)",
              once_per=_block),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "

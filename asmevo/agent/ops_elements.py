@@ -7,9 +7,10 @@ independent ops together.
 
 `repack_elements` tags every instruction of a block with the loaded values it depends on there (each VGPR a
 load of the block writes is an element; a packed op's two halves are tagged apart), unpacks the packed ops
-whose two halves compute one element's values (`unpacked`), pairs the elements whose chains match best (the
-longest common subsequence of instruction shapes, with three quarters of the shorter chain paired, the best
-pairs first), orders each pair's chains pairwise after `pack_elements`' preparation (masks and scalar
+whose two halves compute one element's values (`unpacked`; a constant only one element's chain reads joins that
+chain), pairs the elements so that the most instructions pair in total (two chains pair by the longest common
+subsequence of their instruction shapes, with half the shorter chain paired at least), orders each pair's chains
+pairwise after `pack_elements`' preparation (masks and scalar
 temporaries in registers of their own, the second chain's values renamed apart, `ordered_pairwise`), and
 packs the block (`pack_f32_chains`). Refused unless the kernel then issues fewer VALU instructions.
 
@@ -161,10 +162,11 @@ def _with_unpacked(body: Body, split: dict[int, list[str]]) -> Body:
     return body.replace(items)
 
 
-def _chains(body: Body, lo: int, hi: int) -> list[list[int]]:
-    """Each element's chain in lo..hi-1, elements in the order of their loads: the instructions whose results
-    depend on that element alone, and those depending on no element whose results only that element's chain reads
-    (a constant it puts in a register), in order."""
+def _chains(body: Body, lo: int) -> list[list[int]]:
+    """Each element's chain in the block starting at instruction lo, elements in the order of their loads: the
+    instructions whose results depend on that element alone, and those depending on no element whose results only
+    that element's chain reads (a constant it puts in a register), in order."""
+    hi = body.cfg.blocks[body.cfg.block_of[lo]].end
     tags = element_tags(body, lo, hi)
     own = {k: next(iter(t_lo)) for k, (t_lo, t_hi) in tags.items() if t_lo == t_hi and len(t_lo) == 1}
     readers: dict[int, set] = {}    # an instruction depending on no element -> the elements of its results' readers
@@ -235,20 +237,20 @@ def repack_elements(body: Body, a: int) -> Body | None:
              if t_lo == t_hi and len(t_lo) == 1 and (texts := unpacked(body.instructions[k])) is not None}
     start = blk.start
     cur = _with_unpacked(body, split) if split else body
-    if not _matching(cur, _chains(cur, start, cur.cfg.blocks[cur.cfg.block_of[start]].end)):
+    if not _matching(cur, _chains(cur, start)):
         return None
     cur = prepared_block(cur, start)
     if cur is None:
         return None
-    pairs = _matching(cur, _chains(cur, start, cur.cfg.blocks[cur.cfg.block_of[start]].end))
+    pairs = _matching(cur, _chains(cur, start))
+    if not pairs:
+        return None
     for e, f in pairs:
-        chains = _chains(cur, start, cur.cfg.blocks[cur.cfg.block_of[start]].end)
+        chains = _chains(cur, start)
         twins = _twins(cur, chains[e], chains[f])
         ordered = ordered_pairwise(cur, chains[e], chains[f], twins) if twins else None
         if ordered is not None:
             cur = ordered[0]
-    if not pairs:
-        return None
     mixed = site_hazard_nops(cur, body, repairs=BLOCK_REPAIRS)
     if mixed is None or mixed.waitcnt_violations > body.waitcnt_violations:
         return None
