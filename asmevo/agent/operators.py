@@ -39,6 +39,7 @@ from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_lo
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_version import full_exec_head, version_full_exec
 from .ops_widen import widen_all_loads, widen_loads, widen_stores
+from .ops_zero_select import group_at, version_zero_selects
 from .ops_widen_buffer import NARROW, widen_buffer_loads
 
 Apply = Callable[[Body, int], "Body | None"]
@@ -209,6 +210,10 @@ OPERATORS: tuple[Operator, ...] = (
              "unpack the block's packed ops that compute one element's values, order the best-matching elements' "
              "chains pairwise, then pack_f32_chains the block (elements an earlier packing left unpaired)",
              once_per=_block),
+    Operator("version_zero_selects", lambda body, i: group_at(body, i) is not None, version_zero_selects,
+             "test once per block that no lane needs exp2's denormal range scaling (the compare each v_exp_f32's "
+             "selects read is clear in every lane), then run the block with each expansion as one v_exp_f32; the "
+             "block as it was otherwise", once_per=_block),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),

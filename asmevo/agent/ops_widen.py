@@ -261,7 +261,7 @@ def _touches_global(body: Body, k: int) -> bool:
     return info.family in ("flat", "mubuf") or body.instructions[k].mnemonic == "s_barrier"
 
 
-def _scc_dead_before(body: Body, k: int) -> bool:
+def scc_dead_before(body: Body, k: int) -> bool:
     info = body.infos[k]
     if _SCC in info.uses:
         return False
@@ -504,7 +504,7 @@ def widen_loads(body: Body, i: int) -> Body | None:
     fixed = 4 if check else 3  # F, EXEC saved, a region's new mask[, the per-lane check's lanes]
     fresh_v = free_vgprs(body, [len(accesses), 1, 1, 1, 1, *([1] if check else [])])
     if fresh_v is None or len(pairs) < fixed + len(accesses) or not all(
-            _scc_dead_before(body, k) for k in {first, point, *chain}):
+            scc_dead_before(body, k) for k in {first, point, *chain}):
         return None
     quad, temps, check_v = fresh_v[0], fresh_v[1:5], fresh_v[5:]  # check_v, check_pair: empty when proved
     fmask, saved, spare, *check_pair = pairs[:fixed]
@@ -584,7 +584,7 @@ def widen_stores(body: Body, i: int) -> Body | None:
     if check and not _address_kept(body, flow, first, accesses, accesses):
         return None
     end = accesses[regions.index(ordered[-1])]
-    if not all(_scc_dead_before(body, k) for k in (first, *accesses)) or not _scc_dead_before(body, end + 1):
+    if not all(scc_dead_before(body, k) for k in (first, *accesses)) or not scc_dead_before(body, end + 1):
         return None
     pairs = free_pairs(body)
     fixed = 2 if check else 1  # F[, the per-lane check's lanes]
