@@ -30,7 +30,7 @@ SGPR are free (SCC live at the test is kept in the SGPR, `s_cselect_b32`, and se
 branch kept, then `s_branch .Ljoin` when the block can fall through), `.Lslow:` the rest as it was, `.Ljoin:`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, operand_regs
@@ -194,7 +194,7 @@ def version_zero_selects(body: Body, i: int) -> Body | None:
                     {g.exp: f"v_exp_f32_e32 {g.e}, {g.x}", g.ldexp: f"v_mov_b32_e32 {g.r}, {g.e}"})
     pos, items = body.pos, body.items
     tail = list(range(test, blk.end))
-    fast = [(make_item(exps[j]) if j in exps else items[pos[j]], j) for j in tail if j not in gone]
+    fast = [(make_item(exps[j]) if j in exps else replace(items[pos[j]]), j) for j in tail if j not in gone]
     last = body.instructions[blk.end - 1]
     falls = not (last.mnemonic in ("s_branch", "s_endpgm", "s_setpc_b64"))
     head = [*items[:pos[test]], *map(make_item, lines + kept)]
@@ -202,20 +202,20 @@ def version_zero_selects(body: Body, i: int) -> Body | None:
     slow_part = [BodyItem(f"{slow}:", label=slow), *map(make_item, kept), *items[pos[test]:pos[blk.end - 1] + 1]]
     new_items: list[BodyItem] = [*head, *fast_part, *slow_part, *([BodyItem(f"{join}:", label=join)] if falls else []),
                                  *items[pos[blk.end - 1] + 1:]]
-    new = _described(body.replace(new_items), len(head), fast, len(fast_part), len(slow_part))
+    new = body.replace(new_items)
     if not new.no_worse(body):
         new = site_hazard_nops(new, body, repairs=BLOCK_REPAIRS)
-    return new
+    return None if new is None else _described(new, {id(it): j for it, j in fast}, {id(it) for it in slow_part})
 
 
-def _described(new: Body, at: int, fast: list[tuple[BodyItem, int]], n_fast: int, n_slow: int) -> Body:
-    """`new` with its executions described for predictions (`Body.counts`, in the parent's instructions): the fast
-    rest of the block, its items from item position `at` on, as often as the instructions it stands for (every wave
-    passes the test, as where no argument of exp2 is below its normal range), the slow rest, after it, never."""
-    stands = {at + n: j for n, (_, j) in enumerate(fast)}
+def _described(new: Body, fast: dict[int, int], slow: set[int]) -> Body:
+    """`new` with its executions described for predictions (`Body.counts`, in the parent's instructions): each item
+    of the fast rest of the block (`fast`: its id -> the instruction it stands for) as often as that instruction
+    (every wave passes the test, as where no argument of exp2 is below its normal range), the slow rest never."""
     for n, p in enumerate(new.pos):
-        if p in stands:
-            new.counts[n] = ((stands[p], 1.0),)
-        elif at + n_fast <= p < at + n_fast + n_slow:
+        it = id(new.items[p])
+        if it in fast:
+            new.counts[n] = ((fast[it], 1.0),)
+        elif it in slow:
             new.counts[n] = ()
     return new

@@ -1,11 +1,13 @@
 """version_zero_selects: exp2's denormal range scaling (a compare, two selects of 0, an add and an ldexp around each
 v_exp_f32) tested away once per block: the fast rest of the block computes each expansion as one v_exp_f32, the
 rest as it was runs when some lane needs the scaling; refusals (denormals flushed, a select whose false value is no
-0, a mask read elsewhere, EXEC written after the test); 24_LogSoftmax's hot loop through every gate."""
+0, a mask read elsewhere, EXEC written after the test); 24_LogSoftmax's hot loop through every gate; predictions
+that count the fast path after a hazard repair."""
 from __future__ import annotations
 
 from asmevo.agent.body import FloatMode
 from asmevo.agent.ops_zero_select import group_at, version_zero_selects
+from asmevo.agent.search import heat_of, ratios
 from agenttools import body_of, code, evaluated, evaluator
 
 KEPT = FloatMode(ieee=True, denorm32=3)
@@ -74,3 +76,14 @@ def test_logsoftmax_loop_through_every_gate():
     assert new is not None
     cand = evaluated(ev, body, new, "version_zero_selects")
     assert ev.lineage.get(0).cycles / cand.cycles > 1.25       # 1.113x was the 9797e7f record's best
+
+
+def test_predictions_count_the_fast_path_after_a_hazard_repair():
+    """29_Softplus's first expansion: the fast path needs an `s_nop` before its exp's reader, and its executions
+    must stay described after that repair (else every kept instruction, now in both paths, counts half, and the
+    search would see a gain as a 12 % loss)."""
+    ev = evaluator("29_Softplus", gpu="mi308x")
+    body = ev.body_of(0)
+    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)
+    new = version_zero_selects(body, next(i for i in range(len(body.instructions)) if group_at(body, i) is not None))
+    assert ratios(new, heat)["issue"] < 1.0
