@@ -39,7 +39,7 @@ from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_lo
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_version import full_exec_head, version_full_exec
 from .ops_widen import widen_all_loads, widen_loads, widen_stores
-from .ops_zero_select import group_at, version_zero_selects
+from .ops_zero_select import version_zero_selects
 from .ops_widen_buffer import NARROW, widen_buffer_loads
 
 Apply = Callable[[Body, int], "Body | None"]
@@ -89,6 +89,13 @@ def _is_global_load(body: Body, i: int) -> bool:
 def _in_packable_block(body: Body, i: int) -> bool:
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     return any(packable(body, k) for k in range(blk.start, blk.end))
+
+
+def _in_exp_block(body: Body, i: int) -> bool:
+    """Instruction i's block holds a `v_exp_f32` (a block of eight exp2 expansions spreads its cycles so thin that
+    no instruction of one need be among the hottest sites)."""
+    blk = body.cfg.blocks[body.cfg.block_of[i]]
+    return any(body.instructions[k].mnemonic == "v_exp_f32_e32" for k in range(blk.start, blk.end))
 
 
 def _is_saveexec(body: Body, i: int) -> bool:
@@ -210,7 +217,7 @@ OPERATORS: tuple[Operator, ...] = (
              "unpack the block's packed ops that compute one element's values, order the best-matching elements' "
              "chains pairwise, then pack_f32_chains the block (elements an earlier packing left unpaired)",
              once_per=_block),
-    Operator("version_zero_selects", lambda body, i: group_at(body, i) is not None, version_zero_selects,
+    Operator("version_zero_selects", _in_exp_block, version_zero_selects,
              "test once per block that no lane needs exp2's denormal range scaling (the compare each v_exp_f32's "
              "selects read is clear in every lane), then run the block with each expansion as one v_exp_f32; the "
              "block as it was otherwise", once_per=_block),

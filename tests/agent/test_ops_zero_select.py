@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from asmevo.agent.body import FloatMode
 from asmevo.agent.ops_zero_select import group_at, version_zero_selects
-from asmevo.agent.search import heat_of, ratios
+from asmevo.agent.operators import OPERATORS, propose
+from asmevo.agent.search import SearchConfig, heat_of, hot_sites, ratios
 from agenttools import body_of, code, evaluated, evaluator
 
 KEPT = FloatMode(ieee=True, denorm32=3)
@@ -74,6 +75,9 @@ def test_logsoftmax_loop_through_every_gate():
     site = max(exps, key=lambda i: sum(body.cfg.block_of[j] == body.cfg.block_of[i] for j in exps))
     new = version_zero_selects(body, site)
     assert new is not None
+    heat = heat_of(body, ev.profile(0), ev.lineage.get(0).cycles)     # the search proposes it at its hottest sites
+    ops = tuple(op for op in OPERATORS if op.name == "version_zero_selects")
+    assert any(p.body.items == new.items for p in propose(body, hot_sites(body, heat, SearchConfig().sites), ops))
     cand = evaluated(ev, body, new, "version_zero_selects")
     assert ev.lineage.get(0).cycles / cand.cycles > 1.25       # 1.113x was the 9797e7f record's best
 
