@@ -17,17 +17,19 @@ handle denormals without DAZ) that change nothing in a lane whose M is clear: th
 
 `version_zero_selects` tests once per block, where the first such compare stands, that no lane has M set for
 any group of the block (each compare again, into fresh SGPR pairs, ORed; `s_and_b64` with EXEC sets SCC), and
-then runs the rest of the block with each group as one `v_exp_f32 r, x`; when some lane has M set the rest of
-the block runs as it was. Only the selects' false operand (the inline 0), M and the readers are part of the
-pattern: whatever M tests and the selects' other values, the fast path computes what the block computes.
+then runs the rest of the block with each group as one `v_exp_f32 r, x` (at the ldexp, when x still holds its
+value there; else `v_exp_f32 e, x` where the exp was and the ldexp a move `r = e`); when some lane has M set the
+rest of the block runs as it was. Only the selects' false operand (the inline 0), M and the readers are part of
+the pattern: whatever M tests and the selects' other values, the fast path computes what the block computes.
 
 Legal when: the kernel keeps f32 denormals and nothing writes the float mode; each select's false value is the
-inline 0 and M is read by the two selects alone, a by the add, x2 by the exp, e and b by the ldexp; x holds its
-value from the add to the exp, and r is neither read nor written between the exp and the ldexp (the exp writes
-it now); a group's compare reads nothing written between the test and the compare, which VOP3 can encode (no
-literal, one constant-bus read); nothing writes EXEC from the test to the block's end; two SGPR pairs and an
-SGPR are free (SCC live at the test is kept in the SGPR, `s_cselect_b32`, and set again on both paths). Layout: the test and `s_cbranch_scc1 .Lslow`, the fast rest of the block (its last
-branch kept, then `s_branch .Ljoin` when the block can fall through), `.Lslow:` the rest as it was, `.Ljoin:`."""
+inline 0 and M is read by the two selects alone, a by the add, x2 by the exp, e and b by the ldexp (value webs);
+x holds its value from the add to the exp; a group's compare reads nothing written between the test and the
+compare, and VOP3 encodes it (no literal, one constant-bus read); nothing writes EXEC from the test to the
+block's end; two SGPR pairs and an SGPR are free (SCC live at the test is kept in that SGPR, `s_cselect_b32`,
+and set again on both paths). Layout: the test and `s_cbranch_scc1 .Lslow`, the fast rest of the block (its
+last branch kept, then `s_branch .Ljoin` when the block can fall through), `.Lslow:` the rest as it was,
+`.Ljoin:`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace

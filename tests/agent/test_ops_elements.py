@@ -35,8 +35,9 @@ def test_a_packed_op_splits_into_its_halves(packed, expected):
 
 @pytest.mark.parametrize("packed", [
     "v_pk_add_f32 v[4:5], v[4:5], v[6:7] clamp",                               # a modifier with no unpacked twin here
-    "v_pk_add_f32 v[6:7], v[4:5], 1.0",                                       # the high half reads a constant's high dword
-    "v_pk_mul_f32 v[6:7], v[4:5], 0.15915494 op_sel_hi:[1,0] neg_lo:[0,1] neg_hi:[0,1]",  # -1/(2 pi) is no inline constant
+    "v_pk_add_f32 v[6:7], v[4:5], 1.0",                  # the high half reads a constant's high dword
+    # -1/(2 pi) is no inline constant
+    "v_pk_mul_f32 v[6:7], v[4:5], 0.15915494 op_sel_hi:[1,0] neg_lo:[0,1] neg_hi:[0,1]",
     "v_pk_add_f32 v[4:5], v[4:5], v[8:9] op_sel:[1,0] op_sel_hi:[0,1]",     # each half reads the other's result
     "v_pk_mul_f32 v[4:5], s[2:3], s[2:3] op_sel:[0,1]",                       # the low half would read two SGPRs
 ])

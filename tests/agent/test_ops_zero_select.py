@@ -39,10 +39,12 @@ def test_the_scaling_is_tested_once_and_the_fast_path_is_one_exp_each():
     assert new is not None and new.no_worse(b)
     c = code(new)
     slow = c.index(".Lzero_slow0:")
-    head, fast, rest = c[:c.index("s_cbranch_scc1 .Lzero_slow0")], c[c.index("s_cbranch_scc1 .Lzero_slow0") + 1:slow], c[slow + 1:]
+    branch = c.index("s_cbranch_scc1 .Lzero_slow0")
+    head, fast, rest = c[:branch], c[branch + 1:slow], c[slow + 1:]
     tests = [x for x in head if x.startswith("v_cmp_gt_f32_e64")]
     assert len(tests) == 2 and {x.split(", ", 1)[1] for x in tests} == {"s20, v2", "s20, v3"}
-    assert head[-1].startswith("s_and_b64") and head[-1].endswith(", exec") and any(x.startswith("s_or_b64") for x in head)
+    assert head[-1].startswith("s_and_b64") and head[-1].endswith(", exec")
+    assert any(x.startswith("s_or_b64") for x in head)
     assert [x for x in fast if x.startswith("v_")] == ["v_exp_f32_e32 v4, v2", "v_exp_f32_e32 v5, v3"]
     assert rest == code(b)[len(PROLOGUE):]     # the block's rest as it was, for the waves that need the scaling
 
@@ -59,7 +61,8 @@ def test_live_scc_is_kept_across_the_test():
 
 def test_refusals():
     flushed = body_of(kernel())                                                     # denormals flushed
-    assert group_at(flushed, first_exp(flushed)) is not None and version_zero_selects(flushed, first_exp(flushed)) is None
+    assert group_at(flushed, first_exp(flushed)) is not None
+    assert version_zero_selects(flushed, first_exp(flushed)) is None
     nonzero = body_of(kernel(expansion("v2", "v4", "s[4:5]", "v6", "v7", false="1.0")), float_mode=KEPT)
     assert group_at(nonzero, first_exp(nonzero)) is None
     shared = body_of(kernel(between=["v_cndmask_b32_e64 v10, v2, v3, s[4:5]"]), float_mode=KEPT)
