@@ -7,12 +7,12 @@ independent ops together.
 
 `repack_elements` tags every instruction of a block with the loaded values it depends on there (each VGPR a
 load of the block writes is an element; a packed op's two halves are tagged apart), unpacks the packed ops
-whose two halves compute one element's values (`unpacked`; a constant only one element's chain reads joins that
-chain), pairs the elements so that the most instructions pair in total (two chains pair by the longest common
-subsequence of their instruction shapes, with half the shorter chain paired at least), orders each pair's chains
-pairwise after `pack_elements`' preparation (masks and scalar
-temporaries in registers of their own, the second chain's values renamed apart, `ordered_pairwise`), and
-packs the block (`pack_f32_chains`). Refused unless the kernel then issues fewer VALU instructions.
+whose two halves compute one element's values (`unpacked`), takes into an element's chain the constants only
+that chain reads, pairs the elements so that the most instructions pair in total (two chains pair by the longest
+common subsequence of their instruction shapes, with half the shorter chain paired at least), orders each pair's
+chains pairwise after `pack_elements`' preparation (masks and scalar temporaries in registers of their own, the
+second chain's values renamed apart, `ordered_pairwise`), and packs the block (`pack_f32_chains`). Refused unless
+the kernel then issues fewer VALU instructions.
 
 Unpacking: the low result of `v_pk_OP_f32 D, S...` is `v_OP_f32` of the dwords `op_sel` picks of each source
 pair, source n negated by `neg_lo[n]`; the high result likewise with `op_sel_hi` and `neg_hi` (CDNA3 ISA,
@@ -25,21 +25,21 @@ one, a half reading two SGPRs (one constant-bus read on gfx9), halves that each 
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .body import Body, make_item
-from .ops_interleave import MIN_LENGTH, common_subsequence, ordered_pairwise, prepared_block, shape_key
+from ..isa.operands import parse_operand
+from .ops_interleave import (MIN_LENGTH, SKIPPED, common_subsequence, ordered_pairwise, prepared_block,
+                              shape_key)
 from .ops_pack import pack_f32_chains
+from .ops_rename import needs_literal
 from .ops_sched import is_load
 from .pad import BLOCK_REPAIRS, site_hazard_nops
 
 _HALF_OF = {"v_pk_add_f32": "v_add_f32", "v_pk_mul_f32": "v_mul_f32", "v_pk_fma_f32": "v_fma_f32",
             "v_pk_mov_b32": "v_mov_b32"}
 _SELECTS = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi")
-_NEGATED = {"0.5": "-0.5", "1.0": "-1.0", "2.0": "-2.0", "4.0": "-4.0",
-            "-0.5": "0.5", "-1.0": "1.0", "-2.0": "2.0", "-4.0": "4.0"}
-_SKIPPED = ("s_nop", "s_waitcnt")
 PAIRED = 0.5    # the share of the shorter of two elements' chains that must pair with the other's
 MAX_ELEMENTS = 12   # elements of a block considered for pairing (the matching is exponential in them)
 
@@ -54,21 +54,14 @@ class _Source:
         return ("-" if self.neg else "") + self.text
 
 
-def _select(ins, name: str, n: int, default: int) -> list[int] | None:
-    value = ins.modifier(name)
-    if value is None:
-        return [default] * n
-    bits = [int(x) for x in value.strip("[]").split(",")]
-    return bits[:n] if len(bits) >= n else None
-
-
 def _source(op, sel: int, neg: int) -> _Source | None:
     """One half's read of packed source `op`: the dword `sel` picks, negated when `neg`."""
     if op.kind in ("vgpr", "sgpr") and op.count == 2 and not (op.neg or op.abs):
         r = op.index + sel
         return _Source(f"{op.kind[0]}{r}", bool(neg), (op.kind[0], r))
-    if op.kind == "float" and sel == 0 and (not neg or op.text in _NEGATED):
-        return _Source(_NEGATED[op.text] if neg else op.text)
+    negated = parse_operand(f"{-op.value}") if op.kind == "float" and neg else None
+    if op.kind == "float" and sel == 0 and (negated is None or not needs_literal(negated)):
+        return _Source(op.text if negated is None else negated.text)
     if op.kind == "imm" and sel == 0 and not neg and not op.neg:
         return _Source(op.text)
     return None
@@ -81,9 +74,9 @@ def _halves(ins) -> list[tuple[int, list[_Source]]] | None:
         return None
     dst, *srcs = ins.operands
     n = len(srcs)
-    sel, sel_hi = _select(ins, "op_sel", n, 0), _select(ins, "op_sel_hi", n, 1)
-    neg_lo, neg_hi = _select(ins, "neg_lo", n, 0), _select(ins, "neg_hi", n, 0)
-    if dst.kind != "vgpr" or dst.count != 2 or None in (sel, sel_hi, neg_lo, neg_hi):
+    sel, sel_hi = ins.modifier_bits("op_sel", n), ins.modifier_bits("op_sel_hi", n, 1)
+    neg_lo, neg_hi = ins.modifier_bits("neg_lo", n), ins.modifier_bits("neg_hi", n)
+    if dst.kind != "vgpr" or dst.count != 2:
         return None
     if base == "v_mov_b32":
         if any(neg_lo) or any(neg_hi) or n != 2:
@@ -183,7 +176,7 @@ def _chains(body: Body, lo: int) -> list[list[int]]:
     own.update({k: e for k, (e,) in ((k, tuple(es)) for k, es in readers.items() if len(es) == 1) if e is not None})
     chains: dict[tuple, list[int]] = {}
     for k in sorted(own):
-        if body.instructions[k].mnemonic not in _SKIPPED:
+        if body.instructions[k].mnemonic not in SKIPPED:
             chains.setdefault(own[k], []).append(k)
     return [chains[e] for e in sorted(chains)]
 

@@ -36,7 +36,7 @@ PREFIX = 3          # instructions a later copy's start must match one by one
 MAX_LENGTH = 400    # instructions per copy searched (the pairing is quadratic in it)
 MATCHED = 0.75      # the share of a copy's instructions that must pair with the other's
 MAX_TRIES = 400     # instructions tried in turn for the start of a copy (the shape counts keep each try cheap)
-_SKIPPED = ("s_nop", "s_waitcnt")
+SKIPPED = ("s_nop", "s_waitcnt")   # neither part of a copy nor of an element's chain
 
 
 def _shape(op: Operand) -> tuple:
@@ -76,7 +76,7 @@ def copies(body: Body, a: int) -> tuple[list[int], list[int], list[tuple[int, in
     a compiler may schedule two copies a little differently), when at least MATCHED of the shorter pair up
     (`s_nop`s and `s_waitcnt`s skipped); None when there is no such b."""
     blk = body.cfg.blocks[body.cfg.block_of[a]]
-    ks = [k for k in range(a, blk.end) if body.instructions[k].mnemonic not in _SKIPPED]
+    ks = [k for k in range(a, blk.end) if body.instructions[k].mnemonic not in SKIPPED]
     if not ks or ks[0] != a:
         return None
     index: dict[tuple, int] = {}

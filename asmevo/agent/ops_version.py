@@ -39,7 +39,7 @@ or restore set, and the path visits no instruction twice.
 `version_full_exec` converts the data-dependent if/elses after the first save to selects first
 (`ops_ifconv`), so they do not end the path, and then widens and packs the one block: the elements'
 accesses side by side (`widen_stores` / `widen_loads` under one EXEC), their arithmetic paired
-(`pack_elements`)."""
+(`pack_elements`, then `repack_elements` for the elements it left unpaired)."""
 from __future__ import annotations
 
 import re

@@ -262,6 +262,7 @@ def _touches_global(body: Body, k: int) -> bool:
 
 
 def scc_dead_before(body: Body, k: int) -> bool:
+    """SCC may be written right before instruction k: k does not read it, and it is dead after k or k writes it."""
     info = body.infos[k]
     if _SCC in info.uses:
         return False

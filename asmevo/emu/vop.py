@@ -93,14 +93,6 @@ def from_typed(val, t: str, clamp: bool = False, nan_to_zero: bool = True):
     return np.asarray(val).astype(U32, copy=False)
 
 
-def _modlist(ins: Instruction, name: str, n: int, default: int = 0) -> list[int]:
-    v = ins.modifier(name)
-    if v is None:
-        return [default] * n
-    vals = [int(x) for x in v.strip("[]").split(",")]
-    return vals + [default] * (n - len(vals))
-
-
 def float_mods(raw, op: Operand, bits: int):
     """Apply abs/neg source modifiers on raw bits."""
     if op.abs:
@@ -245,7 +237,7 @@ def _generic(ins: Instruction, base: str, enc: str, spec) -> Op:
         srcs = srcs + [dst]
     if len(srcs) != len(stypes):
         raise UnsupportedInstruction(ins.mnemonic, ins.address, "operand count")
-    opsel = _modlist(ins, "op_sel", len(srcs) + 1)
+    opsel = ins.modifier_bits("op_sel", len(srcs) + 1)
     src = Sources(ins, enc, srcs, list(stypes), opsel)
     clamp = "clamp" in ins.modifiers
     omod = _omod(ins)
@@ -326,7 +318,7 @@ def _vopc(ins: Instruction, base: str, enc: str) -> Op:
         dst, srcs = Operand("special", "vcc", name="vcc", count=2), ops
     is_class = rel == "class"
     stypes = [typ, "u32"] if is_class else [typ, typ]
-    src = Sources(ins, enc, srcs, stypes, _modlist(ins, "op_sel", 3))
+    src = Sources(ins, enc, srcs, stypes, ins.modifier_bits("op_sel", 3))
     f = _class if is_class else _FCMP.get(rel)
     if f is None:
         raise UnsupportedInstruction(ins.mnemonic, ins.address)
@@ -610,7 +602,7 @@ def _fp8(ins: Instruction, base: str, enc: str, ctx: Context) -> Op:
         pk = "_pk_" in base
         dst = ops[0]
         rd = vector_reader(ops[1])
-        opsel = _modlist(ins, "op_sel", 2)
+        opsel = ins.modifier_bits("op_sel", 2)
         if enc == "sdwa":
             sel = ins.modifier("src0_sel") or "DWORD"
             start = {"BYTE_0": 0, "BYTE_1": 1, "BYTE_2": 2, "BYTE_3": 3, "WORD_0": 0, "WORD_1": 2, "DWORD": 0}[sel]
@@ -632,7 +624,7 @@ def _fp8(ins: Instruction, base: str, enc: str, ctx: Context) -> Op:
         sr = "_sr_" in base
         dst = ops[0]
         src = Sources(ins, enc, ops[1:3], ["f32", "f32" if not sr else "u32"], [])
-        opsel = _modlist(ins, "op_sel", 3)
+        opsel = ins.modifier_bits("op_sel", 3)
         clamp = "clamp" in ins.modifiers
         write = vector_writer(dst)
         dreg = dst.index
@@ -682,7 +674,7 @@ def _cvt_scale_fp4(ins: Instruction, base: str, enc: str) -> Op:
     that is a positive normal power of two (an E8M0 scale, as MX kernels pass) and finite inputs are
     modelled: anything else raises when a lane meets it."""
     ops = list(ins.operands)
-    opsel = _modlist(ins, "op_sel", 4)
+    opsel = ins.modifier_bits("op_sel", 4)
     if opsel[0] or opsel[1] or ins.modifier("clamp") is not None:
         raise UnsupportedInstruction(ins.mnemonic, ins.address, "op_sel[0:1] / clamp")
     src = Sources(ins, enc, ops[1:4], ["f32", "f32", "f32"], [])

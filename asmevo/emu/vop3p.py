@@ -12,7 +12,7 @@ from .access import vector_reader, vector_writer
 from .ops import Context, Op
 from .float_mode import f32_denorm, flush_f32
 from .valu import IEEE_TABLE, TABLE, first_nan, fma32
-from .vop import _modlist, from_typed, split_name, to_typed
+from .vop import from_typed, split_name, to_typed
 
 U32, U64, I64, F32, F64 = np.uint32, np.uint64, np.int64, np.float32, np.float64
 
@@ -55,8 +55,8 @@ def _pk16(ins: Instruction, base: str) -> Op:
     n = len(srcs)
     if n != len(stypes):
         raise UnsupportedInstruction(ins.mnemonic, ins.address, "operand count")
-    opsel, opsel_hi = _modlist(ins, "op_sel", n), _modlist(ins, "op_sel_hi", n, 1)
-    neg_lo, neg_hi = _modlist(ins, "neg_lo", n), _modlist(ins, "neg_hi", n)
+    opsel, opsel_hi = ins.modifier_bits("op_sel", n), ins.modifier_bits("op_sel_hi", n, 1)
+    neg_lo, neg_hi = ins.modifier_bits("neg_lo", n), ins.modifier_bits("neg_hi", n)
     readers = [vector_reader(o, 32, "f16" if t == "f16" else None) for o, t in zip(srcs, stypes)]
     clamp = "clamp" in ins.modifiers
     write = vector_writer(dst)
@@ -93,8 +93,8 @@ def _pk_f32(ins: Instruction, base: str) -> Op:
     dst, srcs = ops[0], ops[1:]
     n = len(srcs)
     readers = [_pair_reader(o) for o in srcs]
-    opsel, opsel_hi = _modlist(ins, "op_sel", n), _modlist(ins, "op_sel_hi", n, 1)
-    neg_lo, neg_hi = _modlist(ins, "neg_lo", n), _modlist(ins, "neg_hi", n)
+    opsel, opsel_hi = ins.modifier_bits("op_sel", n), ins.modifier_bits("op_sel_hi", n, 1)
+    neg_lo, neg_hi = ins.modifier_bits("neg_lo", n), ins.modifier_bits("neg_hi", n)
     clamp = "clamp" in ins.modifiers
     write = vector_writer(dst, 64)
 
@@ -129,7 +129,7 @@ def _mix(ins: Instruction, base: str) -> Op:
     """v_fma_mix_f32/mixlo_f16/mixhi_f16: op_sel_hi[i]=1 reads an f16 half chosen by op_sel[i]."""
     ops = list(ins.operands)
     dst, srcs = ops[0], ops[1:4]
-    opsel, opsel_hi = _modlist(ins, "op_sel", 3), _modlist(ins, "op_sel_hi", 3)
+    opsel, opsel_hi = ins.modifier_bits("op_sel", 3), ins.modifier_bits("op_sel_hi", 3)
     readers = [vector_reader(o, 32, "f16" if opsel_hi[i] else "f32") for i, o in enumerate(srcs)]
     clamp = "clamp" in ins.modifiers
     write = vector_writer(dst)
@@ -184,8 +184,8 @@ def _dot(ins: Instruction, base: str) -> Op:
         raise UnsupportedInstruction(ins.mnemonic, ins.address)
     kind, width = kinds[name]
     readers = [vector_reader(o, 32, "f16" if kind == "f16" and i < 2 else None) for i, o in enumerate(srcs)]
-    opsel, opsel_hi = _modlist(ins, "op_sel", 3), _modlist(ins, "op_sel_hi", 3, 1)
-    neg_lo, neg_hi = _modlist(ins, "neg_lo", 3), _modlist(ins, "neg_hi", 3)
+    opsel, opsel_hi = ins.modifier_bits("op_sel", 3), ins.modifier_bits("op_sel_hi", 3, 1)
+    neg_lo, neg_hi = ins.modifier_bits("neg_lo", 3), ins.modifier_bits("neg_hi", 3)
     clamp = "clamp" in ins.modifiers
     write = vector_writer(dst)
 
@@ -258,7 +258,7 @@ def _scale_readers(ins: Instruction, ops: list[Operand]):
                 raise UnsupportedInstruction(ins.mnemonic, ins.address, f"v_mfma_ld_scale prefix sets {what}")
     if any(op.kind != "vgpr" for op in ops):
         raise UnsupportedInstruction(ins.mnemonic, ins.address, "scale operand not a VGPR")
-    lo, hi = _modlist(ins, "op_sel", 3), _modlist(ins, "op_sel_hi", 3)
+    lo, hi = ins.modifier_bits("op_sel", 3), ins.modifier_bits("op_sel_hi", 3)
     readers = []
     for i, op in enumerate(ops):
         shift, idx = U32(8 * (lo[i] | hi[i] << 1)), op.index
@@ -289,7 +289,7 @@ def _mfma(ins: Instruction, base: str, processor: str) -> Op:
             raise UnsupportedInstruction(ins.mnemonic, ins.address, f"{op.text} is not {n} registers")
     ra, rb = _stack(a, a_regs), _stack(b, b_regs)
     rc = _stack(c, info.cd_regs)
-    neg = tuple(_modlist(ins, "neg", 3)) if wide else (0, 0, 0)
+    neg = tuple(ins.modifier_bits("neg", 3)) if wide else (0, 0, 0)
     file, first = ("v" if dst.kind == "vgpr" else "a"), dst.index
 
     def run(m, g):

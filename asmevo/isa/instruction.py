@@ -72,6 +72,13 @@ class Instruction:
                 return mod[len(name) + 1:]
         return None
 
+    def modifier_bits(self, name: str, n: int, default: int = 0) -> list[int]:
+        """The n per-source bits of a list modifier (`op_sel:[0,1]`, `neg_lo`, ...), `default` where it names fewer
+        or is absent."""
+        value = self.modifier(name)
+        bits = [int(x) for x in value.strip("[]").split(",")] if value else []
+        return bits + [default] * (n - len(bits))
+
     def text(self) -> str:
         """The instruction as assembly text (branches to their label when one is set)."""
         ops = [op.text for op in self.operands]
