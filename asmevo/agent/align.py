@@ -35,16 +35,44 @@ def _tz_const(value: int, bits: int = _CAP) -> int:
     return bits if value == 0 else (value & -value).bit_length() - 1
 
 
+def predecessors(webs: VgprWebs) -> list[list[int]]:
+    """Each instruction's predecessors (`webs.succ` reversed)."""
+    preds: list[list[int]] = [[] for _ in webs.succ]
+    for i, succ in enumerate(webs.succ):
+        for j in succ:
+            preds[j].append(i)
+    return preds
+
+
+def reaching(webs: VgprWebs, preds: list[list[int]], i: int, kind: str, reg: int) -> set[int]:
+    """The definitions of 32-bit register `kind``reg` (v or s) whose values instruction i may read (ENTRY: the
+    wave's start): VGPRs by their value web, SGPRs by walking back to the nearest writes (any write kills)."""
+    if kind == "v":
+        web = webs.use_web.get((i, reg))
+        return set() if web is None else set(web.defs) | ({ENTRY} if web.entry else set())
+    out, seen, work = set(), set(), list(preds[i])
+    if i == 0:
+        out.add(ENTRY)
+    while work:  # instruction 0 is the entry (with kernarg preloading, the preamble reaches the
+        j = work.pop()  # hardware's start with the values it preloads); others without
+        if j in seen:   # predecessors are unreachable padding
+            continue
+        seen.add(j)
+        if ("s", reg) in webs.body.infos[j].defs:
+            out.add(j)
+            continue
+        if j == 0:
+            out.add(ENTRY)
+        work.extend(preds[j])
+    return out
+
+
 class Alignment:
     """Trailing-zero queries on one body (memoised)."""
 
     def __init__(self, body: Body, webs: VgprWebs):
         self.body, self.webs = body, webs
-        instrs = body.instructions
-        self.preds: list[list[int]] = [[] for _ in instrs]
-        for i, succ in enumerate(webs.succ):
-            for j in succ:
-                self.preds[j].append(i)
+        self.preds = predecessors(webs)
         self._memo: dict[tuple[int, str, int], int] = {}  # solved
         self._guess: dict[tuple[int, str, int], int] = {}  # the fixpoint being solved: earlier rounds
         self._round: dict[tuple[int, str, int], int] | None = None  # this round (None: not solving)
@@ -97,24 +125,7 @@ class Alignment:
         return value
 
     def _reaching(self, i: int, kind: str, reg: int) -> set[int]:
-        if kind == "v":
-            web = self.webs.use_web.get((i, reg))
-            return set() if web is None else set(web.defs) | ({ENTRY} if web.entry else set())
-        out, seen, work = set(), set(), list(self.preds[i])
-        if i == 0:
-            out.add(ENTRY)
-        while work:  # instruction 0 is the entry (with kernarg preloading, the preamble reaches the
-            j = work.pop()  # hardware's start with the values it preloads); others without
-            if j in seen:   # predecessors are unreachable padding
-                continue
-            seen.add(j)
-            if ("s", reg) in self.body.infos[j].defs:
-                out.add(j)
-                continue
-            if j == 0:
-                out.add(ENTRY)
-            work.extend(self.preds[j])
-        return out
+        return reaching(self.webs, self.preds, i, kind, reg)
 
     def _written(self, d: int, kind: str, reg: int, depth: int) -> int:
         """Trailing zeros of register `reg` as definition d writes it (ENTRY: the wave's start)."""

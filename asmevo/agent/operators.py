@@ -39,6 +39,7 @@ from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_lo
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_version import full_exec_head, version_full_exec
 from .ops_widen import widen_all_loads, widen_loads, widen_stores
+from .ops_quotient import quotient_key, version_uniform_quotients
 from .ops_zero_select import version_zero_selects
 from .ops_widen_buffer import NARROW, widen_buffer_loads
 
@@ -91,11 +92,13 @@ def _in_packable_block(body: Body, i: int) -> bool:
     return any(packable(body, k) for k in range(blk.start, blk.end))
 
 
-def _in_exp_block(body: Body, i: int) -> bool:
-    """Instruction i's block holds a `v_exp_f32` (a block of eight exp2 expansions spreads its cycles so thin that
-    no instruction of one need be among the hottest sites)."""
-    blk = body.cfg.blocks[body.cfg.block_of[i]]
-    return any(body.instructions[k].mnemonic == "v_exp_f32_e32" for k in range(blk.start, blk.end))
+def _in_block_with(mnemonic: str) -> Callable[[Body, int], bool]:
+    """Whether instruction i's block holds a `mnemonic` (a block of eight exp2 expansions spreads its cycles so thin
+    that no instruction of one need be among the hottest sites)."""
+    def holds(body: Body, i: int) -> bool:
+        blk = body.cfg.blocks[body.cfg.block_of[i]]
+        return any(body.instructions[k].mnemonic == mnemonic for k in range(blk.start, blk.end))
+    return holds
 
 
 def _is_saveexec(body: Body, i: int) -> bool:
@@ -217,10 +220,14 @@ OPERATORS: tuple[Operator, ...] = (
              "unpack the block's packed ops that compute one element's values, order the best-matching elements' "
              "chains pairwise, then pack_f32_chains the block (elements an earlier packing left unpaired)",
              once_per=_block),
-    Operator("version_zero_selects", _in_exp_block, version_zero_selects,
+    Operator("version_zero_selects", _in_block_with("v_exp_f32_e32"), version_zero_selects,
              "test once per block that no lane needs exp2's denormal range scaling (the compare each v_exp_f32's "
              "selects read is clear in every lane), then run the block with each expansion as one v_exp_f32; the "
              "block as it was otherwise", once_per=_block),
+    Operator("version_uniform_quotients", _in_block_with("v_mul_hi_u32"), version_uniform_quotients,
+             "divisions by a uniform D of S | v (v below a power of two C): once per pass of the block dominating "
+             "them, q = (S & -C) / D in scalar ALU, and when every lane's quotient is q each division is one "
+             "v_mov_b32 of q; the blocks as they were otherwise", once_per=quotient_key),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),

@@ -36,11 +36,11 @@ from dataclasses import dataclass, replace
 
 from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, operand_regs
-from .body import FLOAT_MODE_WRITERS, Body, BodyItem, make_item
-from .ops_layout import fresh_label
+from .body import FLOAT_MODE_WRITERS, Body, make_item
 from .ops_rename import free_pairs, free_sgprs, vop3_ok
 from .ops_widen import scc_dead_before
 from .pad import BLOCK_REPAIRS, site_hazard_nops
+from .versioning import Tail, versioned_tails
 from .webs import NotAnalysable, VgprWebs, webs_of
 
 KEPT_DENORMALS = 3    # FP_DENORM: f32 denormals kept on input and output
@@ -69,7 +69,7 @@ def _single_vgpr(op) -> bool:
     return op.kind == "vgpr" and op.count == 1 and not (op.neg or op.abs)
 
 
-def _readers(body: Body, k: int, end: int) -> list[int] | None:
+def readers(body: Body, k: int, end: int) -> list[int] | None:
     """The instructions of k+1..end-1 reading the SGPRs k writes, up to their next write; None when they may be
     read after the block."""
     regs, out = body.infos[k].defs, []
@@ -147,7 +147,7 @@ def group_at(body: Body, k: int) -> Group | None:
     mask_regs = operand_regs(instrs[a].operands[3])
     cmp = next((j for j in range(a - 1, blk.start - 1, -1) if infos[j].defs & mask_regs), None)
     if cmp is None or not instrs[cmp].mnemonic.startswith("v_cmp_") or instrs[cmp].modifiers or \
-            sorted(_readers(body, cmp, blk.end) or []) != sorted([a, b]):
+            sorted(readers(body, cmp, blk.end) or []) != sorted([a, b]):
         return None
     if not _single_vgpr(lins.operands[0]) or any(infos[j].defs & operand_regs(x) for j in range(add + 1, k)):
         return None
@@ -183,41 +183,20 @@ def version_zero_selects(body: Body, i: int) -> Body | None:
     if not groups or len(pairs) < 2 or not singles or any(body.infos[j].defs & EXEC for j in range(test, blk.end)):
         return None
     acc, each = pairs
-    kept = [] if scc_dead_before(body, test) else [f"s_cmp_lg_u32 {singles[0]}, 0"]   # SCC as the block had it
-    lines = [f"s_cselect_b32 {singles[0]}, 1, 0"] if kept else []
+    keep = None if scc_dead_before(body, test) else singles[0]
+    lines = []
     for n, g in enumerate(groups):
         lines += [_test_compare(body, g, acc if n == 0 else each)] + ([f"s_or_b64 {acc}, {acc}, {each}"] if n else [])
-    slow, join = fresh_label(body, ".Lzero", "slow"), fresh_label(body, ".Lzero", "join")
-    lines += [f"s_and_b64 {acc}, {acc}, exec", f"s_cbranch_scc1 {slow}"]
+    lines.append(f"s_and_b64 {acc}, {acc}, exec")
     gone = {j for g in groups for j in (g.cmp, g.select_a, g.add, g.select_b, *([g.exp] if g.late else []))}
     exps = {}
     for g in groups:
         exps.update({g.ldexp: f"v_exp_f32_e32 {g.r}, {g.x}"} if g.late else
                     {g.exp: f"v_exp_f32_e32 {g.e}, {g.x}", g.ldexp: f"v_mov_b32_e32 {g.r}, {g.e}"})
-    pos, items = body.pos, body.items
-    tail = list(range(test, blk.end))
-    fast = [(make_item(exps[j]) if j in exps else replace(items[pos[j]]), j) for j in tail if j not in gone]
-    last = body.instructions[blk.end - 1]
-    falls = not (last.mnemonic in ("s_branch", "s_endpgm", "s_setpc_b64"))
-    head = [*items[:pos[test]], *map(make_item, lines + kept)]
-    fast_part = [it for it, _ in fast] + ([make_item(f"s_branch {join}")] if falls else [])
-    slow_part = [BodyItem(f"{slow}:", label=slow), *map(make_item, kept), *items[pos[test]:pos[blk.end - 1] + 1]]
-    new_items: list[BodyItem] = [*head, *fast_part, *slow_part, *([BodyItem(f"{join}:", label=join)] if falls else []),
-                                 *items[pos[blk.end - 1] + 1:]]
-    new = body.replace(new_items)
+    fast = [(make_item(exps[j]) if j in exps else replace(body.items[body.pos[j]]), j)
+            for j in range(test, blk.end) if j not in gone]
+    found = versioned_tails(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast, keep)], ".Lzero")
+    new = body.replace(found.items)
     if not new.no_worse(body):
         new = site_hazard_nops(new, body, repairs=BLOCK_REPAIRS)
-    return None if new is None else _described(new, {id(it): j for it, j in fast}, {id(it) for it in slow_part})
-
-
-def _described(new: Body, fast: dict[int, int], slow: set[int]) -> Body:
-    """`new` with its executions described for predictions (`Body.counts`, in the parent's instructions): each item
-    of the fast rest of the block (`fast`: its id -> the instruction it stands for) as often as that instruction
-    (every wave passes the test, as where no argument of exp2 is below its normal range), the slow rest never."""
-    for n, p in enumerate(new.pos):
-        it = id(new.items[p])
-        if it in fast:
-            new.counts[n] = ((fast[it], 1.0),)
-        elif it in slow:
-            new.counts[n] = ()
-    return new
+    return None if new is None else found.describe(new)
