@@ -31,11 +31,11 @@ _NO_FALL = ("s_branch", "s_endpgm", "s_setpc_b64")
 class Tail:
     """One tail to version: its first instruction `start`; `test(slow)` the test's lines, branching to label `slow`
     when the fast copy must not run; `fast` the fast copy's items, each with the instruction of the parent it stands
-    for (for predictions; None: none); `keep` a free SGPR to hold a live SCC across the test, else None."""
+    for (for predictions); `keep` a free SGPR to hold a live SCC across the test, else None."""
 
     start: int
     test: Callable[[str], list[str]]
-    fast: list[tuple[BodyItem, int | None]]
+    fast: list[tuple[BodyItem, int]]
     keep: str | None = None
 
 
@@ -79,10 +79,10 @@ def versioned_tails(body: Body, tails: list[Tail], prefix: str) -> Versioned:
         falls = last.mnemonic not in _NO_FALL
         save = [make_item(f"s_cselect_b32 {tail.keep}, 1, 0")] if tail.keep else []
         test = save + [make_item(line) for line in tail.test(slow)]
-        restore = (lambda: [make_item(f"s_cmp_lg_u32 {tail.keep}, 0")]) if tail.keep else list
-        fast_restore, slow_restore = restore(), restore()
+        restore = [f"s_cmp_lg_u32 {tail.keep}, 0"] if tail.keep else []
+        fast_restore, slow_restore = [make_item(x) for x in restore], [make_item(x) for x in restore]
         out.tests.update({id(it): tail.start for it in test + fast_restore})
-        out.fast.update({id(it): j for it, j in tail.fast if j is not None})
+        out.fast.update({id(it): j for it, j in tail.fast})
         kept = items[pos[tail.start]:pos[blk.end - 1] + 1]
         out.slow.update(id(it) for it in slow_restore + kept)
         out.items += [*items[done:pos[tail.start]], *test, *fast_restore, *(it for it, _ in tail.fast),
