@@ -54,7 +54,7 @@ from .ops_rename import free_sgprs
 from .ops_widen import scc_dead_before
 from .ops_zero_select import readers
 from .pad import BLOCK_REPAIRS, site_hazard_nops
-from .versioning import Tail, versioned_tails
+from .versioning import Tail, dead_in_fast, versioned_tails
 from .webs import ENTRY, NotAnalysable, VgprWebs, webs_of
 
 MAX_WINDOW = 1 << 30
@@ -478,7 +478,8 @@ def version_uniform_quotients(body: Body, i: int) -> Body | None:
     test.append(f"s_cmp_eq_u32 {q}, -1")
     blocks = sorted({head} | {cfg.block_of[c.parts[0]] for c in cores})
     replaced = {c.out: f"v_mov_b32_e32 {c.dst}, {fixed.get(c.u, q)}" for c in cores}
-    gone = _dead(m, blocks, {k for c in cores for k in c.gone}, set(replaced))
+    ks = [k for b in blocks for k in range(cfg.blocks[b].start, cfg.blocks[b].end)]
+    gone = dead_in_fast(webs, ks, {k for c in cores for k in c.gone}, set(replaced))
     tails = []
     for b in blocks:
         start, end = cfg.blocks[b].start, cfg.blocks[b].end
@@ -492,27 +493,6 @@ def version_uniform_quotients(body: Body, i: int) -> Body | None:
     if not new.no_worse(body):
         new = site_hazard_nops(new, body, repairs=BLOCK_REPAIRS)
     return None if new is None else found.describe(new)
-
-
-def _dead(m: _Match, blocks: list[int], gone: set[int], rewritten: set[int]) -> set[int]:
-    """`gone` and the VALU instructions of `blocks` that write one VGPR read only by instructions gone or `rewritten`
-    (the moves that replace a result read none of the parent's operands): the sign and absolute value of a dividend
-    only the division read, to a fixpoint."""
-    body, dead = m.body, set(gone)
-    ks = [k for b in blocks for k in range(body.cfg.blocks[b].start, body.cfg.blocks[b].end)]
-    changed = True
-    while changed:
-        changed = False
-        for k in ks:
-            info = body.infos[k]
-            if k in dead or not info.base.startswith("v_") or len(info.dst) != 1 or info.dst[0].kind != "vgpr" or \
-                    info.defs != {("v", info.dst[0].index)}:
-                continue
-            users = m.read_by(k)
-            if users is not None and users <= dead | rewritten:
-                dead.add(k)
-                changed = True
-    return dead
 
 
 def _head(body: Body, cores: list[Core]) -> int | None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .body import Body, BodyItem, make_item
+from .webs import VgprWebs
 
 _NO_FALL = ("s_branch", "s_endpgm", "s_setpc_b64")
 
@@ -100,3 +101,23 @@ def _label(body: Body, prefix: str, kind: str, taken: set[str]) -> str:
         n += 1
     taken.add(name)
     return name
+
+
+def dead_in_fast(webs: VgprWebs, ks, gone: set[int], rewritten: set[int]) -> set[int]:
+    """`gone` and the instructions of `ks` (a fast copy's parent instructions) that a fast copy can drop too: VALU
+    instructions writing one VGPR whose value only instructions gone or `rewritten` read (a rewritten one reads
+    none of its parent's operands), to a fixpoint."""
+    body, dead = webs.body, set(gone)
+    changed = True
+    while changed:
+        changed = False
+        for k in ks:
+            info = body.infos[k]
+            if k in dead or k in rewritten or not info.base.startswith("v_") or len(info.dst) != 1 or \
+                    info.dst[0].kind != "vgpr" or info.defs != {("v", info.dst[0].index)}:
+                continue
+            web = webs.def_web.get((k, info.dst[0].index))
+            if web is not None and set(web.defs) == {k} and set(web.uses) <= dead | rewritten:
+                dead.add(k)
+                changed = True
+    return dead
