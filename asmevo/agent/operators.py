@@ -39,6 +39,7 @@ from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_lo
 from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_version import full_exec_head, version_full_exec
 from .ops_widen import widen_all_loads, widen_loads, widen_stores
+from .ops_exp_bounds import version_exp_bounds
 from .ops_quotient import quotient_key, version_uniform_quotients
 from .ops_zero_select import version_zero_selects
 from .ops_widen_buffer import NARROW, widen_buffer_loads
@@ -224,6 +225,10 @@ OPERATORS: tuple[Operator, ...] = (
              "test once per block that no lane needs exp2's denormal range scaling (the compare each v_exp_f32's "
              "selects read is clear in every lane), then run the block with each expansion as one v_exp_f32; the "
              "block as it was otherwise", once_per=_block),
+    Operator("version_exp_bounds", _in_block_with("v_exp_f32_e32"), version_exp_bounds,
+             "test once per block that every lane's expf argument lies within its range guards (|x| <= 88.72: one "
+             "compare per expf), then run the block with each guard's compares gone and selects as moves; the block "
+             "as it was otherwise", once_per=_block),
     Operator("version_uniform_quotients", _in_block_with("v_mul_hi_u32"), version_uniform_quotients,
              "divisions by a uniform D of S | v (v below a power of two C): once per pass of the block dominating "
              "them, q = (S & -C) / D in scalar ALU, and when every lane's quotient is q each division is one "

@@ -52,14 +52,15 @@ def _changes_float_mode(ins: Instruction, base: str) -> bool:
     return (((1 << size) - 1) << offset) & ~_FP16_OVFL != 0
 
 
-def _bits(op: Operand) -> int:
+def constant_bits(op: Operand) -> int:
+    """The 32 bits of a constant operand (an f32 written as a float, or an integer)."""
     if op.kind == "float":
         return struct.unpack("<I", struct.pack("<f", op.value))[0]
     return op.value & 0xFFFFFFFF
 
 
 def _canonical_constant(op: Operand, flushing: bool) -> bool:
-    bits = _bits(op)
+    bits = constant_bits(op)
     exponent, mantissa = bits >> 23 & 0xFF, bits & 0x7FFFFF
     signalling = exponent == 0xFF and mantissa and not mantissa & 0x400000
     return not signalling and not (flushing and exponent == 0 and mantissa)

@@ -89,7 +89,7 @@ def _only_reader(webs: VgprWebs, k: int, reader: int) -> bool:
     return web is not None and web.defs == {k} and web.uses == {reader}
 
 
-def _writer(body: Body, reg_op, before: int, start: int) -> int | None:
+def writer(body: Body, reg_op, before: int, start: int) -> int | None:
     """The last instruction of start..before-1 writing operand `reg_op`'s registers."""
     regs = operand_regs(reg_op)
     return next((j for j in range(before - 1, start - 1, -1) if body.infos[j].defs & regs), None)
@@ -116,21 +116,21 @@ def group_at(body: Body, k: int) -> Group | None:
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    add = _writer(body, exp.operands[1], k, blk.start)
+    add = writer(body, exp.operands[1], k, blk.start)
     if add is None or infos[add].base != "v_add_f32" or instrs[add].modifiers or not _only_reader(webs, add, k):
         return None
     srcs = instrs[add].operands[1:]
     if not all(_single_vgpr(s) for s in srcs):
         return None
     for n in (0, 1):
-        a = _writer(body, srcs[n], add, blk.start)
+        a = writer(body, srcs[n], add, blk.start)
         mask = _zero_select(body, a) if a is not None else None
         if mask is not None and _only_reader(webs, a, add):
             x = srcs[1 - n]
             break
     else:
         return None
-    if _writer(body, x, k, add + 1) is not None:
+    if writer(body, x, k, add + 1) is not None:
         return None
     web = webs.def_web.get((k, exp.operands[0].index))
     if web is None or web.defs != {k} or len(web.uses) != 1:
@@ -141,7 +141,7 @@ def group_at(body: Body, k: int) -> Group | None:
         return None
     if lins.modifiers or lins.operands[1].text != exp.operands[0].text or not _single_vgpr(lins.operands[2]):
         return None
-    b = _writer(body, lins.operands[2], ldexp, blk.start)
+    b = writer(body, lins.operands[2], ldexp, blk.start)
     if b is None or _zero_select(body, b) != mask or not _only_reader(webs, b, ldexp):
         return None
     mask_regs = operand_regs(instrs[a].operands[3])
@@ -151,7 +151,7 @@ def group_at(body: Body, k: int) -> Group | None:
         return None
     if not _single_vgpr(lins.operands[0]) or any(infos[j].defs & operand_regs(x) for j in range(add + 1, k)):
         return None
-    late = _writer(body, x, ldexp, add + 1) in (None, k)    # x still holds its value at the ldexp
+    late = writer(body, x, ldexp, add + 1) in (None, k)    # x still holds its value at the ldexp
     return Group(cmp, a, add, k, b, ldexp, x.text, lins.operands[0].text, exp.operands[0].text, late)
 
 
