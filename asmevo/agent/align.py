@@ -18,6 +18,8 @@ unaligned increment gives the increment's alignment and an unknown one 0.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..device.base import BUFFER_ALIGNMENT
 from ..isa.operands import Operand
 from .body import Body
@@ -35,8 +37,9 @@ def _tz_const(value: int, bits: int = _CAP) -> int:
     return bits if value == 0 else (value & -value).bit_length() - 1
 
 
+@lru_cache(maxsize=8)
 def predecessors(webs: VgprWebs) -> list[list[int]]:
-    """Each instruction's predecessors (`webs.succ` reversed)."""
+    """Each instruction's predecessors (`webs.succ` reversed), computed once per webs (callers only read it)."""
     preds: list[list[int]] = [[] for _ in webs.succ]
     for i, succ in enumerate(webs.succ):
         for j in succ:

@@ -16,7 +16,7 @@ from ..errors import AsmEvoError
 from ..isa.cfg import CFG, build_cfg
 from ..isa.exec_values import launch_exec
 from ..isa.instruction import Instruction
-from ..isa.regs import Reg, RegInfo, def_use_all
+from ..isa.regs import Reg, RegInfo, def_use_all, operand_regs
 from ..isa.waitcnt import check_waitcnt
 from ..static_checks import StaticFinding, run_static_checks
 from .edit import Edit, edit_between
@@ -264,6 +264,24 @@ class Body:
         """Registers possibly read from instruction i on."""
         info = self.infos[i]
         return (self.live_after(i) - {r for r in info.defs if r[0] in ("s", "scc")}) | info.uses
+
+    def readers(self, k: int, end: int) -> list[int] | None:
+        """The instructions of k+1..end-1 reading the registers instruction k writes, up to their next write; None
+        when one may be read after k's block (live out of it, never written again before `end`)."""
+        regs, out = self.infos[k].defs, []
+        for j in range(k + 1, end):
+            info = self.infos[j]
+            if info.uses & regs:
+                out.append(j)
+            regs = regs - info.defs
+            if not regs:
+                return out
+        return None if regs & self.live_out[self.cfg.block_of[k]] else out
+
+    def last_writer(self, op, before: int, start: int) -> int | None:
+        """The last instruction of start..before-1 writing operand `op`'s registers."""
+        regs = operand_regs(op)
+        return next((j for j in range(before - 1, start - 1, -1) if self.infos[j].defs & regs), None)
 
     def live_after(self, i: int) -> frozenset[Reg]:
         """Registers possibly read after instruction i."""

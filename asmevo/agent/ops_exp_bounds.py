@@ -24,16 +24,12 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, replace
 
-from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, operand_regs
 from .align import predecessors, reaching
 from .body import Body, make_item
 from .ops_canon import constant_bits
-from .ops_rename import free_pairs, free_sgprs
-from .ops_widen import scc_dead_before
-from .ops_zero_select import readers, writer
-from .pad import BLOCK_REPAIRS, site_hazard_nops
-from .versioning import Tail, versioned_tails
+from .ops_rename import free_pairs_and_sgprs
+from .versioning import Tail, versioned
 from .webs import ENTRY, NotAnalysable, VgprWebs, webs_of
 
 
@@ -91,7 +87,7 @@ def _compare(webs: VgprWebs, sel: int, mask: str, base: str) -> tuple[int, str, 
     k = next((j for j in range(sel - 1, blk.start - 1, -1) if body.infos[j].defs & regs), None)
     ins = body.instructions[k] if k is not None else None
     if ins is None or body.infos[k].base != base or ins.modifiers or ins.operands[0].text != mask or \
-            readers(body, k, blk.end) != [sel]:
+            body.readers(k, blk.end) != [sel]:
         return None
     c, x = ins.operands[1], ins.operands[2]
     value = _constant(webs, k, c.text)
@@ -112,7 +108,7 @@ def guard_at(body: Body, k: int, webs: VgprWebs | None = None) -> Guard | None:
     r, r1, mask_hi = hi
     blk = body.cfg.blocks[body.cfg.block_of[k]]
     r1_op = body.instructions[k].operands[2]
-    lo = writer(body, r1_op, k, blk.start) if r1_op.kind == "vgpr" and r1_op.count == 1 else None
+    lo = body.last_writer(r1_op, k, blk.start) if r1_op.kind == "vgpr" and r1_op.count == 1 else None
     low_sel = _select(body, lo) if lo is not None else None
     if low_sel is None or low_sel[0] != r1:
         return None
@@ -142,13 +138,11 @@ def version_exp_bounds(body: Body, i: int) -> Body | None:
     test = min(min(g.cmp_lo, g.cmp_hi) for g in guards)
     x_regs = lambda g: operand_regs(body.instructions[g.cmp_lo].operands[2])
     guards = [g for g in guards if not any(body.infos[j].defs & x_regs(g) for j in range(test, max(g.cmp_lo, g.cmp_hi)))]
-    pairs = free_pairs(body)[:2]
-    taken = {reg for p in pairs for reg in operand_regs(parse_operand(p))}
-    singles = [s for s in free_sgprs(body) if ("s", int(s[1:])) not in taken]
+    free = free_pairs_and_sgprs(body, 2, 2)
     last = max((g.select_hi for g in guards), default=test)
-    if not guards or len(pairs) < 2 or len(singles) < 2 or any(body.infos[j].defs & EXEC for j in range(test, last)):
+    if not guards or free is None or any(body.infos[j].defs & EXEC for j in range(test, last)):
         return None
-    (acc, each), (bound, keep) = pairs, singles[:2]
+    (acc, each), (bound, keep) = free
     limit = struct.unpack("<I", struct.pack("<f", min(g.bound for g in guards)))[0]
     lines = [f"s_mov_b32 {bound}, 0x{limit:08x}"]
     for n, g in enumerate(guards):
@@ -162,9 +156,4 @@ def version_exp_bounds(body: Body, i: int) -> Body | None:
                       g.cmp_lo: None, g.cmp_hi: None})
     fast = [(make_item(moves[j]) if j in moves else replace(body.items[body.pos[j]]), j)
             for j in range(test, blk.end) if moves.get(j, "") is not None]
-    found = versioned_tails(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast,
-                                        None if scc_dead_before(body, test) else keep)], ".Lexp")
-    new = body.replace(found.items)
-    if not new.no_worse(body):
-        new = site_hazard_nops(new, body, repairs=BLOCK_REPAIRS)
-    return None if new is None else found.describe(new)
+    return versioned(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast)], ".Lexp", keep)

@@ -50,11 +50,9 @@ from .align import predecessors, reaching
 from .body import Body, make_item
 from .lanes import lanes_of
 from .ones import PossibleOnes
+from .ops_widen import Flow
 from .ops_rename import free_sgprs
-from .ops_widen import scc_dead_before
-from .ops_zero_select import readers
-from .pad import BLOCK_REPAIRS, site_hazard_nops
-from .versioning import Tail, dead_in_fast, versioned_tails
+from .versioning import Tail, dead_in_fast, versioned
 from .webs import ENTRY, NotAnalysable, VgprWebs, webs_of
 
 MAX_WINDOW = 1 << 30
@@ -107,7 +105,7 @@ class _Match:
 
     def def_of(self, k: int, text: str) -> int | None:
         """The one instruction whose value of single VGPR `text` instruction k reads."""
-        op = self._operand(k, text)
+        op = self.operand(k, text)
         if op is None or op.kind != "vgpr" or op.count != 1:
             return None
         web = self.webs.use_web.get((k, op.index))
@@ -115,7 +113,7 @@ class _Match:
 
     def scalar_def_of(self, k: int, text: str) -> int | None:
         """The one instruction whose value of single SGPR `text` instruction k reads."""
-        op = self._operand(k, text)
+        op = self.operand(k, text)
         if op is None or op.kind != "sgpr" or op.count != 1:
             return None
         defs = reaching(self.webs, self.preds, k, "s", op.index)
@@ -127,7 +125,8 @@ class _Match:
         web = self.webs.def_web.get((k, op.index)) if op.kind == "vgpr" and op.count == 1 else None
         return None if web is None or set(web.defs) != {k} else frozenset(web.uses)
 
-    def _operand(self, k: int, text: str) -> Operand | None:
+    def operand(self, k: int, text: str) -> Operand | None:
+        """Instruction k's source operand written `text`."""
         return next((op for op in self.body.infos[k].srcs if op.text == text), None)
 
     def one_of(self, ks, *bases: str) -> int | None:
@@ -176,7 +175,7 @@ def _core(m: _Match, k0: int) -> tuple[list[int], dict[str, str]] | None:
         return None
     r = mh[1] if mh[0] == x else mh[0]
     x1, q1 = m.dst(k2), m.dst(k3)
-    if m.webs.use_web.get((k2, m._operand(k2, x).index)) is not m.webs.use_web.get((k0, m._operand(k0, x).index)):
+    if m.webs.use_web.get((k2, m.operand(k2, x).index)) is not m.webs.use_web.get((k0, m.operand(k0, x).index)):
         return None
     used2 = m.read_by(k2)
     if sorted(m.srcs(k3, "v_add_u32") or []) != sorted(["1", q0]) or m.read_by(k3) != {k5} or \
@@ -189,7 +188,7 @@ def _core(m: _Match, k0: int) -> tuple[list[int], dict[str, str]] | None:
         return None
     c1, q2, t, x2 = m.dst(k4), m.dst(k5), m.dst(k6), m.dst(k7)
     if m.srcs(k5, "v_cndmask_b32") != [q0, q1, c1] or m.srcs(k7, "v_cndmask_b32") != [x1, t, c1] or \
-            m.read_by(k6) != {k7} or sorted(readers(m.body, k4, _end(m.body, k4)) or []) != sorted([k5, k7]):
+            m.read_by(k6) != {k7} or sorted(m.body.readers(k4, _end(m.body, k4)) or []) != sorted([k5, k7]):
         return None
     used5, used7 = m.read_by(k5), m.read_by(k7)
     if used5 is None or len(used5) != 2 or used7 is None or len(used7) != 1:
@@ -201,7 +200,7 @@ def _core(m: _Match, k0: int) -> tuple[list[int], dict[str, str]] | None:
     q3, c2 = m.dst(k8), m.dst(k9)
     if sorted(m.srcs(k8, "v_add_u32") or []) != sorted(["1", q2]) or m.read_by(k8) != {k10} or \
             m.srcs(k10, "v_cndmask_b32") != [q2, q3, c2] or \
-            readers(m.body, k9, _end(m.body, k9)) != [k10]:
+            m.body.readers(k9, _end(m.body, k9)) != [k10]:
         return None
     parts = [k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10]
     if not _quiet(m.body, min(parts), max(parts), _sregs(m.body, d)):
@@ -378,39 +377,6 @@ def _sign_fix(m: _Match, k10: int, q: str, s: str) -> tuple | None:
     return None
 
 
-class _Paths:
-    """Path questions on instruction successors."""
-
-    def __init__(self, succ: list[list[int]], preds: list[list[int]]):
-        self.succ, self.preds = succ, preds
-
-    def _reach(self, adj: list[list[int]], start: int, stop: int | None) -> set[int]:
-        seen, work = set(), list(adj[start])
-        while work:
-            j = work.pop()
-            if j in seen:
-                continue
-            seen.add(j)
-            if j != stop:
-                work.extend(adj[j])
-        return seen
-
-    def between(self, a: int, b: int, stop: int | None = None) -> set[int]:
-        """Instructions on some path from a to b (endpoints only where the path passes them again), none passing
-        through `stop`."""
-        return self._reach(self.succ, a, stop) & self._reach(self.preds, b, stop)
-
-    def passes(self, reader: int, via: int, test: int) -> bool:
-        """Every path to `reader` from the entry or from `test` passes `via`."""
-        return not ({test, 0} - {via}) & self._reach(self.preds, reader, via)
-
-    def dominates(self, via: int, k: int) -> bool:
-        """Every path from the entry to k passes `via`."""
-        if k == via or via == 0:
-            return True
-        return k != 0 and 0 not in self._reach(self.preds, k, via)
-
-
 def _key(core: Core) -> tuple[str, str, str]:
     return core.s, core.d, core.r
 
@@ -454,8 +420,7 @@ def version_uniform_quotients(body: Body, i: int) -> Body | None:
     if head is None or len(free) < 6:
         return None
     t0 = cfg.blocks[head].start
-    paths = _Paths(webs.succ, m.preds)
-    if not _legal(body, m, paths, lanes, cores, t0):
+    if not _legal(body, m, Flow(body, webs), lanes, cores, t0):
         return None
     window = max(c.window for c in cores)
     signed = any(c.signed for c in cores)
@@ -486,13 +451,8 @@ def version_uniform_quotients(body: Body, i: int) -> Body | None:
         fast = [(make_item(replaced[j]) if j in replaced else replace(body.items[body.pos[j]]), j)
                 for j in range(start, end) if j not in gone]
         lines = test if b == head else [f"s_cmp_eq_u32 {q}, -1"]
-        tails.append(Tail(start, lambda slow, lines=lines: [*lines, f"s_cbranch_scc1 {slow}"], fast,
-                          None if scc_dead_before(body, start) else keep))
-    found = versioned_tails(body, tails, ".Lquot")
-    new = body.replace(found.items)
-    if not new.no_worse(body):
-        new = site_hazard_nops(new, body, repairs=BLOCK_REPAIRS)
-    return None if new is None else found.describe(new)
+        tails.append(Tail(start, lambda slow, lines=lines: [*lines, f"s_cbranch_scc1 {slow}"], fast))
+    return versioned(body, tails, ".Lquot", keep)
 
 
 def _head(body: Body, cores: list[Core]) -> int | None:
@@ -503,27 +463,30 @@ def _head(body: Body, cores: list[Core]) -> int | None:
     return next((h for h in sorted(blocks) if all(h in dom.get(b, ()) for b in blocks)), None)
 
 
-def _legal(body: Body, m: _Match, paths: _Paths, lanes, cores: list[Core], t0: int) -> bool:
+def _legal(body: Body, m: _Match, flow: Flow, lanes, cores: list[Core], t0: int) -> bool:
     """The conditions of the module docstring that tie each core and the reciprocal to the test at t0."""
     infos = body.infos
     s, d, r = cores[0].s, cores[0].d, cores[0].r
     sregs, dregs = _sregs(body, s), _sregs(body, d)
-    rreg = m._operand(cores[0].parts[0], r)
+    rreg = m.operand(cores[0].parts[0], r)
     rregs = frozenset({("v", rreg.index)})
     kr = cores[0].reciprocal
-    if not paths.dominates(kr, t0) or any(infos[j].defs & (dregs | rregs) for j in paths.between(kr, t0) - {kr}) or \
+    if not flow.dominates(kr, t0) or any(infos[j].defs & (dregs | rregs) for j in flow.between(kr, t0)) or \
             not lanes.covers(kr, t0):
         return False
 
     def seen_as_tested(k: int, regs) -> bool:
-        on_path = (paths.between(t0, k, stop=t0) | {t0}) - {k} if k != t0 else set()
-        return paths.dominates(t0, k) and not any(infos[j].defs & regs for j in on_path)
+        on_path = flow.between(t0, k, stop=t0) | {t0} if k != t0 else set()
+        return flow.dominates(t0, k) and not any(infos[j].defs & regs for j in on_path)
+
+    def written_after_test(reader: int, writer: int) -> bool:
+        return flow.passes((writer,), reader) and flow.passes((writer,), reader, start=t0)
 
     for c in cores:
         d_readers = [c.parts[n] for n in (1, 4, 6, 9)]
         if not all(seen_as_tested(k, sregs) for k in c.s_readers) or \
                 not all(seen_as_tested(k, _sregs(body, c.u)) for k in c.u_readers) or \
                 not all(seen_as_tested(k, dregs | rregs) for k in (c.parts[0], *d_readers)) or \
-                not all(paths.passes(reader, writer, t0) for reader, writer in c.chain):
+                not all(written_after_test(reader, writer) for reader, writer in c.chain):
             return False
     return True

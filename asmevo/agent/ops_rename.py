@@ -96,6 +96,15 @@ def free_pairs(body: Body) -> list[str]:
     return [f"s[{k}:{k + 1}]" for k in range(0, _MAX_PAIR + 1, 2) if ("s", k) not in used and ("s", k + 1) not in used]
 
 
+def free_pairs_and_sgprs(body: Body, pairs: int, singles: int) -> tuple[list[str], list[str]] | None:
+    """`pairs` SGPR pairs and `singles` SGPRs apart from them that the body never reads or writes, lowest first;
+    None when there are fewer."""
+    found = free_pairs(body)[:pairs]
+    taken = {f"s{k}" for p in found for k in map(int, p[2:-1].split(":"))}
+    others = [s for s in free_sgprs(body) if s not in taken][:singles]
+    return (found, others) if len(found) == pairs and len(others) == singles else None
+
+
 def free_vgprs(body: Body, sizes: list[int]) -> list[int] | None:
     """Starts of VGPR ranges of the given sizes that the body never touches, lowest first (even
     when wider than one dword: gfx90a+ VGPR tuples are even-aligned) and within the processor's arch

@@ -185,7 +185,7 @@ def region_of(body: Body, webs: VgprWebs, j: int) -> Region | None:
                   frozenset().union(*(m for _, _, m in found)))
 
 
-class _Flow:
+class Flow:
     """Instruction-level reachability and dominance of a body, within one iteration of `loop` (the
     edges into its header removed, paths start there), or of the whole body (`loop` None)."""
 
@@ -200,13 +200,14 @@ class _Flow:
                 self.preds[j].append(i)
         self.dom = body.cfg.dominators()
 
-    def _reach(self, start: int, edges: list[list[int]]) -> set[int]:
+    def _reach(self, start: int, edges: list[list[int]], stop: int | None = None) -> set[int]:
         seen, work = set(), list(edges[start])
         while work:
             k = work.pop()
             if k not in seen:
                 seen.add(k)
-                work.extend(edges[k])
+                if k != stop:
+                    work.extend(edges[k])
         return seen
 
     def reach(self, x: int) -> set[int]:
@@ -216,9 +217,9 @@ class _Flow:
     def reaches(self, x: int, y: int) -> bool:
         return y in self._reach(x, self.succ)
 
-    def between(self, x: int, y: int) -> set[int]:
-        """Instructions on some path from x to y (both excluded)."""
-        return (self._reach(x, self.succ) & self._reach(y, self.preds)) - {x, y}
+    def between(self, x: int, y: int, stop: int | None = None) -> set[int]:
+        """Instructions on some path from x to y (both excluded) that passes no `stop` between."""
+        return (self._reach(x, self.succ, stop) & self._reach(y, self.preds, stop)) - {x, y}
 
     def dominates(self, x: int, y: int) -> bool:
         bx, by = self.body.cfg.block_of[x], self.body.cfg.block_of[y]
@@ -229,9 +230,9 @@ class _Flow:
         the loop."""
         return (self.scope is not None and self.body.cfg.block_of[x] not in self.scope) or x in self.reach(x)
 
-    def passes(self, xs: tuple[int, ...], y: int) -> bool:
-        """Whether every path from the entry (the loop's header) to y passes one of `xs`."""
-        seen, work = set(xs), [self.header or 0]
+    def passes(self, xs: tuple[int, ...], y: int, start: int | None = None) -> bool:
+        """Whether every path to y from `start` (by default the entry, or the loop's header) passes one of `xs`."""
+        seen, work = set(xs), [start if start is not None else self.header or 0]
         while work:
             k = work.pop()
             if k == y:
@@ -313,7 +314,7 @@ def _checked(body: Body, i: int, want_store: bool):
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    flow = _Flow(body, webs, body.cfg.innermost_loop(body.cfg.block_of[accesses[0]]))
+    flow = Flow(body, webs, body.cfg.innermost_loop(body.cfg.block_of[accesses[0]]))
     regions = [region_of(body, webs, j) for j in accesses]
     if None in regions or any(flow.looped(j) for j in accesses) or \
             any(not flow.passes(r.saves, j) or flow.looped(x) for r, j in zip(regions, accesses) for x in r.saves):
@@ -347,7 +348,7 @@ def _checked(body: Body, i: int, want_store: bool):
     return webs, flow, accesses, wide, regions, [regions[k] for k in order], first, check
 
 
-def _stable(body: Body, flow: _Flow, points: list[int], accesses: list[int]) -> bool:
+def _stable(body: Body, flow: Flow, points: list[int], accesses: list[int]) -> bool:
     """Between any two of `points` nothing writes the group's address registers, and nothing but
     the group accesses memory a load of it could read (any store, atomic or barrier) or, for
     stores, touches global memory at all."""
@@ -359,14 +360,14 @@ def _stable(body: Body, flow: _Flow, points: list[int], accesses: list[int]) -> 
         _touches_global(body, k) if store else _writes_memory(body, k)) for k in span)
 
 
-def _address_kept(body: Body, flow: _Flow, first: int, points: list[int], accesses: list[int]) -> bool:
+def _address_kept(body: Body, flow: Flow, first: int, points: list[int], accesses: list[int]) -> bool:
     """Nothing from `first` (included) to any of `points` writes the group's address registers."""
     vaddr, saddr = global_address(body.instructions[accesses[0]])
     address = operand_regs(vaddr) | operand_regs(saddr)
     return not any(body.infos[k].defs & address for x in points for k in flow.between(first, x) | {first})
 
 
-def _copy_mask(body: Body, flow: _Flow, at: int, mask: Operand, until: int, fresh_pairs: list[str],
+def _copy_mask(body: Body, flow: Flow, at: int, mask: Operand, until: int, fresh_pairs: list[str],
                fresh_v: list[int]) -> tuple[list[str], str] | None:
     """Instructions recomputing `mask` (as it is at instruction `until`) at instruction `at` into
     fresh registers, and the register holding it; None unless it is one VALU compare whose operands

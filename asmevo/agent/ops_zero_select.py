@@ -34,13 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..isa.operands import parse_operand
 from ..isa.regs import EXEC, operand_regs
 from .body import FLOAT_MODE_WRITERS, Body, make_item
-from .ops_rename import free_pairs, free_sgprs, vop3_ok
-from .ops_widen import scc_dead_before
-from .pad import BLOCK_REPAIRS, site_hazard_nops
-from .versioning import Tail, versioned_tails
+from .ops_rename import free_pairs_and_sgprs, vop3_ok
+from .versioning import Tail, versioned
 from .webs import NotAnalysable, VgprWebs, webs_of
 
 KEPT_DENORMALS = 3    # FP_DENORM: f32 denormals kept on input and output
@@ -69,30 +66,10 @@ def _single_vgpr(op) -> bool:
     return op.kind == "vgpr" and op.count == 1 and not (op.neg or op.abs)
 
 
-def readers(body: Body, k: int, end: int) -> list[int] | None:
-    """The instructions of k+1..end-1 reading the SGPRs k writes, up to their next write; None when they may be
-    read after the block."""
-    regs, out = body.infos[k].defs, []
-    for j in range(k + 1, end):
-        info = body.infos[j]
-        if info.uses & regs:
-            out.append(j)
-        regs = regs - info.defs
-        if not regs:
-            return out
-    return None if regs & body.live_out[body.cfg.block_of[k]] else out
-
-
 def _only_reader(webs: VgprWebs, k: int, reader: int) -> bool:
     """The VGPR instruction k writes holds a value (`webs`) written there alone and read by `reader` alone."""
     web = webs.def_web.get((k, webs.body.instructions[k].operands[0].index))
     return web is not None and web.defs == {k} and web.uses == {reader}
-
-
-def writer(body: Body, reg_op, before: int, start: int) -> int | None:
-    """The last instruction of start..before-1 writing operand `reg_op`'s registers."""
-    regs = operand_regs(reg_op)
-    return next((j for j in range(before - 1, start - 1, -1) if body.infos[j].defs & regs), None)
 
 
 def _zero_select(body: Body, k: int) -> str | None:
@@ -116,21 +93,21 @@ def group_at(body: Body, k: int) -> Group | None:
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    add = writer(body, exp.operands[1], k, blk.start)
+    add = body.last_writer(exp.operands[1], k, blk.start)
     if add is None or infos[add].base != "v_add_f32" or instrs[add].modifiers or not _only_reader(webs, add, k):
         return None
     srcs = instrs[add].operands[1:]
     if not all(_single_vgpr(s) for s in srcs):
         return None
     for n in (0, 1):
-        a = writer(body, srcs[n], add, blk.start)
+        a = body.last_writer(srcs[n], add, blk.start)
         mask = _zero_select(body, a) if a is not None else None
         if mask is not None and _only_reader(webs, a, add):
             x = srcs[1 - n]
             break
     else:
         return None
-    if writer(body, x, k, add + 1) is not None:
+    if body.last_writer(x, k, add + 1) is not None:
         return None
     web = webs.def_web.get((k, exp.operands[0].index))
     if web is None or web.defs != {k} or len(web.uses) != 1:
@@ -141,17 +118,17 @@ def group_at(body: Body, k: int) -> Group | None:
         return None
     if lins.modifiers or lins.operands[1].text != exp.operands[0].text or not _single_vgpr(lins.operands[2]):
         return None
-    b = writer(body, lins.operands[2], ldexp, blk.start)
+    b = body.last_writer(lins.operands[2], ldexp, blk.start)
     if b is None or _zero_select(body, b) != mask or not _only_reader(webs, b, ldexp):
         return None
     mask_regs = operand_regs(instrs[a].operands[3])
     cmp = next((j for j in range(a - 1, blk.start - 1, -1) if infos[j].defs & mask_regs), None)
     if cmp is None or not instrs[cmp].mnemonic.startswith("v_cmp_") or instrs[cmp].modifiers or \
-            sorted(readers(body, cmp, blk.end) or []) != sorted([a, b]):
+            sorted(body.readers(cmp, blk.end) or []) != sorted([a, b]):
         return None
     if not _single_vgpr(lins.operands[0]) or any(infos[j].defs & operand_regs(x) for j in range(add + 1, k)):
         return None
-    late = writer(body, x, ldexp, add + 1) in (None, k)    # x still holds its value at the ldexp
+    late = body.last_writer(x, ldexp, add + 1) in (None, k)    # x still holds its value at the ldexp
     return Group(cmp, a, add, k, b, ldexp, x.text, lins.operands[0].text, exp.operands[0].text, late)
 
 
@@ -177,13 +154,10 @@ def version_zero_selects(body: Body, i: int) -> Body | None:
     test = min(g.cmp for g in groups)
     groups = [g for g in groups if _test_compare(body, g, "vcc") is not None and
               not any(body.infos[j].defs & body.infos[g.cmp].uses for j in range(test, g.cmp))]
-    pairs = free_pairs(body)[:2]
-    taken = {reg for p in pairs for reg in operand_regs(parse_operand(p))}
-    singles = [r for r in free_sgprs(body) if ("s", int(r[1:])) not in taken]
-    if not groups or len(pairs) < 2 or not singles or any(body.infos[j].defs & EXEC for j in range(test, blk.end)):
+    free = free_pairs_and_sgprs(body, 2, 1)
+    if not groups or free is None or any(body.infos[j].defs & EXEC for j in range(test, blk.end)):
         return None
-    acc, each = pairs
-    keep = None if scc_dead_before(body, test) else singles[0]
+    (acc, each), (keep,) = free
     lines = []
     for n, g in enumerate(groups):
         lines += [_test_compare(body, g, acc if n == 0 else each)] + ([f"s_or_b64 {acc}, {acc}, {each}"] if n else [])
@@ -195,8 +169,4 @@ def version_zero_selects(body: Body, i: int) -> Body | None:
                     {g.exp: f"v_exp_f32_e32 {g.e}, {g.x}", g.ldexp: f"v_mov_b32_e32 {g.r}, {g.e}"})
     fast = [(make_item(exps[j]) if j in exps else replace(body.items[body.pos[j]]), j)
             for j in range(test, blk.end) if j not in gone]
-    found = versioned_tails(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast, keep)], ".Lzero")
-    new = body.replace(found.items)
-    if not new.no_worse(body):
-        new = site_hazard_nops(new, body, repairs=BLOCK_REPAIRS)
-    return None if new is None else found.describe(new)
+    return versioned(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast)], ".Lzero", keep)

@@ -15,7 +15,8 @@ Layout of one tail (from instruction `start` to its block's end):
   .Ljoin:
 
 Labels inside a tail cannot occur (a label starts a block), so the copies need no relabelling; the branch that
-ends the block is in both copies.
+ends the block is in both copies. `versioned` lays the tails out, repairs hazards the rewrite opened and describes
+the executions for predictions as if every wave passed every test (the measured time decides).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .body import Body, BodyItem, make_item
+from .ops_widen import scc_dead_before
+from .pad import BLOCK_REPAIRS, site_hazard_nops
 from .webs import VgprWebs
 
 _NO_FALL = ("s_branch", "s_endpgm", "s_setpc_b64")
@@ -32,16 +35,15 @@ _NO_FALL = ("s_branch", "s_endpgm", "s_setpc_b64")
 class Tail:
     """One tail to version: its first instruction `start`; `test(slow)` the test's lines, branching to label `slow`
     when the fast copy must not run; `fast` the fast copy's items, each with the instruction of the parent it stands
-    for (for predictions); `keep` a free SGPR to hold a live SCC across the test, else None."""
+    for (for predictions)."""
 
     start: int
     test: Callable[[str], list[str]]
     fast: list[tuple[BodyItem, int]]
-    keep: str | None = None
 
 
 @dataclass
-class Versioned:
+class _Versioned:
     """The items with every tail versioned, and what the items stand for: `fast` (item id -> the parent instruction
     it stands for), `tests` (item id -> the tail's start, whose executions the test lines run), `slow` (ids of the
     tails as they were, which the fast path makes never run)."""
@@ -66,11 +68,12 @@ class Versioned:
         return new
 
 
-def versioned_tails(body: Body, tails: list[Tail], prefix: str) -> Versioned:
-    """`body`'s items with each tail (at most one per block) versioned as the module docstring lays it out; labels
-    `<prefix>_slowN` and `<prefix>_joinN`."""
+def versioned(body: Body, tails: list[Tail], prefix: str, keep: str) -> Body | None:
+    """`body` with each tail (at most one per block) versioned as the module docstring lays it out (labels
+    `<prefix>_slowN` and `<prefix>_joinN`; `keep` a free SGPR that holds SCC across a test where it is live),
+    hazard-repaired and described for predictions; None when no repair makes it pass the static checks."""
     items, pos, cfg = body.items, body.pos, body.cfg
-    out = Versioned([])
+    out = _Versioned([])
     labels: set[str] = set()
     done = 0
     for tail in sorted(tails, key=lambda t: t.start):
@@ -78,10 +81,9 @@ def versioned_tails(body: Body, tails: list[Tail], prefix: str) -> Versioned:
         slow, join = (_label(body, prefix, kind, labels) for kind in ("slow", "join"))
         last = body.instructions[blk.end - 1]
         falls = last.mnemonic not in _NO_FALL
-        save = [make_item(f"s_cselect_b32 {tail.keep}, 1, 0")] if tail.keep else []
-        test = save + [make_item(line) for line in tail.test(slow)]
-        restore = [f"s_cmp_lg_u32 {tail.keep}, 0"] if tail.keep else []
-        fast_restore, slow_restore = [make_item(x) for x in restore], [make_item(x) for x in restore]
+        held = not scc_dead_before(body, tail.start)
+        test = ([make_item(f"s_cselect_b32 {keep}, 1, 0")] if held else []) + [make_item(x) for x in tail.test(slow)]
+        fast_restore, slow_restore = ([make_item(f"s_cmp_lg_u32 {keep}, 0")] if held else [] for _ in range(2))
         out.tests.update({id(it): tail.start for it in test + fast_restore})
         out.fast.update({id(it): j for it, j in tail.fast})
         kept = items[pos[tail.start]:pos[blk.end - 1] + 1]
@@ -91,7 +93,10 @@ def versioned_tails(body: Body, tails: list[Tail], prefix: str) -> Versioned:
                       *slow_restore, *kept, *([BodyItem(f"{join}:", label=join)] if falls else [])]
         done = pos[blk.end - 1] + 1
     out.items += items[done:]
-    return out
+    new = body.replace(out.items)
+    if not new.no_worse(body):
+        new = site_hazard_nops(new, body, repairs=BLOCK_REPAIRS)
+    return None if new is None else out.describe(new)
 
 
 def _label(body: Body, prefix: str, kind: str, taken: set[str]) -> str:
