@@ -40,6 +40,7 @@ from .ops_waitcnt import hoist_to_dominator, hoist_to_predecessors, relax, sink
 from .ops_version import full_exec_head, version_full_exec
 from .ops_widen import widen_all_loads, widen_loads, widen_stores
 from .ops_exp_bounds import version_exp_bounds
+from .ops_rebase import rebase_row_addresses, row_group
 from .ops_quotient import quotient_key, version_uniform_quotients
 from .ops_zero_select import version_zero_selects
 from .ops_widen_buffer import NARROW, widen_buffer_loads
@@ -233,6 +234,10 @@ OPERATORS: tuple[Operator, ...] = (
              "divisions by a uniform D of S | v (v below a power of two C): once per pass of the block dominating "
              "them, q = (S & -C) / D in scalar ALU, and when every lane's quotient is q each division is one "
              "v_mov_b32 of q; the blocks as they were otherwise", once_per=quotient_key),
+    Operator("rebase_row_addresses", lambda body, i: row_group(body, i) is not None, rebase_row_addresses,
+             "rows X + c of one matrix addressed by a 64-bit multiply each (v_mad_i64_i32, v_lshl_add_u64): test once "
+             "that no X + c wraps (and X | c is X + c), then address each row from the one before by a uniform 64-bit "
+             "delta; the rows as they were otherwise"),
     Operator("merge_lds", mergeable, merge_lds,
              "two ds_read/ds_write (b32 or b64) through one address VGPR -> one ds_read2/ds_write2 (st64 for far "
              "offsets; one issue slot and one lgkmcnt event fewer, the same LDS bytes)"),

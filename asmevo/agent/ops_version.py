@@ -53,6 +53,7 @@ from .ops_elements import repack_elements
 from .ops_interleave import pack_elements
 from .ops_layout import fresh_label, labels_before
 from .ops_pack import PACKED, pack_f32_chains
+from .ops_rebase import row_offset
 from .ops_rename import free_pairs, free_sgprs, free_vgprs, vop3_ok
 from .ops_widen import global_address, is_store, offset_of, widen_loads, widen_stores
 from .pad import BLOCK_REPAIRS, site_hazard_nops
@@ -246,15 +247,25 @@ class _Fresh:
         if op.kind == "vgpr":
             k = self.vgprs.pop(0)
             return f"v{k}" if op.count == 1 else f"v[{k}:{k + op.count - 1}]"
-        if op.count == 2 and (op.kind == "sgpr" or op.text == "vcc" and mnemonic.startswith("v_cmp_")) and self.pairs:
-            name = self.pairs.pop(0)
-            self.singles = self._without(self.singles, name)
-            return name
-        if op.count == 1 and op.kind == "sgpr" and self.singles:
-            name = self.singles.pop(0)
-            self.pairs = self._without(self.pairs, name)
-            return name
+        if op.count == 2 and (op.kind == "sgpr" or op.text == "vcc" and mnemonic.startswith("v_cmp_")):
+            return self.pair()
+        if op.count == 1 and op.kind == "sgpr":
+            return self.single()
         return None
+
+    def pair(self) -> str | None:
+        if not self.pairs:
+            return None
+        name = self.pairs.pop(0)
+        self.singles = self._without(self.singles, name)
+        return name
+
+    def single(self) -> str | None:
+        if not self.singles:
+            return None
+        name = self.singles.pop(0)
+        self.pairs = self._without(self.pairs, name)
+        return name
 
 
 def _computing(body: Body, path: FullPath, temp: str) -> tuple[list[str], list[str]] | None:
@@ -273,6 +284,9 @@ def _computing(body: Body, path: FullPath, temp: str) -> tuple[list[str], list[s
     fresh = _Fresh(body, [op.count for i in path.slices for op in infos[i].dst if op.kind == "vgpr"], temp)
     if fresh.vgprs is None:
         return None
+    groups = affine_checks(body, path.slices)
+    summarized = {k: g for g in groups for k in g.compares}
+    dropped = {k for g in groups for k in g.offsets}
     latest: dict[Reg, tuple[frozenset, str]] = {}    # a register the slices wrote -> (that operand's, its name)
 
     def spelled(op) -> str | None:
@@ -286,30 +300,113 @@ def _computing(body: Body, path: FullPath, temp: str) -> tuple[list[str], list[s
         return op.text.replace(core, next(iter(found))[1])
 
     texts, masks = [], [None] * len(path.computed)
+    summaries: dict[int, str] = {}     # id of a group -> the pair its summary compare wrote
+    done: dict[tuple, list[str]] = {}  # an operation emitted, with its sources' spelling -> the names it wrote
     for i in path.slices:
         x, info = ins[i], infos[i]
-        if (info.uses - set().union(*map(operand_regs, x.operands))) & latest.keys():
-            return None     # an implicit read of a renamed register
-        srcs = [spelled(op) for op in info.srcs]
-        names = [fresh.take(op, x.mnemonic) for op in info.dst]
-        if None in srcs or None in names:
-            return None
-        mnemonic = x.mnemonic
-        if mnemonic.startswith("v_cmp_") and mnemonic.endswith("_e32"):
-            if not vop3_ok(x, {}):
+        if i in summarized:
+            group = summarized[i]
+            if id(group) not in summaries:
+                bound, mask = fresh.single(), fresh.pair()
+                if bound is None or mask is None:
+                    return None
+                texts += group.summary(bound, mask)
+                summaries[id(group)] = mask
+            dst = frozenset(operand_regs(info.dst[0]))
+            latest.update((r, (dst, summaries[id(group)])) for r in dst)
+        elif i not in dropped:
+            if (info.uses - set().union(*map(operand_regs, x.operands))) & latest.keys():
+                return None     # an implicit read of a renamed register
+            srcs = [spelled(op) for op in info.srcs]
+            if None in srcs:
                 return None
-            mnemonic = mnemonic[:-4] + "_e64"
-        for op, name in zip(info.dst, names):
-            latest.update((r, (frozenset(operand_regs(op)), name)) for r in operand_regs(op))
-        texts.append(" ".join([mnemonic, ", ".join([*names, *srcs]), *x.modifiers]))
+            key = (x.mnemonic, *srcs, *x.modifiers)
+            names = done.get(key) or [fresh.take(op, x.mnemonic) for op in info.dst]
+            if None in names:
+                return None
+            for op, name in zip(info.dst, names):
+                latest.update((r, (frozenset(operand_regs(op)), name)) for r in operand_regs(op))
+            if key not in done:     # else the same operation of the same values: each test register is fresh
+                done[key] = names
+                mnemonic = x.mnemonic
+                if mnemonic.startswith("v_cmp_") and mnemonic.endswith("_e32"):
+                    if not vop3_ok(x, {}):
+                        return None
+                    mnemonic = mnemonic[:-4] + "_e64"
+                texts.append(" ".join([mnemonic, ", ".join([*names, *srcs]), *x.modifiers]))
         for n, (mask, sliced) in enumerate(path.computed):
             if sliced[-1] == i:     # the mask as its slice leaves it (a later slice may write its registers again)
                 masks[n] = spelled(parse_operand(mask))
     return (texts, masks) if None not in masks else None
 
 
+_LESS_THAN = {"v_cmp_gt_i32": (0, 1), "v_cmp_lt_i32": (1, 0)}   # source positions of (N, Y) in "Y < N"
+
+
+@dataclass(frozen=True)
+class AffineChecks:
+    """Compares `Y < N` (signed) of one uniform N whose Y is X + c for one VGPR X and constants c >= 0 (a `v_add_u32`
+    or `v_or_b32` of c and X, or X itself): `compares` and the `offsets` computing their Y (only those that nothing
+    else reads), the texts of X and N and the largest c."""
+
+    compares: tuple[int, ...]
+    offsets: tuple[int, ...]
+    x: str
+    n: str
+    most: int
+
+    def summary(self, bound: str, mask: str) -> list[str]:
+        """One compare whose lanes pass every compare of the group: X < N - most (no lane when that underflows).
+        Such a lane has X + c <= X + most < N <= INT_MAX, so X + c does not wrap, and X | c <= X + c."""
+        return [f"s_sub_i32 {bound}, {self.n}, {self.most}", f"s_cselect_b32 {bound}, 0x80000000, {bound}",
+                f"v_cmp_gt_i32_e64 {mask}, {bound}, {self.x}"]
+
+
+def affine_checks(body: Body, slices: tuple[int, ...]) -> list[AffineChecks]:
+    """The groups of two or more affine range checks among the slice instructions `slices` (in path order) whose N
+    no slice instruction writes and whose X none writes before it is read for them (so X holds its value at the
+    test)."""
+    ins, infos = body.instructions, body.infos
+    written = set().union(*(infos[i].defs for i in slices)) if slices else set()
+    found: dict[tuple[str, str], list[tuple[int, int | None, int]]] = {}
+    for at, k in enumerate(slices):
+        form = _LESS_THAN.get(infos[k].base)
+        srcs = infos[k].srcs
+        if form is None or ins[k].modifiers or len(srcs) != 2 or any(o.neg or o.abs for o in srcs):
+            continue
+        n, y = srcs[form[0]], srcs[form[1]]
+        if n.kind not in ("sgpr", "imm") or y.kind != "vgpr" or y.count != 1 or operand_regs(n) & written:
+            continue
+        d = next((j for j in reversed(slices[:at]) if infos[j].defs & operand_regs(y)), None)
+        x, c, _ = (y, 0, False) if d is None else row_offset(body, d)
+        read_at = at if d is None else slices.index(d)
+        if x is None or any(infos[j].defs & operand_regs(x) for j in slices[:read_at]):
+            continue
+        found.setdefault((x.text, n.text), []).append((k, d, c))
+    groups = []
+    for (x, n), members in found.items():
+        if len(members) < 2:
+            continue
+        compares = tuple(k for k, _, _ in members)
+        offsets = tuple(d for _, d, _ in members if d is not None and _only_compared(body, slices, d, compares))
+        groups.append(AffineChecks(compares, offsets, x, n, max(c for _, _, c in members)))
+    return groups
+
+
+def _only_compared(body: Body, slices: tuple[int, ...], d: int, compares: tuple[int, ...]) -> bool:
+    """Every slice instruction after d that reads what d writes, until it is written again, is one of `compares`."""
+    defs = body.infos[d].defs
+    for j in slices[slices.index(d) + 1:]:
+        if body.infos[j].uses & defs and j not in compares:
+            return False
+        if body.infos[j].defs & defs:
+            return True
+    return True
+
+
 def _test(masks: tuple[str, ...], temp: str, slow: str) -> list[str]:
     """The full-wave test: branch to `slow` unless EXEC is non-empty and inside every mask."""
+    masks = tuple(dict.fromkeys(masks))
     if len(masks) == 1:
         combine = [f"s_andn2_b64 {temp}, exec, {masks[0]}"]
     else:

@@ -29,6 +29,7 @@ from .pad import BLOCK_REPAIRS, site_hazard_nops
 from .webs import VgprWebs
 
 _NO_FALL = ("s_branch", "s_endpgm", "s_setpc_b64")
+_MEMORY = ("flat", "mubuf")    # instruction families of global (and buffer) accesses
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,16 @@ class _Versioned:
     def describe(self, new: Body) -> Body:
         """`new` (the items as a body, possibly hazard-repaired: the same item objects) with its executions
         described for predictions (`Body.counts`) as if every wave passed every test: each test line as often as
-        its tail's start, each fast item as its parent instruction, each slow one never."""
+        its tail's start, each fast item as its parent instruction (a memory access touching its lines: a fast
+        copy accesses what its parent does), each slow one never."""
         for n, p in enumerate(new.pos):
             it = id(new.items[p])
             if it in self.tests:
                 new.counts[n] = ((self.tests[it], 1.0),)
             elif it in self.fast:
                 new.counts[n] = ((self.fast[it], 1.0),)
+                if new.infos[n].family in _MEMORY:
+                    new.traffic[n] = (self.fast[it], 1.0)
             elif it in self.slow:
                 new.counts[n] = ()
         return new
