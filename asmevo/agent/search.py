@@ -37,7 +37,7 @@ from ..model.launch import LINE_BYTES, static_cost
 from ..profile import Profile
 from ..target import processor
 from ..verify import sha256
-from .body import Body
+from .body import Body, loop_header
 from .edit import Window
 from .gates import Evaluator
 from .lineage import Candidate
@@ -523,8 +523,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     a compare (it can branch on SCC), head of a ladder of row guards (`ops_ladder`: each guard is
     cheap), broadcast move its block can read through (`broadcast_reads`),
     64-bit multiply of sign-extended values (one `v_mad_i64_i32` can do its five instructions; several rows' can
-    share one by deltas), EXEC save (the
-    head of a run of masked regions one test can version, however cheap each region) and global-memory access
+    share one by deltas), EXEC save outside loops (the head of a run of masked regions one test can version,
+    however cheap each region: an epilogue's) and global-memory access
     (the cache lines it touches are the bandwidth terms' business, not its own cycles)."""
     instrs, cfg = body.instructions, body.cfg
     cyc = lambda i: heat.cycles.get(id(instrs[i]), 0.0)  # 0 for an instruction an edit wrote
@@ -534,7 +534,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
              if body.infos[i].family in ("smem", "flat", "mubuf", "ds") and cyc(i) > 0 and i not in order]
     sites = order + extra[:loads]
     cheap = [i for i in range(len(instrs)) if cyc(i) > 0 and i not in sites
-             and (instrs[i].mnemonic in ("s_nop", "s_and_saveexec_b64") or body.infos[i].family in ("smem", "flat", "mubuf")
+             and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
+                  or instrs[i].mnemonic == "s_and_saveexec_b64" and loop_header(body, i) is None
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
                   or canonicalize(body, i)
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
