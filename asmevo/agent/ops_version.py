@@ -254,17 +254,15 @@ class _Fresh:
         return None
 
     def pair(self) -> str | None:
-        if not self.pairs:
-            return None
-        name = self.pairs.pop(0)
-        self.singles = self._without(self.singles, name)
+        """A fresh SGPR pair (None when none is left)."""
+        name = self.pairs.pop(0) if self.pairs else None
+        self.singles = self._without(self.singles, name) if name else self.singles
         return name
 
     def single(self) -> str | None:
-        if not self.singles:
-            return None
-        name = self.singles.pop(0)
-        self.pairs = self._without(self.pairs, name)
+        """A fresh SGPR (None when none is left)."""
+        name = self.singles.pop(0) if self.singles else None
+        self.pairs = self._without(self.pairs, name) if name else self.pairs
         return name
 
 
