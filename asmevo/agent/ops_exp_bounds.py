@@ -22,7 +22,7 @@ SGPR pairs and two SGPRs are free. For predictions every wave passes the test; t
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..isa.regs import EXEC, operand_regs
 from .align import predecessors, reaching
@@ -154,6 +154,6 @@ def version_exp_bounds(body: Body, i: int) -> Body | None:
         moves.update({g.select_lo: f"v_mov_b32_e32 {g.r1}, {g.e}" if g.r1 != g.e else None,
                       g.select_hi: f"v_mov_b32_e32 {g.r}, {g.r1}" if g.r != g.r1 else None,
                       g.cmp_lo: None, g.cmp_hi: None})
-    fast = [(make_item(moves[j]) if j in moves else replace(body.items[body.pos[j]]), j)
+    fast = [(make_item(moves[j]) if j in moves else body.items[body.pos[j]], j)
             for j in range(test, blk.end) if moves.get(j, "") is not None]
     return versioned(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast)], ".Lexp", keep)

@@ -448,7 +448,7 @@ def version_uniform_quotients(body: Body, i: int) -> Body | None:
     tails = []
     for b in blocks:
         start, end = cfg.blocks[b].start, cfg.blocks[b].end
-        fast = [(make_item(replaced[j]) if j in replaced else replace(body.items[body.pos[j]]), j)
+        fast = [(make_item(replaced[j]) if j in replaced else body.items[body.pos[j]], j)
                 for j in range(start, end) if j not in gone]
         lines = test if b == head else [f"s_cmp_eq_u32 {q}, -1"]
         tails.append(Tail(start, lambda slow, lines=lines: [*lines, f"s_cbranch_scc1 {slow}"], fast))

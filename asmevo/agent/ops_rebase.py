@@ -26,7 +26,7 @@ when some row is a `v_or_b32`), two SGPR pairs plus one per distinct delta and t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..isa.operands import Operand, parse_operand
 from ..isa.regs import EXEC, operand_regs
@@ -180,7 +180,7 @@ def rebase_row_addresses(body: Body, i: int) -> Body | None:
     blk = body.cfg.blocks[body.cfg.block_of[i]]
     start = group.start
     gone = dead_in_fast(webs, range(start, blk.end), {r.mad for r in rows[1:]}, {r.add for r in rows[1:]})
-    fast = [(make_item(moved[j]) if j in moved else replace(body.items[body.pos[j]]), j)
+    fast = [(make_item(moved[j]) if j in moved else body.items[body.pos[j]], j)
             for j in range(start, blk.end) if j not in gone]
     return versioned(body, [Tail(start, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast)], ".Lrows", keep)
 

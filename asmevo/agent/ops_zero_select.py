@@ -32,7 +32,7 @@ last branch kept, then `s_branch .Ljoin` when the block can fall through), `.Lsl
 `.Ljoin:`."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..isa.regs import EXEC, operand_regs
 from .body import FLOAT_MODE_WRITERS, Body, make_item
@@ -167,6 +167,6 @@ def version_zero_selects(body: Body, i: int) -> Body | None:
     for g in groups:
         exps.update({g.ldexp: f"v_exp_f32_e32 {g.r}, {g.x}"} if g.late else
                     {g.exp: f"v_exp_f32_e32 {g.e}, {g.x}", g.ldexp: f"v_mov_b32_e32 {g.r}, {g.e}"})
-    fast = [(make_item(exps[j]) if j in exps else replace(body.items[body.pos[j]]), j)
+    fast = [(make_item(exps[j]) if j in exps else body.items[body.pos[j]], j)
             for j in range(test, blk.end) if j not in gone]
     return versioned(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast)], ".Lzero", keep)

@@ -21,7 +21,7 @@ the executions for predictions as if every wave passed every test (the measured 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .body import Body, BodyItem, make_item
 from .ops_widen import scc_dead_before
@@ -35,8 +35,9 @@ _MEMORY = ("flat", "mubuf")    # instruction families of global (and buffer) acc
 @dataclass(frozen=True)
 class Tail:
     """One tail to version: its first instruction `start`; `test(slow)` the test's lines, branching to label `slow`
-    when the fast copy must not run; `fast` the fast copy's items, each with the instruction of the parent it stands
-    for (for predictions)."""
+    when the fast copy must not run; `fast` the fast copy's items (the body's own ones may be given: `versioned`
+    copies them, since the tail as it was keeps those), each with the instruction of the parent it stands for (for
+    predictions)."""
 
     start: int
     test: Callable[[str], list[str]]
@@ -88,11 +89,12 @@ def versioned(body: Body, tails: list[Tail], prefix: str, keep: str) -> Body | N
         held = not scc_dead_before(body, tail.start)
         test = ([make_item(f"s_cselect_b32 {keep}, 1, 0")] if held else []) + [make_item(x) for x in tail.test(slow)]
         fast_restore, slow_restore = ([make_item(f"s_cmp_lg_u32 {keep}, 0")] if held else [] for _ in range(2))
+        fast = [(replace(it), j) for it, j in tail.fast]
         out.tests.update({id(it): tail.start for it in test + fast_restore})
-        out.fast.update({id(it): j for it, j in tail.fast})
+        out.fast.update({id(it): j for it, j in fast})
         kept = items[pos[tail.start]:pos[blk.end - 1] + 1]
         out.slow.update(id(it) for it in slow_restore + kept)
-        out.items += [*items[done:pos[tail.start]], *test, *fast_restore, *(it for it, _ in tail.fast),
+        out.items += [*items[done:pos[tail.start]], *test, *fast_restore, *(it for it, _ in fast),
                       *([make_item(f"s_branch {join}")] if falls else []), BodyItem(f"{slow}:", label=slow),
                       *slow_restore, *kept, *([BodyItem(f"{join}:", label=join)] if falls else [])]
         done = pos[blk.end - 1] + 1
