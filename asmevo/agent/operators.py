@@ -11,6 +11,7 @@ from .ops_branch import remove_skip_branch, remove_skip_branches
 from .ops_broadcast import broadcast_move, propagate_broadcast, propagate_broadcasts
 from .ops_canon import CANONICALIZES, remove_canonicalize, remove_canonicalizes
 from .ops_chain import chain_all_masked_regions, chain_masked_regions
+from .ops_coalesce import coalesce_copies, vector_copy
 from .ops_copies import accumulator_copy, remove_redundant_copies
 from .ops_default import default_move, hoist_masked_default, hoist_masked_defaults
 from .ops_const import constant_key, fuse_constant_fma, hoist_constant, hoist_vector_constant, vector_constant_key
@@ -262,6 +263,9 @@ OPERATORS: tuple[Operator, ...] = (
              remove_redundant_copies, "delete a block's accumulator copies (v_accvgpr_read/write) whose destination "
              "already holds the source on every path (a loop's AGPR round trip), then the copies out left dead",
              once_per=_block),
+    Operator("coalesce_copies", lambda body, i: vector_copy(body, i) is not None, coalesce_copies,
+             "write each value a block copies (v_mov_b32 vA, vB, B dead after it) in B itself: its reads read B and "
+             "the copy goes (a value in a register tuple moves with its tuple)", once_per=_block),
     Operator("fuse_select_and", lambda body, i: all_or_nothing(body, i) is not None, fuse_select_and,
              "s_cselect sX, -1, 0 + s_and sY, Z, sX -> s_cselect sY, Z, 0 (SCC and sX dead after the AND)"),
     Operator("fuse_select_ands", lambda body, i: all_or_nothing(body, i) is not None, fuse_select_ands,
