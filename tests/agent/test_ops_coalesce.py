@@ -32,6 +32,9 @@ PAIR = ["v_add_f32_e32 v6, 1.0, v1", "v_add_f32_e32 v7, 2.0, v1",
         "v_exp_f32_e32 v10, v6", "v_exp_f32_e32 v11, v7", "v_mul_f32_e32 v12, v6, v7",
         "v_add_f32_e32 v13, v6, v7", "v_mov_b32_e32 v6, v10", "v_mov_b32_e32 v7, v11",
         "v_pk_add_f32 v[6:7], v[6:7], v[12:13]"]
+# v9 dies at the copy but is written again while the copied value lives: that later value moves out of the way.
+EVICT = ["v_exp_f32_e32 v9, v1", "s_nop 0", "v_mov_b32_e32 v6, v9", "v_add_f32_e32 v9, 1.0, v1",
+         "v_mul_f32_e32 v8, 2.0, v9", "v_mul_f32_e32 v6, v6, v8", "v_mov_b32_e32 v7, 0"]
 SINGLE = ["v_exp_f32_e32 v9, v1", "s_nop 0", "v_mov_b32_e32 v6, v9", "v_mul_f32_e32 v6, v6, v6", "v_mov_b32_e32 v7, 0"]
 
 
@@ -51,7 +54,16 @@ def test_a_single_value_is_renamed_alone():
     assert "v_mul_f32_e32 v6, v9, v9" in c and "v_mov_b32_e32 v6, v9" not in c
 
 
-@pytest.mark.parametrize("middle", [PAIR, SINGLE])
+def test_a_value_in_the_way_moves_to_a_free_register():
+    b = body_of(kernel(EVICT))
+    c = code(coalesce_copies(b, 8))
+    add = next(x for x in c if x.startswith("v_add_f32_e32"))
+    free = add.split()[1].rstrip(",")
+    assert free not in ("v9", "v6", "v7", "v8") and f"v_mul_f32_e32 v8, 2.0, {free}" in c
+    assert "v_mul_f32_e32 v6, v9, v8" in c and "v_mov_b32_e32 v6, v9" not in c
+
+
+@pytest.mark.parametrize("middle", [PAIR, SINGLE, EVICT])
 def test_equivalent_on_the_emulator(middle):
     launch = launch_from_dict({"kernel": "k", "grid": [1, 1, 1], "block": [64, 1, 1], "args": [
         {"buffer": "y", "dtype": "float32", "shape": [128], "init": "zeros"}, {"scalar": 0, "dtype": "int64"}]},
