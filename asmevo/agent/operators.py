@@ -29,6 +29,7 @@ from .ops_nop import fill_nop, fill_nops
 from .ops_pack import PACKED, pack_f32, pack_f32_block, pack_f32_chains, pack_f32_renamed, packable
 from .ops_pipeline import global_load, pipeline_loop, pipeline_loop_deep, pipeline_loop_deepest
 from .ops_prefetch import prefetch_loop_loads
+from .ops_range_selects import range_compare, version_range_selects
 from .ops_range import fuse_range_check, fuse_range_checks, range_check
 from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
@@ -266,6 +267,10 @@ OPERATORS: tuple[Operator, ...] = (
     Operator("coalesce_copies", lambda body, i: vector_copy(body, i) is not None, coalesce_copies,
              "write each value a block copies (v_mov_b32 vA, vB, B dead after it) in B itself: its reads read B and "
              "the copy goes (a value in a register tuple moves with its tuple)", once_per=_block),
+    Operator("version_range_selects", range_compare, version_range_selects,
+             "test once whether every active lane is in every range mask (index vs uniform bound) the block's selects "
+             "read, and run the rest of the block with each such select as a move of its true value (or none) when so, "
+             "as it was for the rest", once_per=_block),
     Operator("fuse_select_and", lambda body, i: all_or_nothing(body, i) is not None, fuse_select_and,
              "s_cselect sX, -1, 0 + s_and sY, Z, sX -> s_cselect sY, Z, 0 (SCC and sX dead after the AND)"),
     Operator("fuse_select_ands", lambda body, i: all_or_nothing(body, i) is not None, fuse_select_ands,

@@ -47,6 +47,7 @@ from .ops_broadcast import broadcast_reads
 from .ops_canon import canonicalize
 from .ops_const import constant_key, vector_constant_key
 from .ops_coalesce import vector_copy
+from .ops_range_selects import range_compare
 from .ops_copies import accumulator_copy
 from .ops_default import default_move
 from .ops_ladder import ladder_head
@@ -519,7 +520,7 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), vector copy (its value can be written where it is copied
-    from), canonicalize (one VALU slot each; one of an already canonical value can go),
+    from), range compare (the selects on its mask can take their true values behind one test), canonicalize (one VALU slot each; one of an already canonical value can go),
     constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
     a compare (it can branch on SCC), head of a ladder of row guards (`ops_ladder`: each guard is
@@ -539,7 +540,7 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
              and (instrs[i].mnemonic == "s_nop" or body.infos[i].family in ("smem", "flat", "mubuf")
                   or instrs[i].mnemonic == "s_and_saveexec_b64" and loop_header(body, i) is None
                   or constant_key(body, i) or vector_constant_key(body, i) or accumulator_copy(body, i)
-                  or vector_copy(body, i) is not None
+                  or vector_copy(body, i) is not None or range_compare(body, i)
                   or canonicalize(body, i)
                   or default_move(body, i) is not None or all_or_nothing(body, i) is not None
                   or scc_roundtrip(body, i) or vcc_mask_branch(body, i) or loop_latch(body, i)
