@@ -268,6 +268,16 @@ class Body:
     def readers(self, k: int, end: int) -> list[int] | None:
         """The instructions of k+1..end-1 reading the registers instruction k writes, up to their next write; None
         when one may be read after k's block (live out of it, never written again before `end`)."""
+        out, regs = self._reads(k, end)
+        return None if regs & self.live_out[self.cfg.block_of[k]] else out
+
+    def readers_in(self, k: int, end: int) -> list[int]:
+        """`readers` without the look past `end`: the readers among k+1..end-1 alone."""
+        return self._reads(k, end)[0]
+
+    def _reads(self, k: int, end: int) -> tuple[list[int], set]:
+        """(The readers of what instruction k writes among k+1..end-1, up to its next write; the registers still
+        holding k's values at `end`.)"""
         regs, out = self.infos[k].defs, []
         for j in range(k + 1, end):
             info = self.infos[j]
@@ -275,8 +285,8 @@ class Body:
                 out.append(j)
             regs = regs - info.defs
             if not regs:
-                return out
-        return None if regs & self.live_out[self.cfg.block_of[k]] else out
+                break
+        return out, regs
 
     def last_writer(self, op, before: int, start: int) -> int | None:
         """The last instruction of start..before-1 writing operand `op`'s registers."""

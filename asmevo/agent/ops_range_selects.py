@@ -61,19 +61,7 @@ def _mask_select(body: Body, j: int, mask: frozenset) -> bool:
 def _selects(body: Body, k: int, end: int) -> list[int]:
     """The selects on compare k's mask among the readers of that mask up to `end`."""
     mask = frozenset(body.infos[k].defs)
-    return [j for j in _readers_in(body, k, end) if _mask_select(body, j, mask)]
-
-
-def _readers_in(body: Body, k: int, end: int) -> list[int]:
-    """The instructions of k+1..end-1 reading instruction k's registers before they are written again."""
-    regs, out = body.infos[k].defs, []
-    for j in range(k + 1, end):
-        if body.infos[j].uses & regs:
-            out.append(j)
-        regs = regs - body.infos[j].defs
-        if not regs:
-            break
-    return out
+    return [j for j in body.readers_in(k, end) if _mask_select(body, j, mask)]
 
 
 def _early_ok(body: Body, test: int, k: int) -> bool:
@@ -87,8 +75,8 @@ def _forwarded(body: Body, webs: VgprWebs, sel: int, end: int, operands: dict[in
                selects: set[int]) -> bool:
     """Rewrite (in `operands`: instruction -> its operand texts) every read of the select's D in sel+1..end-1 to
     read its T, when D's value is read there alone, each time as a whole operand of an instruction that is none of
-    the `selects` and reads no other lane and not its destination implicitly, and T's register is not written from the select to the read; False
-    (nothing rewritten) otherwise."""
+    the `selects`, reads no other lane and not its destination implicitly, and T's register is not written from
+    the select to the read; False (nothing rewritten) otherwise."""
     d, _, t, _ = body.instructions[sel].operands
     web = webs.def_web.get((sel, d.index))
     if t.kind != "vgpr" or t.count != 1 or web is None or web.defs != {sel} or not web.uses or \
