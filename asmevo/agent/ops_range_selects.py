@@ -17,8 +17,8 @@ when D is T), its reads of D read T instead where D is read whole in the block a
 move gone when those were all); when some lane is out it runs as it was. Exact: where M holds every active lane a
 select writes T in each lane it writes, and EXEC does not change.
 
-A range compare is a signed or unsigned `v_cmp_{gt,lt,ge,le}` of a VGPR with an SGPR or constant (the bound),
-without modifiers, whose mask a select of the block reads. Legal when: between the test and each compare nothing
+A range compare is a signed or unsigned `v_cmp_gt/ge N, Y` or `v_cmp_lt/le Y, N` (the lanes whose VGPR Y is
+below the bound N, an SGPR or constant), without modifiers, whose mask a select of the block reads. Legal when: between the test and each compare nothing
 writes what the compare reads or writes and nothing reads its mask (the test writes it early); nothing writes EXEC
 from the test to the block's end; an SGPR pair and an SGPR are free. Layout as `asmevo.agent.versioning`."""
 from __future__ import annotations
@@ -39,13 +39,15 @@ def _bound(op) -> bool:
 
 
 def range_compare(body: Body, k: int) -> bool:
-    """Instruction k compares a VGPR with a uniform bound (see the module docstring)."""
+    """Instruction k tests that a VGPR is below a uniform bound: `v_cmp_gt/ge N, Y` or `v_cmp_lt/le Y, N` (see the
+    module docstring; the other way round it tests that Y is out of range, which the lanes seldom all are)."""
     ins = body.instructions[k]
-    if not _RANGE.match(ins.mnemonic) or ins.modifiers or len(ins.operands) != 3:
+    m = _RANGE.match(ins.mnemonic)
+    if m is None or ins.modifiers or len(ins.operands) != 3:
         return False
     a, b = ins.operands[1:]
     single = lambda op: op.kind == "vgpr" and op.count == 1 and not (op.neg or op.abs)
-    return (single(a) and _bound(b)) or (_bound(a) and single(b))
+    return single(b) and _bound(a) if m.group(1) in ("gt", "ge") else single(a) and _bound(b)
 
 
 def _mask_select(body: Body, j: int, mask: frozenset) -> bool:

@@ -77,6 +77,8 @@ def test_a_compare_whose_index_is_computed_after_the_test_is_left_as_it_was():
      "v_mov_b32_e32 v7, 0", "v_mov_b32_e32 v8, 0", "v_mov_b32_e32 v9, 0", "global_store_dwordx4 v[2:3], v[6:9], off"],
     ["v_cmp_gt_f32_e32 vcc, 1.0, v1", *BODY[2:5], "v_mov_b32_e32 v7, v1", "v_mov_b32_e32 v8, v1",
      "v_mov_b32_e32 v9, v1", "global_store_dwordx4 v[2:3], v[6:9], off"],            # a value compare, no range
+    ["v_cmp_le_i32_e32 vcc, s6, v0", *BODY[2:5], "v_mov_b32_e32 v7, v1", "v_mov_b32_e32 v8, v1",
+     "v_mov_b32_e32 v9, v1", "global_store_dwordx4 v[2:3], v[6:9], off"],            # out of range: N <= Y
 ])
 def test_refused(body):
     b = body_of(kernel(body))
