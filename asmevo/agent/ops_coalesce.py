@@ -5,8 +5,9 @@ another (`v_mov_b32 vA, vB`), one VALU issue per copy.
 When B's value dies at the copy (nothing reads it afterwards), the value the copy starts can live in B itself:
 its web (`asmevo.agent.webs`: every write and read of that one value of A) is renamed to B, and the copy, now
 `v_mov_b32 vB, vB`, changes nothing and goes. The web analysis decides legality: the web may move to B only if B
-is free wherever the value lives, which holds exactly when B's own value is dead after the copy and nothing else
-is in B until the copied value's last read. A value read inside a register tuple moves with its tuple group, all
+is free wherever the value lives, so B's own value must be dead after the copy; other values in B until the copied
+value's last read move to registers free wherever they live (below the occupancy limit), unless they are read in a
+register tuple, may come from the wave's start or are read across lanes. A value read inside a register tuple moves with its tuple group, all
 by the one distance B - A (even, keeping 64-bit alignment); a value that may come from the wave's start or is
 read across lanes stays where it is. The copy's value is what its reads see: the web analysis lets a copy under
 a partial EXEC start a web of its own only when every read it reaches runs under that EXEC, so those reads see
@@ -23,21 +24,32 @@ _MOVES = ("v_mov_b32", "v_mov_b32_e32", "v_mov_b32_e64")
 _PAIR_COPY = ("op_sel:[0,1]",)   # v_pk_mov_b32 vD, vS, vS op_sel:[0,1]: D.lo = S.lo, D.hi = S.hi
 
 
-def vector_copy(body: Body, i: int) -> list[tuple[int, int]] | None:
-    """The (A, B) register pairs of a plain copy: `v_mov_b32 vA, vB` between two different VGPRs, or the two
-    halves of a 64-bit `v_pk_mov_b32 v[A:A+1], v[B:B+1], v[B:B+1] op_sel:[0,1]`."""
-    ins = body.instructions[i]
+def _copied(ins: Instruction) -> list[tuple[int, int]] | None:
+    """The (A, B) register pairs `v_mov_b32 vA, vB` or `v_pk_mov_b32 v[A:A+1], v[B:B+1], v[B:B+1] op_sel:[0,1]`
+    copies (A may be B)."""
     ops = ins.operands
     if ins.mnemonic in _MOVES and not ins.modifiers and len(ops) == 2:
         d, s = ops
-        if d.kind == s.kind == "vgpr" and d.count == s.count == 1 and not (s.neg or s.abs) and d.index != s.index:
+        if d.kind == s.kind == "vgpr" and d.count == s.count == 1 and not (s.neg or s.abs):
             return [(d.index, s.index)]
     if ins.mnemonic == "v_pk_mov_b32" and tuple(ins.modifiers) == _PAIR_COPY and len(ops) == 3:
         d, s, t = ops
-        if d.kind == s.kind == "vgpr" and d.count == 2 and s.text == t.text and not (s.neg or s.abs) \
-                and d.index != s.index:
+        if d.kind == s.kind == "vgpr" and d.count == 2 and s.text == t.text and not (s.neg or s.abs):
             return [(d.index, s.index), (d.index + 1, s.index + 1)]
     return None
+
+
+def vector_copy(body: Body, i: int) -> list[tuple[int, int]] | None:
+    """The (A, B) register pairs of a plain copy between different VGPRs: `v_mov_b32 vA, vB`, or the two halves of a
+    64-bit `v_pk_mov_b32 v[A:A+1], v[B:B+1], v[B:B+1] op_sel:[0,1]`."""
+    pairs = _copied(body.instructions[i])
+    return pairs if pairs and pairs[0][0] != pairs[0][1] else None
+
+
+def _changes_nothing(ins: Instruction) -> bool:
+    """A copy of registers onto themselves."""
+    pairs = _copied(ins)
+    return bool(pairs) and all(a == b for a, b in pairs)
 
 
 class _Plan:
@@ -49,8 +61,9 @@ class _Plan:
         self.taken = {r: webs.occupancy(r) for r in range(limit)}
         self.moves: dict[int, int] = {}
 
-    def _movable(self, w: Web) -> bool:
-        return not (w.pinned or w.entry or ENTRY in w.defs or id(w) in self.moves)
+    def _fixed(self, w: Web) -> bool:
+        """`w` may hold the wave's start value or is already moved."""
+        return w.entry or ENTRY in w.defs or id(w) in self.moves
 
     def place(self, web: Web, distance: int) -> bool:
         """Move `web` and its tuple group by `distance`, first moving the untupled values in their way to free
@@ -58,14 +71,14 @@ class _Plan:
         group = self.webs.tuple_group(web) if web.tupled else [web]
         if group is None or web.stuck or distance % 2 and web.tupled:
             return False
-        if any(m.entry or ENTRY in m.defs or id(m) in self.moves for m in group):
+        if any(self._fixed(m) for m in group):
             return False
         if any(not 0 <= m.reg + distance < self.limit for m in group):
             return False
         members = {id(m) for m in group}
         blockers = {id(w): w for m in group for w in self.webs.webs
                     if w.reg == m.reg + distance and id(w) not in members and w.occupied & m.occupied}
-        if not all(self._movable(w) for w in blockers.values()):
+        if any(w.pinned or self._fixed(w) for w in blockers.values()):
             return False
         saved = dict(self.taken), dict(self.moves)
         for w in [*group, *blockers.values()]:
@@ -109,16 +122,9 @@ def coalesce_copies(body: Body, i: int) -> Body | None:
         renamed = webs.renamed(plan.moves)
     except ValueError:
         return None
-    items = [it for it in renamed.items if not (it.ins is not None and not it.raw and _self_copy(it.ins))]
+    items = [it for it in renamed.items if it.ins is None or it.raw or not _changes_nothing(it.ins)]
     if len(items) == len(renamed.items):
         return None
     return hazard_nops(body.replace(items), body)
 
 
-def _self_copy(ins: Instruction) -> bool:
-    """A copy of registers onto themselves: changes nothing."""
-    ops = ins.operands
-    if ins.mnemonic in _MOVES and not ins.modifiers and len(ops) == 2:
-        return ops[0].kind == ops[1].kind == "vgpr" and ops[0].text == ops[1].text
-    return (ins.mnemonic == "v_pk_mov_b32" and tuple(ins.modifiers) == _PAIR_COPY and len(ops) == 3
-            and ops[0].kind == "vgpr" and ops[0].text == ops[1].text == ops[2].text)

@@ -28,6 +28,7 @@ import re
 from ..isa.regs import EXEC, operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs_and_sgprs
+from .ops_version import lanes_outside
 from .versioning import Tail, versioned
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
@@ -120,13 +121,8 @@ def version_range_selects(body: Body, i: int) -> Body | None:
     except NotAnalysable:
         return None
     (acc,), (keep,) = free
-    masks = [body.instructions[k].operands[0].text for k in compares]
-    lines = [body.instructions[k].text() for k in compares]
-    if len(masks) == 1:
-        lines.append(f"s_andn2_b64 {acc}, exec, {masks[0]}")
-    else:
-        lines += [f"s_and_b64 {acc}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {acc}, {acc}, {m}" for m in masks[2:]),
-                  f"s_andn2_b64 {acc}, exec, {acc}"]
+    lines = [*(body.instructions[k].text() for k in compares),
+             *lanes_outside(tuple(body.instructions[k].operands[0].text for k in compares), acc)]
     selects = {sel for k in compares for sel in _selects(body, k, blk.end)}
     gone, operands, moves = set(compares), {}, {}
     for sel in sorted(selects):

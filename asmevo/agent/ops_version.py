@@ -402,15 +402,18 @@ def _only_compared(body: Body, slices: tuple[int, ...], d: int, compares: tuple[
     return True
 
 
-def _test(masks: tuple[str, ...], temp: str, slow: str) -> list[str]:
-    """The full-wave test: branch to `slow` unless EXEC is non-empty and inside every mask."""
+def lanes_outside(masks: tuple[str, ...], temp: str) -> list[str]:
+    """Lines setting SCC (and `temp`) when some lane of EXEC is outside one of `masks`."""
     masks = tuple(dict.fromkeys(masks))
     if len(masks) == 1:
-        combine = [f"s_andn2_b64 {temp}, exec, {masks[0]}"]
-    else:
-        combine = [f"s_and_b64 {temp}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {temp}, {temp}, {m}" for m in masks[2:]),
-                   f"s_andn2_b64 {temp}, exec, {temp}"]
-    return [*combine, f"s_cbranch_scc1 {slow}", f"s_cbranch_execz {slow}"]
+        return [f"s_andn2_b64 {temp}, exec, {masks[0]}"]
+    return [f"s_and_b64 {temp}, {masks[0]}, {masks[1]}", *(f"s_and_b64 {temp}, {temp}, {m}" for m in masks[2:]),
+            f"s_andn2_b64 {temp}, exec, {temp}"]
+
+
+def _test(masks: tuple[str, ...], temp: str, slow: str) -> list[str]:
+    """The full-wave test: branch to `slow` unless EXEC is non-empty and inside every mask."""
+    return [*lanes_outside(masks, temp), f"s_cbranch_scc1 {slow}", f"s_cbranch_execz {slow}"]
 
 
 @dataclass(frozen=True)

@@ -520,8 +520,8 @@ def hot_sites(body: Body, heat: Heat, limit: int, blocks: int = 3, loads: int = 
     executed `s_nop` (each is a whole issue slot a filler can save), scalar load (a late one
     stalls a wait far from it), scalar or vector constant definition (copies elsewhere can go),
     accumulator copy (its loop's round trip can go), vector copy (its value can be written where it is copied
-    from), range compare (the selects on its mask can take their true values behind one test), canonicalize (one VALU slot each; one of an already canonical value can go),
-    constant move (a masked load's default can
+    from), range compare (the selects on its mask can take their true values behind one test), canonicalize (one
+    VALU slot each; one of an already canonical value can go), constant move (a masked load's default can
     leave its loop), all-or-nothing scalar select (its AND can take it), branch through a select and
     a compare (it can branch on SCC), head of a ladder of row guards (`ops_ladder`: each guard is
     cheap), broadcast move its block can read through (`broadcast_reads`),
