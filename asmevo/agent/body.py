@@ -288,6 +288,16 @@ class Body:
                 break
         return out, regs
 
+    def writers(self, op) -> list[int]:
+        """The instructions writing operand `op`'s registers."""
+        regs = operand_regs(op)
+        return [j for j, info in enumerate(self.infos) if info.defs & regs]
+
+    def dominates(self, x: int, y: int) -> bool:
+        """Whether instruction x runs before y on every path to y."""
+        bx, by = self.cfg.block_of[x], self.cfg.block_of[y]
+        return bx in self.cfg.dominators()[by] and (bx != by or x < y)
+
     def last_writer(self, op, before: int, start: int) -> int | None:
         """The last instruction of start..before-1 writing operand `op`'s registers."""
         regs = operand_regs(op)

@@ -55,21 +55,11 @@ def _writer(body: Body, regs: set, before: int, stop: int) -> int | None:
     return next((k for k in range(before - 1, stop - 1, -1) if regs & body.infos[k].defs), None)
 
 
-def _writers(body: Body, op: Operand) -> list[int]:
-    return [k for k, info in enumerate(body.infos) if operand_regs(op) & info.defs]
-
-
-def _dominates(body: Body, x: int, y: int) -> bool:
-    """Whether instruction x runs before y on every path to y."""
-    bx, by = body.cfg.block_of[x], body.cfg.block_of[y]
-    return bx in body.cfg.dominators()[by] and (bx != by or x < y)
-
-
 def _max_site(body: Body, n: Operand, user: int) -> int | None:
     """Where `s_max_i32 sM, sN, 0` goes (insert before this instruction index) for the check at `user`; None
     when sN has several writes, is not ready by a wait there, the place does not dominate `user`, or SCC is
     live there."""
-    writes = _writers(body, n)
+    writes = body.writers(n)
     if len(writes) > 1:
         return None
     if not writes:
@@ -81,7 +71,7 @@ def _max_site(body: Body, n: Operand, user: int) -> int | None:
                    and decode_waitcnt(body.instructions[k]).get("lgkmcnt") == 0), None)
     else:
         at = d + 1
-    if at is None or at >= blk.end or SCC in body.live_after(at - 1) or not _dominates(body, at - 1, user):
+    if at is None or at >= blk.end or SCC in body.live_after(at - 1) or not body.dominates(at - 1, user):
         return None
     return at
 
@@ -156,16 +146,16 @@ def _existing_max(body: Body, n: Operand, user: int) -> str | None:
     """An SGPR an earlier `fuse_range_check` set to max(n, 0) for a check that `user`'s can share: written only
     by that `s_max_i32`, whose block dominates `user`'s, with n written nowhere or only once, before it in its
     block (so every path to `user` reads the maximum of n's current value, as for a fresh one)."""
-    block_of, n_writers = body.cfg.block_of, _writers(body, n)
+    block_of, n_writers = body.cfg.block_of, body.writers(n)
     if len(n_writers) > 1:
         return None
     for k, ins in enumerate(body.instructions):
         if ins.mnemonic != "s_max_i32" or [op.text for op in ins.operands[1:]] != [n.text, "0"]:
             continue
-        if _writers(body, ins.operands[0]) != [k] or n_writers and not (
+        if body.writers(ins.operands[0]) != [k] or n_writers and not (
                 block_of[n_writers[0]] == block_of[k] and n_writers[0] < k):
             continue  # n's value at the maximum must be its value wherever the maximum's is read
-        if _dominates(body, k, user):
+        if body.dominates(k, user):
             return ins.operands[0].text
     return None
 

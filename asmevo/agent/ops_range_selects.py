@@ -27,8 +27,9 @@ import re
 
 from ..isa.regs import EXEC, operand_regs
 from .body import Body, BodyItem, make_item
-from .ops_rename import free_pairs_and_sgprs
+from .ops_rename import free_pairs_and_sgprs, free_vgprs
 from .ops_version import lanes_outside
+from .range_summary import Summary, range_summaries
 from .versioning import Tail, versioned
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
@@ -104,6 +105,29 @@ def _item(body: Body, j: int, operands: list[str]) -> BodyItem:
     return make_item(" ".join([ins.mnemonic, ", ".join(operands), *ins.modifiers]))
 
 
+def _only_read_by(webs: VgprWebs, body: Body, d: int, readers: set[int]) -> bool:
+    """The value instruction d writes (into its one VGPR) is read by `readers` alone."""
+    web = webs.def_web.get((d, body.instructions[d].operands[0].index))
+    return web is not None and web.uses <= readers
+
+
+def _plan(body: Body, webs: VgprWebs, compares: list[int]) -> tuple[int, list[Summary], set[int]]:
+    """(Where the test goes, the summaries of `compares` it tests, the offsets only those read) for a block's range
+    compares: the test goes to the first such offset after the block's last wait before the first compare when
+    the summaries all hold there, else to the first compare (and the offsets before it stay)."""
+    first = compares[0]
+    waited = max((j + 1 for j in range(body.cfg.blocks[body.cfg.block_of[first]].start, first)
+                  if body.infos[j].base == "s_waitcnt"), default=0)
+    summaries = range_summaries(body, compares, first)
+    summarised = {ch.k for sm in summaries for ch in sm.checks}
+    drops = {ch.offset for sm in summaries for ch in sm.checks if ch.offset is not None and ch.offset >= waited
+             and _only_read_by(webs, body, ch.offset, summarised)}
+    at = min([first, *drops])
+    if at < first and range_summaries(body, compares, at) != summaries:
+        return first, summaries, {d for d in drops if d > first}
+    return at, summaries, drops
+
+
 def version_range_selects(body: Body, i: int) -> Body | None:
     """Version the rest of instruction i's block on every active lane being in every range mask its selects read
     (see the module docstring); None when the block has none or a condition fails."""
@@ -111,20 +135,34 @@ def version_range_selects(body: Body, i: int) -> Body | None:
     compares = [k for k in range(blk.start, blk.end) if range_compare(body, k) and _selects(body, k, blk.end)]
     if not compares:
         return None
-    test = compares[0]
-    compares = [k for k in compares if _early_ok(body, test, k)]
-    free = free_pairs_and_sgprs(body, 1, 1)
-    if not compares or free is None or any(body.infos[j].defs & EXEC for j in range(test, blk.end)):
-        return None
     try:
         webs = webs_of(body)
     except NotAnalysable:
         return None
-    (acc,), (keep,) = free
-    lines = [*(body.instructions[k].text() for k in compares),
-             *lanes_outside(tuple(body.instructions[k].operands[0].text for k in compares), acc)]
+    test, summaries, drops = _plan(body, webs, compares)
+    summarised = {ch.k for sm in summaries for ch in sm.checks}
+    compares = [k for k in compares if k in summarised or _early_ok(body, test, k)]
+    if not compares or any(body.infos[j].defs & EXEC for j in range(test, blk.end)):
+        return None
+    joins = sum(sm.checks[0].join is not None for sm in summaries)
+    free = free_pairs_and_sgprs(body, 1 + len(summaries), 1 + len(summaries))
+    vgprs = free_vgprs(body, [1] * joins)
+    if free is None or vgprs is None:
+        return None
+    (acc, *pairs), (keep, *bounds) = free
+    lines = [body.instructions[k].text() for k in compares if k not in summarised]
+    masks = [body.instructions[k].operands[0].text for k in compares if k not in summarised]
+    ws = iter(vgprs)
+    for sm, mask, bound in zip(summaries, pairs, bounds):
+        lines += sm.lines(f"v{next(ws)}" if sm.checks[0].join else None, bound, mask)
+        masks.append(mask)
+    lines += lanes_outside(tuple(masks), acc)
     selects = {sel for k in compares for sel in _selects(body, k, blk.end)}
-    gone, operands, moves = set(compares), {}, {}
+    gone, operands, moves = set(compares) | drops, {}, {}
+    for k in summarised:    # in the fast path a range mask holds every active lane: EXEC (a compare writes 0 in others)
+        readers = body.readers(k, blk.end)
+        if readers is None or set(readers) - selects:
+            moves[k] = make_item(f"s_mov_b64 {body.instructions[k].operands[0].text}, exec")
     for sel in sorted(selects):
         d, _, t, _ = body.instructions[sel].operands
         if d.text == t.text or _forwarded(body, webs, sel, blk.end, operands, selects):
@@ -132,5 +170,5 @@ def version_range_selects(body: Body, i: int) -> Body | None:
         else:
             moves[sel] = make_item(f"v_mov_b32_e32 {d.text}, {t.text}")
     fast = [(moves[j] if j in moves else _item(body, j, operands[j]) if j in operands else body.items[body.pos[j]], j)
-            for j in range(test, blk.end) if j not in gone]
+            for j in range(test, blk.end) if j not in gone or j in moves]
     return versioned(body, [Tail(test, lambda slow: [*lines, f"s_cbranch_scc1 {slow}"], fast)], ".Lrange", keep)

@@ -338,7 +338,7 @@ def _computing(body: Body, path: FullPath, temp: str) -> tuple[list[str], list[s
     return (texts, masks) if None not in masks else None
 
 
-_LESS_THAN = {"v_cmp_gt_i32": (0, 1), "v_cmp_lt_i32": (1, 0)}   # source positions of (N, Y) in "Y < N"
+LESS_THAN = {"v_cmp_gt_i32": (0, 1), "v_cmp_lt_i32": (1, 0)}   # source positions of (N, Y) in "Y < N"
 
 
 @dataclass(frozen=True)
@@ -354,10 +354,15 @@ class AffineChecks:
     most: int
 
     def summary(self, bound: str, mask: str) -> list[str]:
-        """One compare whose lanes pass every compare of the group: X < N - most (no lane when that underflows).
-        Such a lane has X + c <= X + most < N <= INT_MAX, so X + c does not wrap, and X | c <= X + c."""
-        return [f"s_sub_i32 {bound}, {self.n}, {self.most}", f"s_cselect_b32 {bound}, 0x80000000, {bound}",
-                f"v_cmp_gt_i32_e64 {mask}, {bound}, {self.x}"]
+        return affine_summary(self.x, self.n, self.most, bound, mask)
+
+
+def affine_summary(x: str, n: str, most: int, bound: str, mask: str) -> list[str]:
+    """One compare (into `mask`, with SGPR `bound`) whose lanes pass every compare `X + c < N` or `X | c < N` with
+    0 <= c <= most: X < N - most (no lane when that underflows). Such a lane has X + c <= X + most < N <= INT_MAX,
+    so X + c does not wrap, and X | c <= X + c."""
+    return [f"s_sub_i32 {bound}, {n}, {most}", f"s_cselect_b32 {bound}, 0x80000000, {bound}",
+            f"v_cmp_gt_i32_e64 {mask}, {bound}, {x}"]
 
 
 def affine_checks(body: Body, slices: tuple[int, ...]) -> list[AffineChecks]:
@@ -368,7 +373,7 @@ def affine_checks(body: Body, slices: tuple[int, ...]) -> list[AffineChecks]:
     written = set().union(*(infos[i].defs for i in slices)) if slices else set()
     found: dict[tuple[str, str], list[tuple[int, int | None, int]]] = {}
     for at, k in enumerate(slices):
-        form = _LESS_THAN.get(infos[k].base)
+        form = LESS_THAN.get(infos[k].base)
         srcs = infos[k].srcs
         if form is None or ins[k].modifiers or len(srcs) != 2 or any(o.neg or o.abs for o in srcs):
             continue

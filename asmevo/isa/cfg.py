@@ -67,6 +67,18 @@ class CFG:
                 order.append(b)
         return order[::-1]
 
+    def reach(self, b: int, backward: bool = False) -> set[int]:
+        """Blocks some path of one or more edges leads to from block b (backward: from which one leads to b)."""
+        edges = (lambda k: self.blocks[k].preds) if backward else (lambda k: self.blocks[k].succs)
+        seen: set[int] = set()
+        work = list(edges(b))
+        while work:
+            k = work.pop()
+            if k not in seen:
+                seen.add(k)
+                work.extend(edges(k))
+        return seen
+
     def dominators(self) -> dict[int, frozenset[int]]:
         """Dominator sets of the reachable blocks."""
         rpo = self.reachable()
