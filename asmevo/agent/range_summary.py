@@ -98,10 +98,12 @@ def affine_check(body: Body, k: int) -> Check | None:
 
 def _holds(body: Body, check: Check, at: int) -> bool:
     """The check's values hold at instruction `at` of its block (where the summary runs): nothing between `at` and
-    the offset writes what the offset reads, and nothing from `at` to the compare writes N."""
+    the offset writes what the offset reads or waits (a load's value may arrive there), and nothing from `at` to
+    the compare writes N."""
     first = check.k if check.offset is None else check.offset
     regs = set().union(*map(operand_regs, check.reads))
-    return not any(body.infos[j].defs & regs for j in range(min(at, first), max(at, first))) and \
+    return not any(body.infos[j].defs & regs or body.infos[j].base == "s_waitcnt"
+                   for j in range(min(at, first), max(at, first))) and \
         not any(body.infos[j].defs & operand_regs(check.n) for j in range(at, check.k))
 
 

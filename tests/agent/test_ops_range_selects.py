@@ -149,3 +149,15 @@ def test_no_summary_when_the_index_changes_in_the_loop():
     test = c[c.index(".Lloop:") + 1:c.index("s_cbranch_scc1 .Lrange_slow0")]
     assert not any(x.startswith("s_sub_i32") for x in test)
     assert "v_cmp_gt_i32_e32 vcc, s6, v5" in test and "v_cmp_gt_i32_e64 s[8:9], s6, v6" in test
+
+
+def test_no_summary_reads_a_value_before_its_wait():
+    """s11 arrives at the wait after the block's first range compare, where the test goes: the ORs of s11 are not
+    summarised there."""
+    loop = [*LOOP[:11], "s_load_dword s11, s[0:1], 0xc", ".Lloop:", "v_cmp_gt_i32_e64 s[12:13], s6, v1",
+            "v_cndmask_b32_e64 v9, 0, v1, s[12:13]", "s_waitcnt lgkmcnt(0)",
+            "v_or_b32_e32 v5, s11, v0", "v_or_b32_e32 v6, s11, v4", *LOOP[14:]]
+    b = body_of(loop)
+    c = code(version_range_selects(b, first_compare(b)))
+    assert not any(x.startswith("s_sub_i32") for x in c)
+    assert "v_cmp_gt_i32_e32 vcc, s6, v5" in c[c.index("s_cbranch_scc1 .Lrange_slow0") + 1:]
