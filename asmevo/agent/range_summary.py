@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..isa.operands import Operand
-from ..isa.regs import operand_regs
+from ..isa.regs import EXEC, operand_regs
 from .body import Body
 from .ops_rebase import row_offset
 from .ops_version import LESS_THAN, affine_summary
@@ -50,22 +50,23 @@ def _single_vgpr(op: Operand) -> bool:
     return op.kind == "vgpr" and op.count == 1 and not (op.neg or op.abs)
 
 
-def _steady(body: Body, op: Operand, d: int, k: int) -> bool:
-    """No path from instruction d to compare k's block writes `op` (writes before d in its block aside)."""
+def _steady(body: Body, regs: set, d: int, k: int) -> bool:
+    """No path from instruction d to compare k's block writes `regs` (writes before d in its block aside)."""
     cfg = body.cfg
     bd, bk = cfg.block_of[d], cfg.block_of[k]
     between = cfg.reach(bd) & (cfg.reach(bk, backward=True) | {bk})
-    return not any(cfg.block_of[w] == bd and w > d or cfg.block_of[w] != bd and cfg.block_of[w] in between
-                   for w in body.writers(op))
+    return not any(info.defs & regs and (cfg.block_of[w] == bd and w > d or
+                                         cfg.block_of[w] != bd and cfg.block_of[w] in between)
+                   for w, info in enumerate(body.infos))
 
 
 def _invariant_offset(body: Body, z: Operand, k: int, join: str) -> tuple[Operand, int] | None:
-    """(X, c) when VGPR z holds X <join> c wherever compare k's block runs: an offset writing it in another block
-    runs before k on every path, and no path from there to k's block writes z or X."""
+    """(X, c) when VGPR z holds X <join> c in every lane compare k's block runs: an offset writing it in another
+    block runs before k on every path, and no path from there to k's block writes z, X or EXEC."""
     for dz in body.writers(z):
         if body.cfg.block_of[dz] != body.cfg.block_of[k] and body.dominates(dz, k):
             x, c, ored = row_offset(body, dz)
-            if x is not None and ored == (join == "or") and _steady(body, z, dz, k) and _steady(body, x, dz, k):
+            if x is not None and ored == (join == "or") and _steady(body, operand_regs(z) | operand_regs(x) | EXEC, dz, k):
                 return x, c
     return None
 
@@ -98,10 +99,10 @@ def affine_check(body: Body, k: int) -> Check | None:
 
 def _holds(body: Body, check: Check, at: int) -> bool:
     """The check's values hold at instruction `at` of its block (where the summary runs): nothing between `at` and
-    the offset writes what the offset reads or waits (a load's value may arrive there), and nothing from `at` to
-    the compare writes N."""
+    the offset writes what the offset reads or EXEC, or waits (a load's value may arrive there), and nothing from
+    `at` to the compare writes N."""
     first = check.k if check.offset is None else check.offset
-    regs = set().union(*map(operand_regs, check.reads))
+    regs = set().union(EXEC, *map(operand_regs, check.reads))
     return not any(body.infos[j].defs & regs or body.infos[j].base == "s_waitcnt"
                    for j in range(min(at, first), max(at, first))) and \
         not any(body.infos[j].defs & operand_regs(check.n) for j in range(at, check.k))

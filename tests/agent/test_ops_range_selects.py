@@ -161,3 +161,13 @@ def test_no_summary_reads_a_value_before_its_wait():
     c = code(version_range_selects(b, first_compare(b)))
     assert not any(x.startswith("s_sub_i32") for x in c)
     assert "v_cmp_gt_i32_e32 vcc, s6, v5" in c[c.index("s_cbranch_scc1 .Lrange_slow0") + 1:]
+
+
+def test_no_summary_of_an_index_computed_in_fewer_lanes():
+    """v4 = v0 | 64 is written only in lanes below 32 (the others keep an older value) while the loop runs in all
+    64: v4 is not taken for v0 | 64 there."""
+    narrowed = ["v_cmp_gt_u32_e32 vcc, 32, v0", "s_and_saveexec_b64 s[14:15], vcc", LOOP[6],
+                "s_or_b64 exec, exec, s[14:15]"]
+    b = body_of([*LOOP[:6], "v_mov_b32_e32 v4, 0", *narrowed, *LOOP[7:]])
+    c = code(version_range_selects(b, max(k for k in range(len(b.instructions)) if range_compare(b, k))))
+    assert not any(x.startswith("s_sub_i32") for x in c)
