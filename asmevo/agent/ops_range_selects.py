@@ -17,10 +17,15 @@ when D is T), its reads of D read T instead where D is read whole in the block a
 move gone when those were all); when some lane is out it runs as it was. Exact: where M holds every active lane a
 select writes T in each lane it writes, and EXEC does not change.
 
+Compares of one index against one bound are tested by one compare where `asmevo.agent.range_summary` finds them
+(95_CrossEntropyLoss's four of `s | (lane | c)` per iteration); the test then goes up to the first offset that only
+they read, those offsets leave the fast path, and a mask of theirs still read there is EXEC's copy.
+
 A range compare is a signed or unsigned `v_cmp_gt/ge N, Y` or `v_cmp_lt/le Y, N` (the lanes whose VGPR Y is
-below the bound N, an SGPR or constant), without modifiers, whose mask a select of the block reads. Legal when: between the test and each compare nothing
-writes what the compare reads or writes and nothing reads its mask (the test writes it early); nothing writes EXEC
-from the test to the block's end; an SGPR pair and an SGPR are free. Layout as `asmevo.agent.versioning`."""
+below the bound N, an SGPR or constant), without modifiers, whose mask a select of the block reads. Legal when:
+between the test and each compare not summarised nothing writes what the compare reads or writes and nothing reads
+its mask (the test writes it early); nothing writes EXEC from the test to the block's end; SGPR pairs and SGPRs (and
+a VGPR per summary of s and X) are free. Layout as `asmevo.agent.versioning`."""
 from __future__ import annotations
 
 import re

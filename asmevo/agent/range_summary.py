@@ -66,7 +66,8 @@ def _invariant_offset(body: Body, z: Operand, k: int, join: str) -> tuple[Operan
     for dz in body.writers(z):
         if body.cfg.block_of[dz] != body.cfg.block_of[k] and body.dominates(dz, k):
             x, c, ored = row_offset(body, dz)
-            if x is not None and ored == (join == "or") and _steady(body, operand_regs(z) | operand_regs(x) | EXEC, dz, k):
+            if x is not None and ored == (join == "or") and \
+                    _steady(body, operand_regs(z) | operand_regs(x) | EXEC, dz, k):
                 return x, c
     return None
 

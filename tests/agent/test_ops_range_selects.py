@@ -122,7 +122,8 @@ def test_compares_of_one_index_are_tested_by_one_summary():
     top = c.index(".Lloop:") + 1
     branch = c.index("s_cbranch_scc1 .Lrange_slow0")
     w = c[top].split()[1].rstrip(",")
-    assert c[top] == f"v_or_b32_e32 {w}, s10, v0" and c[top + 1].startswith("s_sub_i32 ") and c[top + 1].endswith(", s6, 64")
+    assert c[top] == f"v_or_b32_e32 {w}, s10, v0"
+    assert c[top + 1].startswith("s_sub_i32 ") and c[top + 1].endswith(", s6, 64")
     assert c[top + 3].startswith("v_cmp_gt_i32_e64 ") and c[top + 3].endswith(w) and branch == top + 5
     fast = c[branch + 1:c.index(".Lrange_slow0:")]
     assert not any(x.startswith(("v_or_b32", "v_cmp", "v_cndmask")) for x in fast)
