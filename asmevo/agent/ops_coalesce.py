@@ -5,13 +5,12 @@ another (`v_mov_b32 vA, vB`), one VALU issue per copy.
 When B's value dies at the copy (nothing reads it afterwards), the value the copy starts can live in B itself:
 its web (`asmevo.agent.webs`: every write and read of that one value of A) is renamed to B, and the copy, now
 `v_mov_b32 vB, vB`, changes nothing and goes. The web analysis decides legality: the web may move to B only if B
-is free wherever the value lives, so B's own value must be dead after the copy; other values in B until the copied
-value's last read move to registers free wherever they live (below the occupancy limit), unless they are read in a
-register tuple, may come from the wave's start or are read across lanes. A value read inside a register tuple moves with its tuple group, all
-by the one distance B - A (even, keeping 64-bit alignment); a value that may come from the wave's start or is
-read across lanes stays where it is. The copy's value is what its reads see: the web analysis lets a copy under
-a partial EXEC start a web of its own only when every read it reaches runs under that EXEC, so those reads see
-only lanes it wrote, where B holds the same value."""
+is free wherever the value lives, so B's own value must be dead after the copy; other untupled values in B until
+the copied value's last read move to registers free wherever they live (below the occupancy limit). A value read
+inside a register tuple moves with its tuple group, all by the one distance B - A (even, keeping 64-bit
+alignment); a value that may come from the wave's start or is read across lanes stays where it is. The copy's
+value is what its reads see: the web analysis lets a copy under a partial EXEC start a web of its own only when
+every read it reaches runs under that EXEC, so those reads see only lanes it wrote, where B holds the same value."""
 from __future__ import annotations
 
 from ..isa.instruction import Instruction

@@ -34,7 +34,7 @@ from ..isa.regs import EXEC, operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_rename import free_pairs_and_sgprs, free_vgprs
 from .ops_version import lanes_outside
-from .range_summary import Summary, range_summaries
+from .range_summary import Summary, affine_checks_of, range_summaries
 from .versioning import Tail, versioned
 from .webs import NotAnalysable, VgprWebs, cross_lane, webs_of
 
@@ -123,12 +123,13 @@ def _plan(body: Body, webs: VgprWebs, compares: list[int]) -> tuple[int, list[Su
     first = compares[0]
     waited = max((j + 1 for j in range(body.cfg.blocks[body.cfg.block_of[first]].start, first)
                   if body.infos[j].base == "s_waitcnt"), default=0)
-    summaries = range_summaries(body, compares, first)
+    checks = affine_checks_of(body, compares)
+    summaries = range_summaries(body, checks, first)
     summarised = {ch.k for sm in summaries for ch in sm.checks}
     drops = {ch.offset for sm in summaries for ch in sm.checks if ch.offset is not None and ch.offset >= waited
              and _only_read_by(webs, body, ch.offset, summarised)}
     at = min([first, *drops])
-    if at < first and range_summaries(body, compares, at) != summaries:
+    if at < first and range_summaries(body, checks, at) != summaries:
         return first, summaries, {d for d in drops if d > first}
     return at, summaries, drops
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..isa.operands import parse_operand
+from ..isa.operands import Operand, parse_operand
 from ..isa.regs import EXEC, SCC, Reg, operand_regs
 from .body import Body, BodyItem, make_item
 from .ops_ifconv import diamond, if_convert
@@ -338,7 +338,18 @@ def _computing(body: Body, path: FullPath, temp: str) -> tuple[list[str], list[s
     return (texts, masks) if None not in masks else None
 
 
-LESS_THAN = {"v_cmp_gt_i32": (0, 1), "v_cmp_lt_i32": (1, 0)}   # source positions of (N, Y) in "Y < N"
+_LESS_THAN = {"v_cmp_gt_i32": (0, 1), "v_cmp_lt_i32": (1, 0)}   # source positions of (N, Y) in "Y < N"
+
+
+def less_than(body: Body, k: int) -> tuple[Operand, Operand] | None:
+    """(N, Y) of instruction k when it is a signed compare `Y < N` of one VGPR Y and an SGPR or constant N, without
+    modifiers; else None."""
+    form = _LESS_THAN.get(body.infos[k].base)
+    srcs = body.infos[k].srcs
+    if form is None or body.instructions[k].modifiers or len(srcs) != 2 or any(o.neg or o.abs for o in srcs):
+        return None
+    n, y = srcs[form[0]], srcs[form[1]]
+    return (n, y) if n.kind in ("sgpr", "imm") and y.kind == "vgpr" and y.count == 1 else None
 
 
 @dataclass(frozen=True)
@@ -373,13 +384,10 @@ def affine_checks(body: Body, slices: tuple[int, ...]) -> list[AffineChecks]:
     written = set().union(*(infos[i].defs for i in slices)) if slices else set()
     found: dict[tuple[str, str], list[tuple[int, int | None, int]]] = {}
     for at, k in enumerate(slices):
-        form = LESS_THAN.get(infos[k].base)
-        srcs = infos[k].srcs
-        if form is None or ins[k].modifiers or len(srcs) != 2 or any(o.neg or o.abs for o in srcs):
+        compared = less_than(body, k)
+        if compared is None or operand_regs(compared[0]) & written:
             continue
-        n, y = srcs[form[0]], srcs[form[1]]
-        if n.kind not in ("sgpr", "imm") or y.kind != "vgpr" or y.count != 1 or operand_regs(n) & written:
-            continue
+        n, y = compared
         d = next((j for j in reversed(slices[:at]) if infos[j].defs & operand_regs(y)), None)
         x, c, _ = (y, 0, False) if d is None else row_offset(body, d)
         read_at = at if d is None else slices.index(d)

@@ -21,7 +21,7 @@ from ..isa.operands import Operand
 from ..isa.regs import EXEC, operand_regs
 from .body import Body
 from .ops_rebase import row_offset
-from .ops_version import LESS_THAN, affine_summary
+from .ops_version import affine_summary, less_than
 
 _JOINS = {"v_or_b32": "or", "v_add_u32": "add"}
 
@@ -74,14 +74,10 @@ def _invariant_offset(body: Body, z: Operand, k: int, join: str) -> tuple[Operan
 
 def affine_check(body: Body, k: int) -> Check | None:
     """Compare k as a `Check` (see the module docstring), or None."""
-    info, ins = body.infos[k], body.instructions[k]
-    form = LESS_THAN.get(info.base)
-    srcs = info.srcs
-    if form is None or ins.modifiers or len(srcs) != 2 or any(o.neg or o.abs for o in srcs):
+    compared = less_than(body, k)
+    if compared is None:
         return None
-    n, y = srcs[form[0]], srcs[form[1]]
-    if n.kind not in ("sgpr", "imm") or n.count != 1 or not _single_vgpr(y):
-        return None
+    n, y = compared
     d = body.last_writer(y, k, body.cfg.blocks[body.cfg.block_of[k]].start)
     if d is None:
         return Check(k, None, None, None, y.text, n, 0, (y,))
@@ -122,11 +118,15 @@ class Summary:
         return join + affine_summary(w or ch.x, ch.n.text, max(c.c for c in self.checks), bound, mask)
 
 
-def range_summaries(body: Body, compares: list[int], at: int) -> list[Summary]:
-    """The groups of two or more of `compares` that one summary at instruction `at` can test."""
+def affine_checks_of(body: Body, compares: list[int]) -> list[Check]:
+    """The `Check`s among `compares`."""
+    return [ch for k in compares if (ch := affine_check(body, k)) is not None]
+
+
+def range_summaries(body: Body, checks: list[Check], at: int) -> list[Summary]:
+    """The groups of two or more of `checks` that one summary at instruction `at` can test."""
     groups: dict[tuple, list[Check]] = {}
-    for k in compares:
-        check = affine_check(body, k)
-        if check is not None and _holds(body, check, at):
+    for check in checks:
+        if _holds(body, check, at):
             groups.setdefault(check.key, []).append(check)
     return [Summary(tuple(g)) for g in groups.values() if len(g) > 1]
