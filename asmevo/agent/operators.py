@@ -35,6 +35,7 @@ from .ops_regions import merge_masked_region, merge_masked_regions
 from .ops_regs import compact_vgprs
 from .ops_rename import rename_sgprs
 from .ops_row_version import version_row_loop
+from .ops_counted_loop import version_counted_loop
 from .ops_select import (all_or_nothing, fold_vcc_branch, fuse_select_and, fuse_select_ands, remove_scc_roundtrip,
                          remove_scc_roundtrips, scc_roundtrip, vcc_mask_branch)
 from .ops_sched import hoist_invariant, hoist_load, hoist_load_renamed, hoist_loads, hoist_past_wait, speculate_kernarg_load
@@ -197,6 +198,11 @@ OPERATORS: tuple[Operator, ...] = (
              "run all but the last without their index, compare, exit-mask and EXEC updates and back branch when so, "
              "every copy's loads issued first",
              once_per=loop_header),
+    Operator("version_counted_loop", _is_saveexec, version_counted_loop,
+             "test once per 4 iterations of a counted loop (a uniform counter to 0) with one masked region on a range "
+             "of an index moving by a uniform step whether 4 remain and every lane's index stays in range through "
+             "them, and run them without the mask, the EXEC save and restore and the counter update when so",
+             once_per=_block),
     Operator("remove_dead_write", _is_alu, remove_dead_write, "delete an ALU write nobody reads"),
     Operator("propagate_move", _is_alu, propagate_move, "read the source of a move, delete the move"),
     Operator("propagate_broadcast", lambda body, i: broadcast_move(body, i) is not None, propagate_broadcast,
