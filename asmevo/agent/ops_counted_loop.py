@@ -123,7 +123,8 @@ def counted_loop(body: Body, i: int) -> CountedLoop | None:
     c = texts[1 - texts.index("0")]
     c_reg = ("s", int(c[1:]))
     dec = [j for j in range(start, end) if c_reg in infos[j].defs]
-    if (len(dec) != 1 or dec[0] > k or instrs[dec[0]].text() not in (f"s_add_i32 {c}, {c}, -1", f"s_add_i32 {c}, -1, {c}")
+    decrements = (f"s_add_i32 {c}, {c}, -1", f"s_add_i32 {c}, -1, {c}")
+    if (len(dec) != 1 or dec[0] > k or instrs[dec[0]].text() not in decrements
             or [j for j in range(start, end) if c_reg in infos[j].uses] != [dec[0], k]):
         return None
     if any(SCC in infos[j].uses for j in range(start, end)):
@@ -208,7 +209,8 @@ def version_counted_loop(body: Body, i: int, unroll: int = UNROLL) -> Body | Non
         srcs = list(ck.srcs)
         srcs[ck.index_at] = j if ck.upper else loop.index
         compares.append(f"v_cmp_{ck.op}_{ck.order}32_e64 {{}}, {srcs[0]}, {srcs[1]}")
-    compares += [f"v_cmp_ge_{order}32_e64 {{}}, {j}, {loop.index}" for order in sorted({ck.order for ck in loop.checks})]
+    orders = sorted({ck.order for ck in loop.checks})
+    compares += [f"v_cmp_ge_{order}32_e64 {{}}, {j}, {loop.index}" for order in orders]
     test.append(compares[0].format(t))
     for text in compares[1:]:
         test += [text.format(p), f"s_and_b64 {t}, {t}, {p}"]

@@ -35,8 +35,13 @@ TAIL = ["v_lshlrev_b32_e32 v2, 2, v0", "v_mov_b32_e32 v3, 0", "v_lshl_add_u64 v[
         "global_store_dword v[2:3], v6, off", "s_endpgm"]
 
 
-def kernel(mask: list[str] = UNSIGNED, tap: list[str] = TAP) -> list[str]:
-    return [*HEAD, ".Lloop:", *mask, *tap, *TAIL]
+def kernel(mask: list[str] = UNSIGNED) -> list[str]:
+    return [*HEAD, ".Lloop:", *mask, *TAP, *TAIL]
+
+
+def _variant(lines: list[str], old: str, *new: str) -> list[str]:
+    assert old in lines
+    return [x for line in lines for x in (new if line == old else (line,))]
 
 
 def loop_start(body) -> int:
@@ -113,11 +118,6 @@ def test_equivalent_on_the_emulator(mask, case, tmp_path):
     evaluated(ev, body, version_counted_loop(body, loop_start(body)), "version_counted_loop")
 
 
-def _variant(lines: list[str], old: str, *new: str) -> list[str]:
-    assert old in lines
-    return [x for line in lines for x in (new if line == old else (line,))]
-
-
 @pytest.mark.parametrize("old, new", [
     ("v_max_f32_e32 v6, v6, v4", ("v_max_f32_e32 v6, v6, v4", "v_cvt_f32_u32_e32 v7, s8")),     # the counter is read
     ("v_max_f32_e32 v6, v6, v4", ("v_max_f32_e32 v6, v6, v4", "v_add_u32_e32 v10, 1, v10")),    # the index moves twice
@@ -147,7 +147,8 @@ def _pooling_tap_loop(ev: Evaluator):
     """42_Max_Pooling_2D's K0 with its range checks fused and its tap loop laid out as one block."""
     body = ev.body_of(0)
     cur = body
-    for op, text in ((fuse_range_checks, "s_and_b64 s[16:17], vcc, s[0:1]"), (fall_through_branch, "s_branch .Lbb_1a94")):
+    for op, text in ((fuse_range_checks, "s_and_b64 s[16:17], vcc, s[0:1]"),
+                     (fall_through_branch, "s_branch .Lbb_1a94")):
         cur = op(cur, next(k for k, ins in enumerate(cur.instructions) if ins.text() == text))
         assert cur is not None
     tap = next(k for k, ins in enumerate(cur.instructions) if ins.text() == "s_cbranch_execz .Lbb_1a80")
