@@ -35,13 +35,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..isa.operands import Operand
 from ..isa.regs import EXEC, SCC
 from .body import Body, BodyItem, make_item
 from .ops_regs import vgpr_limit
-from .ops_rename import free_pairs_and_sgprs, free_vgprs
+from .ops_rename import free_pairs_and_sgprs, free_vgprs, needs_literal
 
-UNROLL = 4  # iterations per test: a 4x4 pooling window's row in one group; the test costs about as much as the
-            # masks and counter updates of three iterations
+UNROLL = 4  # iterations per test: a 4x4 pooling window's row in one group. The test issues 11 instructions for one
+            # unsigned bound and an SGPR step; the group drops five per iteration (the compare, the save, the
+            # restore, the counter's add and compare) and three back branches
 _RANGE = re.compile(r"v_cmp_(gt|lt|ge|le)_([iu])32$")
 _INT_MAX = 2**31 - 1
 
@@ -72,17 +74,14 @@ class CountedLoop:
     checks: tuple[Check, ...]
     index: str
     update: int
-    step: str
+    step: Operand
 
 
-def _uniform(op, body: Body, lo: int, hi: int) -> bool:
+def _uniform(op: Operand, body: Body, lo: int, hi: int) -> bool:
     """An inline constant, or a single SGPR no instruction in [lo, hi) writes."""
     if op.kind == "imm":
-        return -16 <= op.value <= 64
-    if op.kind != "sgpr" or op.count != 1:
-        return False
-    reg = ("s", int(op.text[1:]))
-    return not any(reg in body.infos[j].defs for j in range(lo, hi))
+        return not needs_literal(op)
+    return op.kind == "sgpr" and op.count == 1 and not any(lo <= j < hi for j in body.writers(op))
 
 
 def _check(body: Body, j: int, lo: int, hi: int) -> Check | None:
@@ -162,8 +161,7 @@ def counted_loop(body: Body, i: int) -> CountedLoop | None:
     steps = [x for x, y in (srcs, srcs[::-1]) if y.text == ind and x.text != ind]
     if dst.text != ind or not steps or not (steps[0].kind == "imm" or _uniform(steps[0], body, start, end)):
         return None
-    loop = CountedLoop(start, end, c, dec[0], k, save, restore, tuple(sorted(mask)), tuple(checks), ind, u,
-                       steps[0].text)
+    loop = CountedLoop(start, end, c, dec[0], k, save, restore, tuple(sorted(mask)), tuple(checks), ind, u, steps[0])
     return loop if _private(body, b, loop) else None
 
 
@@ -183,15 +181,14 @@ def version_counted_loop(body: Body, i: int, unroll: int = UNROLL) -> Body | Non
     loop = counted_loop(body, i)
     if loop is None:
         return None
-    instrs = body.instructions
-    step = next(op for op in instrs[loop.update].operands[1:] if op.text == loop.step)
+    instrs, step = body.instructions, loop.step
     if step.kind == "imm" and not 0 <= step.value * (unroll - 1) <= _INT_MAX:
         return None
-    free = free_pairs_and_sgprs(body, 2, 1)
+    free = free_pairs_and_sgprs(body, 2, 0 if step.kind == "imm" else 1)
     vj = free_vgprs(body, [1])
     if free is None or vj is None or vj[0] >= vgpr_limit(body):
         return None
-    (t, p), (r,) = free
+    (t, p), singles = free
     j = f"v{vj[0]}"
     branch = instrs[loop.end]
     slow, exit_ = f"{branch.label}_counted_slow", f"{branch.label}_counted_exit"
@@ -202,8 +199,9 @@ def version_counted_loop(body: Body, i: int, unroll: int = UNROLL) -> Body | Non
     if step.kind == "imm":
         test.append(f"v_add_u32_e32 {j}, {step.value * (unroll - 1)}, {loop.index}")
     else:
-        test += [f"s_cmp_gt_u32 {loop.step}, {_INT_MAX // (unroll - 1)}", f"s_cbranch_scc1 {slow}",
-                 f"s_mul_i32 {r}, {loop.step}, {unroll - 1}", f"v_add_u32_e32 {j}, {r}, {loop.index}"]
+        r = singles[0]
+        test += [f"s_cmp_gt_u32 {step.text}, {_INT_MAX // (unroll - 1)}", f"s_cbranch_scc1 {slow}",
+                 f"s_mul_i32 {r}, {step.text}, {unroll - 1}", f"v_add_u32_e32 {j}, {r}, {loop.index}"]
     compares = []
     for ck in loop.checks:
         srcs = list(ck.srcs)
